@@ -1,0 +1,52 @@
+# Corral. The two set-up commands: `make demo` and `make test` (see README.md).
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DIR ?= $(CURDIR)/.dev-cluster
+PYTEST_ARGS ?=
+
+.PHONY: help venv control-plane lint unit e2e test demo demo-down clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11+ is required)" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+venv: $(STAMP)  ## create .venv with Corral and its test and lint tools
+
+control-plane:  ## build (or reuse, cached by version under ~/.cache/corral/bin) the control-plane binaries
+	@hack/build-control-plane >/dev/null
+
+lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
+	$(BIN)/ruff check operator tests bench hack
+	$(BIN)/ruff format --check operator tests bench hack
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+unit: venv  ## unit tests only (no control plane)
+	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+e2e: venv control-plane  ## end-to-end tests against the real local control plane
+	$(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
+
+test: venv control-plane lint  ## everything: lint, types, import contracts, unit and e2e tests
+	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+
+demo: venv control-plane  ## bring up a local cluster with fake nodes and show it scheduling
+	$(BIN)/python hack/demo.py --dir $(DEMO_DIR)
+
+demo-down:  ## stop the demo cluster
+	hack/dev-cluster down --dir $(DEMO_DIR)
+
+clean:  ## remove the venv and caches (the control-plane binary cache under ~/.cache is kept)
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,5 @@
+import sys
+
+from corral.cli import main
+
+sys.exit(main())

@@ -1,0 +1,340 @@
+"""A small synchronous JSON client for the Kubernetes API.
+
+Contract: requests and responses are plain JSON (``dict``/``list``), never the client library's
+model objects, which are far too slow for pod traffic. The official ``kubernetes`` package is
+used only for what it does well: reading kubeconfig / in-cluster credentials and building a TLS
+connection pool. Every non-2xx answer raises :class:`ApiError` carrying the API's ``Status``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urlencode
+
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+JSON = dict[str, Any]
+
+CONTENT_JSON: Final = "application/json"
+CONTENT_MERGE_PATCH: Final = "application/merge-patch+json"
+CONTENT_STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
+CONTENT_APPLY_PATCH: Final = "application/apply-patch+yaml"
+
+DEFAULT_TIMEOUT_SECONDS: Final = 30.0
+
+
+class ApiError(Exception):
+    """A non-2xx answer from the API server, or a transport failure (``status`` 0)."""
+
+    def __init__(self, status: int, reason: str, message: str, body: JSON | None = None) -> None:
+        super().__init__(f"{status} {reason}: {message}" if status else message)
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.body = body or {}
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409
+
+    @property
+    def forbidden(self) -> bool:
+        return self.status == 403
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """Where a kind lives in the API, as discovery reports it."""
+
+    api_version: str
+    kind: str
+    plural: str
+    namespaced: bool
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        base = api_prefix(self.api_version)
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        return f"{base}/{name}" if name else base
+
+
+class Client:
+    """JSON requests against one API server with one identity. Thread-safe."""
+
+    def __init__(self, configuration: Any) -> None:
+        self._configuration = configuration
+        self._rest = k8s_client.rest.RESTClientObject(configuration)
+        self._discovery: dict[tuple[str, str], ResourceInfo] = {}
+        self._discovery_lock = threading.Lock()
+
+    # --- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None) -> Client:
+        configuration = k8s_client.Configuration()
+        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=context, client_configuration=configuration
+        )
+        return cls(configuration)
+
+    @classmethod
+    def in_cluster(cls) -> Client:
+        configuration = k8s_client.Configuration()
+        k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
+            client_configuration=configuration
+        )
+        return cls(configuration)
+
+    @classmethod
+    def from_token(cls, server: str, token: str, ca_file: str | None) -> Client:
+        """A client for ``server`` authenticating with a bearer ``token``."""
+        configuration = k8s_client.Configuration()
+        configuration.host = server
+        configuration.api_key = {"authorization": token}
+        configuration.api_key_prefix = {"authorization": "Bearer"}
+        configuration.ssl_ca_cert = ca_file
+        configuration.verify_ssl = ca_file is not None
+        return cls(configuration)
+
+    @property
+    def server(self) -> str:
+        return str(self._configuration.host)
+
+    @property
+    def ca_file(self) -> str | None:
+        ca = self._configuration.ssl_ca_cert
+        return str(ca) if ca else None
+
+    def with_token(self, token: str) -> Client:
+        """The same server and trust, another identity (e.g. a ServiceAccount token)."""
+        return Client.from_token(self.server, token, self.ca_file)
+
+    # --- raw requests ---------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str | int | bool] | None = None,
+        content_type: str = CONTENT_JSON,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> Any:
+        """Send one request; return the decoded JSON answer (``None`` for an empty body)."""
+        response = self._send(
+            method,
+            path,
+            body=body,
+            params=params,
+            content_type=content_type,
+            timeout=timeout,
+            stream=False,
+        )
+        try:
+            data = response.data
+        finally:
+            response.release_conn()
+        return json.loads(data) if data else None
+
+    def stream(
+        self,
+        path: str,
+        *,
+        params: Mapping[str, str | int | bool] | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[JSON]:
+        """GET a newline-delimited JSON stream (a watch) and yield each event as it arrives."""
+        response = self._send(
+            "GET",
+            path,
+            body=None,
+            params=params,
+            content_type=CONTENT_JSON,
+            timeout=timeout,
+            stream=True,
+        )
+        buffer = b""
+        try:
+            for chunk in response.stream(amt=65536, decode_content=True):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield json.loads(line)
+        finally:
+            response.release_conn()
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any,
+        params: Mapping[str, str | int | bool] | None,
+        content_type: str,
+        timeout: float | None,
+        stream: bool,
+    ) -> Any:
+        url = self.server.rstrip("/") + path
+        if params:
+            url += "?" + urlencode({k: _param(v) for k, v in params.items()})
+        headers = {"Accept": CONTENT_JSON, "User-Agent": "corral"}
+        # auth_settings() also runs the loaders' refresh hook (in-cluster tokens rotate).
+        auth = self._configuration.auth_settings().get("BearerToken", {}).get("value")
+        if auth:
+            headers["Authorization"] = auth
+        payload: bytes | None = None
+        if body is not None:
+            headers["Content-Type"] = content_type
+            payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            response = self._rest.pool_manager.request(
+                method,
+                url,
+                body=payload,
+                headers=headers,
+                timeout=timeout,
+                preload_content=False,
+                retries=False,
+            )
+        except Exception as exc:  # urllib3 raises a family of transport errors
+            raise ApiError(0, "TransportError", f"{method} {url}: {exc}") from exc
+        if response.status >= 300:
+            data = response.data
+            response.release_conn()
+            raise _api_error(response.status, response.reason or "", data)
+        return response
+
+    # --- typed conveniences -------------------------------------------------------------------
+
+    def resource(self, api_version: str, kind: str) -> ResourceInfo:
+        """Discover where ``kind`` of ``api_version`` lives (cached per client)."""
+        key = (api_version, kind)
+        with self._discovery_lock:
+            if key in self._discovery:
+                return self._discovery[key]
+        listing = self.request("GET", api_prefix(api_version))
+        found: ResourceInfo | None = None
+        with self._discovery_lock:
+            for res in listing.get("resources", []):
+                if "/" in res["name"]:
+                    continue  # subresources
+                info = ResourceInfo(api_version, res["kind"], res["name"], res["namespaced"])
+                self._discovery[(api_version, res["kind"])] = info
+                if res["kind"] == kind:
+                    found = info
+        if found is None:
+            raise ApiError(404, "NotFound", f"the server has no kind {kind!r} in {api_version}")
+        return found
+
+    def path_of(self, obj: Mapping[str, Any], *, named: bool = True) -> str:
+        meta = obj.get("metadata", {})
+        info = self.resource(obj["apiVersion"], obj["kind"])
+        return info.path(meta.get("namespace"), meta.get("name") if named else None)
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> JSON:
+        path = self.resource(api_version, kind).path(namespace, name)
+        result: JSON = self.request("GET", path)
+        return result
+
+    def list_items(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[JSON]:
+        params: dict[str, str | int | bool] = {}
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        path = self.resource(api_version, kind).path(namespace)
+        items: list[JSON] = self.request("GET", path, params=params)["items"]
+        return items
+
+    def create(self, obj: Mapping[str, Any]) -> JSON:
+        result: JSON = self.request("POST", self.path_of(obj, named=False), body=obj)
+        return result
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: str = "Background",
+        missing_ok: bool = True,
+    ) -> None:
+        path = self.resource(api_version, kind).path(namespace, name)
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+        try:
+            self.request("DELETE", path, body=body)
+        except ApiError as exc:
+            if not (missing_ok and exc.not_found):
+                raise
+
+    def apply(self, obj: Mapping[str, Any], *, field_manager: str, force: bool = True) -> JSON:
+        """Server-side apply ``obj`` (JSON is valid YAML, so it is sent as JSON text)."""
+        params: dict[str, str | int | bool] = {"fieldManager": field_manager, "force": force}
+        result: JSON = self.request(
+            "PATCH",
+            self.path_of(obj),
+            body=json.dumps(obj).encode(),
+            params=params,
+            content_type=CONTENT_APPLY_PATCH,
+        )
+        return result
+
+    def request_token(
+        self,
+        namespace: str,
+        service_account: str,
+        *,
+        audiences: list[str] | None = None,
+        expiration_seconds: int = 3600,
+    ) -> str:
+        """A bound ServiceAccount token from the TokenRequest API."""
+        spec: JSON = {"expirationSeconds": expiration_seconds}
+        if audiences:
+            spec["audiences"] = audiences
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
+        path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token"
+        answer: JSON = self.request("POST", path, body=body)
+        return str(answer["status"]["token"])
+
+
+def api_prefix(api_version: str) -> str:
+    """``/api/v1`` for the core group, ``/apis/<group>/<version>`` for the others."""
+    return f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+
+
+def _param(value: str | int | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _api_error(status: int, reason: str, data: bytes) -> ApiError:
+    try:
+        body = json.loads(data) if data else {}
+    except ValueError:
+        body = {}
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        return ApiError(status, body.get("reason") or reason, body.get("message", ""), body)
+    text = data.decode(errors="replace").strip()
+    return ApiError(status, reason, text or reason)

@@ -1,0 +1,1 @@
+"""The embedded scheduler engine: the Kubernetes Scheduling Framework in Python."""

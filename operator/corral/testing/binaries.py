@@ -1,0 +1,127 @@
+"""The control-plane binaries: pinned versions, the cache directory, and building on a miss.
+
+The versions are pinned once, in ``assets/versions.env``; ``assets/build-control-plane.sh``
+builds them from the Go module proxy into a directory keyed by all three versions, so a second
+build with the same pins is a no-op and a pin change never reuses stale binaries.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+ASSETS: Final = Path(__file__).resolve().parent / "assets"
+VERSIONS_FILE: Final = ASSETS / "versions.env"
+BUILD_SCRIPT: Final = ASSETS / "build-control-plane.sh"
+STAMP: Final = ".complete"
+
+
+class BinariesError(RuntimeError):
+    """The binaries are missing and could not be built; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Versions:
+    kube: str
+    etcd: str
+    kwok: str
+
+    @property
+    def cache_key(self) -> str:
+        return f"k8s-{self.kube}-etcd-{self.etcd}-kwok-{self.kwok}"
+
+
+def load_versions(path: Path = VERSIONS_FILE) -> Versions:
+    """Read the ``KEY=VALUE`` pins (comments and blank lines ignored)."""
+    values: dict[str, str] = {}
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return Versions(values["KUBE_VERSION"], values["ETCD_VERSION"], values["KWOK_VERSION"])
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CORRAL_BIN_CACHE", Path.home() / ".cache" / "corral" / "bin"))
+
+
+@dataclass(frozen=True)
+class Binaries:
+    """Paths to one complete, versioned set of control-plane binaries."""
+
+    directory: Path
+    versions: Versions
+
+    def __getitem__(self, name: str) -> Path:
+        return self.directory / name
+
+    @property
+    def kube_apiserver(self) -> Path:
+        return self["kube-apiserver"]
+
+    @property
+    def kube_controller_manager(self) -> Path:
+        return self["kube-controller-manager"]
+
+    @property
+    def kube_scheduler(self) -> Path:
+        return self["kube-scheduler"]
+
+    @property
+    def kubectl(self) -> Path:
+        return self["kubectl"]
+
+    @property
+    def etcd(self) -> Path:
+        return self["etcd"]
+
+    @property
+    def kwok(self) -> Path:
+        return self["kwok"]
+
+    @property
+    def kwok_stages(self) -> Path:
+        """kwok's default Stages (node init, lease heartbeat, pod ready/complete/delete)."""
+        return self["kwok-stages.yaml"]
+
+    @property
+    def complete(self) -> bool:
+        return (self.directory / STAMP).is_file()
+
+
+def cached_binaries(versions: Versions | None = None) -> Binaries:
+    versions = versions or load_versions()
+    return Binaries(cache_root() / versions.cache_key, versions)
+
+
+def ensure_binaries(*, build: bool = True) -> Binaries:
+    """Return the cached binaries, building them first if they are missing and ``build`` is set.
+
+    The build prints its progress on stderr; it takes many minutes when cold.
+    """
+    binaries = cached_binaries()
+    if binaries.complete:
+        return binaries
+    if not build:
+        raise BinariesError(
+            f"control-plane binaries {binaries.versions.cache_key} are not built; "
+            f"run hack/build-control-plane (or make control-plane)"
+        )
+    result = subprocess.run(
+        ["bash", str(BUILD_SCRIPT)],
+        stdout=subprocess.PIPE,
+        stderr=sys.stderr,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0 or not binaries.complete:
+        raise BinariesError(
+            f"building the control-plane binaries failed (exit {result.returncode}); "
+            "see the build output above"
+        )
+    return binaries

@@ -1,0 +1,397 @@
+"""A real local Kubernetes control plane: etcd, kube-apiserver, kube-controller-manager,
+optionally upstream kube-scheduler (as ``default-scheduler``), and kwok playing the kubelets.
+
+Everything lives in one work directory::
+
+    <dir>/state.json            what is running (pids, executables, ports); written last on up
+    <dir>/admin.kubeconfig      system:masters token
+    <dir>/{controller-manager,scheduler}.kubeconfig   the components' own identities
+    <dir>/pki/                  ServiceAccount signing key, static tokens, the serving certificate
+    <dir>/logs/<component>.log  every component's output
+    <dir>/etcd/                 etcd's data
+
+``LocalCluster.up`` returns once every component is ready; ``LocalCluster.attach`` finds a
+running one by its directory; ``down`` stops every process it started and checks none is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from corral.k8s import ApiError, Client
+from corral.testing import nodes as fake_nodes
+from corral.testing.binaries import Binaries, ensure_binaries
+from corral.testing.credentials import (
+    IDENTITIES,
+    Credentials,
+    create_credentials,
+    write_kubeconfig,
+)
+from corral.testing.processes import (
+    ProcessError,
+    free_port,
+    is_running,
+    log_tail,
+    processes_mentioning,
+    spawn,
+    terminate,
+    wait_for,
+)
+
+STATE_FILE: Final = "state.json"
+SERVICE_CIDR: Final = "10.96.0.0/16"
+POD_CIDR: Final = "10.244.0.0/16"
+READY_TIMEOUT: Final = float(os.environ.get("CORRAL_READY_TIMEOUT", "120"))
+
+
+class ControlPlaneError(RuntimeError):
+    """The control plane could not be started, found or stopped."""
+
+
+@dataclass
+class Component:
+    name: str
+    executable: str
+    pid: int
+    port: int
+
+
+@dataclass
+class State:
+    directory: str
+    server: str
+    binaries: str
+    with_kube_scheduler: bool
+    components: list[Component] = field(default_factory=list)
+
+    def save(self, directory: Path) -> None:
+        tmp = directory / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        tmp.replace(directory / STATE_FILE)
+
+    @classmethod
+    def load(cls, directory: Path) -> State:
+        data: dict[str, Any] = json.loads((directory / STATE_FILE).read_text())
+        components = [Component(**c) for c in data.pop("components")]
+        return cls(components=components, **data)
+
+
+class LocalCluster:
+    """A handle on a running local control plane."""
+
+    def __init__(self, directory: Path, state: State) -> None:
+        self.directory = directory
+        self.state = state
+        self._admin: Client | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @classmethod
+    def up(
+        cls,
+        directory: Path,
+        *,
+        with_kube_scheduler: bool = False,
+        binaries: Binaries | None = None,
+        scheduler_args: Sequence[str] = (),
+        progress: bool = False,
+    ) -> LocalCluster:
+        """Start a control plane in ``directory``, or return the one already running there."""
+        directory = directory.resolve()
+        if (directory / STATE_FILE).exists():
+            existing = cls.attach(directory)
+            if existing.healthy():
+                return existing
+            existing.down()
+        binaries = binaries or ensure_binaries()
+        directory.mkdir(parents=True, exist_ok=True)
+        starter = _Starter(directory, binaries, progress=progress)
+        try:
+            state = starter.start(with_kube_scheduler, list(scheduler_args))
+        except BaseException:
+            starter.stop_all()
+            raise
+        return cls(directory, state)
+
+    @classmethod
+    def attach(cls, directory: Path) -> LocalCluster:
+        directory = directory.resolve()
+        try:
+            state = State.load(directory)
+        except FileNotFoundError:
+            raise ControlPlaneError(f"no local cluster in {directory} (no {STATE_FILE})") from None
+        return cls(directory, state)
+
+    def healthy(self) -> bool:
+        return all(is_running(c.pid, c.executable) for c in self.state.components)
+
+    def down(self) -> None:
+        """Stop every component (newest first), then make sure none is left."""
+        for component in reversed(self.state.components):
+            terminate(component.pid, component.executable)
+        leftovers = processes_mentioning(str(self.directory) + "/")
+        for pid in leftovers:
+            terminate(pid, None, grace=2.0)
+        (self.directory / STATE_FILE).unlink(missing_ok=True)
+        shutil.rmtree(self.directory / "etcd", ignore_errors=True)
+
+    # --- using it -------------------------------------------------------------------------------
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.directory / "admin.kubeconfig"
+
+    @property
+    def binaries(self) -> Path:
+        return Path(self.state.binaries)
+
+    @property
+    def admin(self) -> Client:
+        if self._admin is None:
+            self._admin = Client.from_kubeconfig(str(self.kubeconfig))
+        return self._admin
+
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the matching kubectl as the admin user."""
+        argv = [str(self.binaries / "kubectl"), f"--kubeconfig={self.kubeconfig}", *args]
+        result = subprocess.run(argv, input=input, capture_output=True, text=True, check=False)
+        if check and result.returncode != 0:
+            raise ControlPlaneError(
+                f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}"
+            )
+        return result
+
+    def add_nodes(self, count: int, **options: Any) -> list[str]:
+        """Create ``count`` kwok nodes and wait until they are Ready (see ``nodes.add_nodes``)."""
+        return fake_nodes.add_nodes(self.admin, count, **options)
+
+    def component(self, name: str) -> Component:
+        for component in self.state.components:
+            if component.name == name:
+                return component
+        raise KeyError(name)
+
+
+class _Starter:
+    """Starts the components in order, waiting for each to be ready before the next."""
+
+    def __init__(self, directory: Path, binaries: Binaries, *, progress: bool) -> None:
+        self.directory = directory
+        self.binaries = binaries
+        self.logs = directory / "logs"
+        self.progress = progress
+        self.started: list[Component] = []
+
+    def say(self, message: str) -> None:
+        if self.progress:
+            print(f"[dev-cluster] {message}", flush=True, file=sys.stderr)
+
+    def stop_all(self) -> None:
+        for component in reversed(self.started):
+            terminate(component.pid, component.executable)
+
+    def launch(self, name: str, binary: Path, args: list[str], port: int) -> Component:
+        process = spawn(name, [str(binary), *args], self.logs, self.directory)
+        component = Component(name, str(binary), process.pid, port)
+        self.started.append(component)
+        return component
+
+    def dead(self) -> str | None:
+        for component in self.started:
+            if not is_running(component.pid, component.executable):
+                return (
+                    f"{component.name} exited; last lines of "
+                    f"{self.logs / (component.name + '.log')}:\n"
+                    + log_tail(self.logs, component.name)
+                )
+        return None
+
+    def start(self, with_kube_scheduler: bool, scheduler_args: list[str]) -> State:
+        d, b = self.directory, self.binaries
+        creds = create_credentials(d / "pki")
+        etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
+        server = f"https://127.0.0.1:{api_port}"
+
+        self.say(f"starting etcd {b.versions.etcd} on 127.0.0.1:{etcd_port}")
+        shutil.rmtree(d / "etcd", ignore_errors=True)
+        self.launch("etcd", b.etcd, _etcd_args(d / "etcd", etcd_port, peer_port), etcd_port)
+        wait_for(
+            "etcd /health",
+            lambda: _http_ok(f"http://127.0.0.1:{etcd_port}/health"),
+            timeout=30,
+            alive=self.dead,
+        )
+
+        self.say(f"starting kube-apiserver {b.versions.kube} on {server}")
+        self.launch(
+            "kube-apiserver",
+            b.kube_apiserver,
+            _apiserver_args(d, creds, etcd_port, api_port),
+            api_port,
+        )
+        admin_token = creds.tokens["admin"]
+        wait_for(
+            "kube-apiserver /readyz",
+            lambda: _http_ok(f"{server}/readyz", token=admin_token),
+            timeout=READY_TIMEOUT,
+            alive=self.dead,
+        )
+        for name, (user, _) in IDENTITIES.items():
+            write_kubeconfig(
+                d / f"{name}.kubeconfig",
+                server=server,
+                ca_file=creds.serving_cert,
+                token=creds.tokens[name],
+                user=user,
+            )
+
+        self.say("starting kube-controller-manager")
+        self.launch(
+            "kube-controller-manager",
+            b.kube_controller_manager,
+            _controller_manager_args(d, creds),
+            0,
+        )
+        if with_kube_scheduler:
+            sched_port = free_port()
+            self.say(f"starting kube-scheduler (default-scheduler) on 127.0.0.1:{sched_port}")
+            self.launch(
+                "kube-scheduler",
+                b.kube_scheduler,
+                _scheduler_args(d, sched_port, scheduler_args),
+                sched_port,
+            )
+        kwok_port = free_port()
+        self.say(f"starting kwok {b.versions.kwok}")
+        self.launch("kwok", b.kwok, _kwok_args(d, b, kwok_port), kwok_port)
+
+        admin = Client.from_kubeconfig(str(d / "admin.kubeconfig"))
+        # The ServiceAccount controller (in KCM) creating `default` proves KCM works, and pods
+        # cannot be admitted before it exists.
+        wait_for(
+            "kube-controller-manager (the default ServiceAccount)",
+            lambda: _exists(admin, "/api/v1/namespaces/default/serviceaccounts/default"),
+            timeout=READY_TIMEOUT,
+            alive=self.dead,
+        )
+        if with_kube_scheduler:
+            wait_for(
+                "kube-scheduler /healthz",
+                lambda: _http_ok(f"https://127.0.0.1:{sched_port}/healthz"),
+                timeout=READY_TIMEOUT,
+                alive=self.dead,
+            )
+        wait_for(
+            "kwok /healthz",
+            lambda: _http_ok(f"http://127.0.0.1:{kwok_port}/healthz"),
+            timeout=READY_TIMEOUT,
+            alive=self.dead,
+        )
+
+        state = State(str(d), server, str(b.directory), with_kube_scheduler, list(self.started))
+        state.save(d)
+        self.say("ready")
+        return state
+
+
+def _etcd_args(data: Path, port: int, peer: int) -> list[str]:
+    client, peer_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{peer}"
+    return [
+        "--name=corral", f"--data-dir={data}",
+        f"--listen-client-urls={client}", f"--advertise-client-urls={client}",
+        f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
+        f"--initial-cluster=corral={peer_url}",
+        "--unsafe-no-fsync=true",  # test data; fsync dominates latency on a small VM
+        "--log-level=warn",
+    ]  # fmt: skip
+
+
+def _apiserver_args(d: Path, creds: Credentials, etcd_port: int, port: int) -> list[str]:
+    return [
+        f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={port}",
+        f"--cert-dir={creds.pki_dir}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={creds.sa_key}",
+        f"--service-account-signing-key-file={creds.sa_key}",
+        f"--token-auth-file={creds.token_file}",
+        "--authorization-mode=Node,RBAC",
+        # The default admission chain (ServiceAccount, NamespaceLifecycle, Priority, ...) stays on.
+        "--allow-privileged=true",
+        "--endpoint-reconciler-type=none",  # no real network behind the kubernetes Service
+        "--profiling=false",
+    ]  # fmt: skip
+
+
+def _controller_manager_args(d: Path, creds: Credentials) -> list[str]:
+    return [
+        f"--kubeconfig={d / 'controller-manager.kubeconfig'}",
+        "--use-service-account-credentials=true",  # each controller under its own identity
+        f"--service-account-private-key-file={creds.sa_key}",
+        f"--root-ca-file={creds.serving_cert}",
+        "--controllers=*",
+        "--leader-elect=false",
+        "--secure-port=0",
+    ]  # fmt: skip
+
+
+def _scheduler_args(d: Path, port: int, extra: list[str]) -> list[str]:
+    kubeconfig = d / "scheduler.kubeconfig"
+    args = [
+        "--bind-address=127.0.0.1", f"--secure-port={port}",
+        f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}",
+    ]  # fmt: skip
+    if not any(a.startswith("--config") for a in extra):
+        args += [f"--kubeconfig={kubeconfig}", "--leader-elect=false"]
+    return args + extra
+
+
+def _kwok_args(d: Path, b: Binaries, port: int) -> list[str]:
+    return [
+        f"--kubeconfig={d / 'admin.kubeconfig'}",
+        f"--config={b.kwok_stages}",
+        "--manage-all-nodes=false",
+        f"--manage-nodes-with-annotation-selector={fake_nodes.MANAGED_ANNOTATION}=fake",
+        f"--cidr={POD_CIDR}",
+        "--node-ip=10.0.0.1",
+        f"--server-address=127.0.0.1:{port}",
+        "--node-lease-duration-seconds=40",
+    ]
+
+
+def _http_ok(url: str, token: str | None = None) -> bool:
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    # Readiness polling only; the self-signed certificate is verified by every real client.
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with urllib.request.urlopen(request, timeout=2, context=context) as response:
+        return bool(response.status == 200)
+
+
+def _exists(client: Client, path: str) -> bool:
+    try:
+        client.request("GET", path)
+    except ApiError as exc:
+        if exc.not_found:
+            return False
+        raise
+    return True
+
+
+__all__ = ["ControlPlaneError", "LocalCluster", "ProcessError"]

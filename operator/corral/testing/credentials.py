@@ -1,0 +1,86 @@
+"""Credentials for the local control plane: the ServiceAccount signing key, static tokens for
+the admin and the control-plane components, and kubeconfig files.
+
+Each component gets its own identity (``system:kube-controller-manager``,
+``system:kube-scheduler``), so it runs with the bootstrap RBAC a real cluster gives it rather
+than as cluster-admin; only the admin user (and kwok, which plays every kubelet) is in
+``system:masters``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import yaml
+
+# Static-token identities: kubeconfig name -> (user, groups).
+IDENTITIES: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
+    "admin": ("corral-admin", ("system:masters",)),
+    "controller-manager": ("system:kube-controller-manager", ()),
+    "scheduler": ("system:kube-scheduler", ()),
+}
+
+
+@dataclass(frozen=True)
+class Credentials:
+    pki_dir: Path
+    tokens: dict[str, str]
+
+    @property
+    def sa_key(self) -> Path:
+        return self.pki_dir / "sa.key"
+
+    @property
+    def token_file(self) -> Path:
+        return self.pki_dir / "tokens.csv"
+
+    @property
+    def serving_cert(self) -> Path:
+        """The API server's self-signed serving certificate; it is also its own CA bundle."""
+        return self.pki_dir / "apiserver.crt"
+
+
+def create_credentials(pki_dir: Path) -> Credentials:
+    """Write a fresh signing key and token file into ``pki_dir`` (mode 0700)."""
+    pki_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = pki_dir / "sa.key"
+    subprocess.run(
+        ["openssl", "genrsa", "-out", str(key), "2048"],
+        check=True,
+        capture_output=True,
+    )
+    key.chmod(0o600)
+    tokens = {name: secrets.token_hex(24) for name in IDENTITIES}
+    lines = []
+    for name, (user, groups) in IDENTITIES.items():
+        # token,user,uid[,"group1,group2"]
+        line = f"{tokens[name]},{user},{user}"
+        if groups:
+            line += ',"' + ",".join(groups) + '"'
+        lines.append(line)
+    token_file = pki_dir / "tokens.csv"
+    token_file.write_text("\n".join(lines) + "\n")
+    token_file.chmod(0o600)
+    return Credentials(pki_dir, tokens)
+
+
+def write_kubeconfig(path: Path, *, server: str, ca_file: Path, token: str, user: str) -> None:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "corral-dev",
+                "cluster": {"server": server, "certificate-authority": str(ca_file)},
+            }
+        ],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": "corral-dev", "context": {"cluster": "corral-dev", "user": user}}],
+        "current-context": "corral-dev",
+    }
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    path.chmod(0o600)

@@ -1,0 +1,182 @@
+"""Fake nodes managed by kwok: building them, parsing the CLI's node options, creating them.
+
+A fake node carries the annotation kwok selects on, so kwok initialises it (conditions,
+addresses), keeps it alive with a node Lease, and plays its kubelet: pods bound to it become
+Running. Capacity and allocatable are set at creation (the API server keeps status on create).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final
+
+from corral.k8s import JSON, ApiError, Client
+
+MANAGED_ANNOTATION: Final = "kwok.x-k8s.io/node"
+FAKE_NODE_LABEL: Final = ("type", "kwok")
+ZONE_LABEL: Final = "topology.kubernetes.io/zone"
+REGION_LABEL: Final = "topology.kubernetes.io/region"
+TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_TAINT = re.compile(r"^(?P<key>[^=:]+)(=(?P<value>[^:]*))?:(?P<effect>\w+)$")
+
+
+class NodeSpecError(ValueError):
+    """A malformed node option (label, taint); the message names the option and the value."""
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def to_json(self) -> JSON:
+        taint: JSON = {"key": self.key, "effect": self.effect}
+        if self.value:
+            taint["value"] = self.value
+        return taint
+
+
+def parse_labels(text: str) -> dict[str, str]:
+    """``k=v,k2=v2`` -> mapping; an empty string is no labels."""
+    labels: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise NodeSpecError(f"--labels: {item!r} is not key=value")
+        labels[key] = value
+    return labels
+
+
+def parse_taints(text: str) -> list[Taint]:
+    """``k=v:Effect,k:Effect`` -> taints, effects checked against the API's three."""
+    taints = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        match = _TAINT.match(item)
+        if not match:
+            raise NodeSpecError(f"--taints: {item!r} is not key[=value]:Effect")
+        if match["effect"] not in TAINT_EFFECTS:
+            raise NodeSpecError(
+                f"--taints: {item!r} has effect {match['effect']!r}; "
+                f"allowed: {', '.join(TAINT_EFFECTS)}"
+            )
+        taints.append(Taint(match["key"], match["value"] or "", match["effect"]))
+    return taints
+
+
+def fake_node(
+    name: str,
+    *,
+    cpu: str = "32",
+    memory: str = "256Gi",
+    pods: int = 110,
+    labels: Mapping[str, str] | None = None,
+    taints: Iterable[Taint] = (),
+    extra_resources: Mapping[str, str] | None = None,
+) -> JSON:
+    resources = {"cpu": cpu, "memory": memory, "pods": str(pods), **(extra_resources or {})}
+    node: JSON = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {MANAGED_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {
+                FAKE_NODE_LABEL[0]: FAKE_NODE_LABEL[1],
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                **(labels or {}),
+            },
+        },
+        "spec": {},
+        "status": {"capacity": dict(resources), "allocatable": dict(resources)},
+    }
+    taint_list = [t.to_json() for t in taints]
+    if taint_list:
+        node["spec"]["taints"] = taint_list
+    return node
+
+
+def is_ready(node: Mapping[str, Any]) -> bool:
+    conditions = node.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def next_index(client: Client, prefix: str) -> int:
+    """The first index after every existing ``<prefix>-<n>`` node."""
+    pattern = re.compile(rf"^{re.escape(prefix)}-(\d+)$")
+    taken = [
+        int(m[1])
+        for node in client.list_items("v1", "Node")
+        if (m := pattern.match(node["metadata"]["name"]))
+    ]
+    return max(taken, default=-1) + 1
+
+
+def add_nodes(
+    client: Client,
+    count: int,
+    *,
+    cpu: str = "32",
+    memory: str = "256Gi",
+    pods: int = 110,
+    zones: int = 0,
+    labels: Mapping[str, str] | None = None,
+    taints: Iterable[Taint] = (),
+    prefix: str = "kwok-node",
+    wait: bool = True,
+    timeout: float = 120.0,
+) -> list[str]:
+    """Create ``count`` fake nodes named ``<prefix>-<n>`` (numbering continues after existing
+    ones); with ``zones`` > 0 they are spread round-robin over ``zone-0`` .. ``zone-<zones-1>``.
+    Returns their names once kwok reports all of them Ready (unless ``wait`` is false)."""
+    if count < 0 or zones < 0:
+        raise NodeSpecError("--count and --zones must not be negative")
+    start = next_index(client, prefix)
+    taint_list = list(taints)
+    manifests = []
+    for i in range(start, start + count):
+        node_labels = dict(labels or {})
+        if zones:
+            node_labels.setdefault(ZONE_LABEL, f"zone-{i % zones}")
+            node_labels.setdefault(REGION_LABEL, "region-0")
+        manifests.append(
+            fake_node(f"{prefix}-{i}", cpu=cpu, memory=memory, pods=pods,
+                      labels=node_labels, taints=taint_list)
+        )  # fmt: skip
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(client.create, manifests))
+    names = [m["metadata"]["name"] for m in manifests]
+    if wait:
+        wait_ready(client, names, timeout=timeout)
+    return names
+
+
+def wait_ready(client: Client, names: Iterable[str], *, timeout: float = 120.0) -> None:
+    pending = set(names)
+    deadline = time.monotonic() + timeout
+    selector = f"{FAKE_NODE_LABEL[0]}={FAKE_NODE_LABEL[1]}"
+    while pending:
+        try:
+            ready = {
+                n["metadata"]["name"]
+                for n in client.list_items("v1", "Node", label_selector=selector)
+                if is_ready(n)
+            }
+        except ApiError:
+            ready = set()
+        pending -= ready
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            sample = ", ".join(sorted(pending)[:5])
+            raise TimeoutError(
+                f"{len(pending)} node(s) not Ready after {timeout:.0f}s (e.g. {sample}); "
+                "is kwok running? see logs/kwok.log"
+            )
+        time.sleep(0.25)

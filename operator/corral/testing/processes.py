@@ -1,0 +1,136 @@
+"""Starting, watching and stopping the control plane's processes.
+
+Each process runs in its own session (so a Ctrl-C in the shell that ran ``dev-cluster up`` does
+not reach it) with its output in ``<dir>/logs/<name>.log``. A process is identified by its pid
+*and* its executable, so a recycled pid is never signalled by mistake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+class ProcessError(RuntimeError):
+    """A component died or never became ready; the message carries the end of its log."""
+
+
+def free_port() -> int:
+    """A currently free TCP port on loopback (the kernel's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def spawn(name: str, argv: Sequence[str], log_dir: Path, cwd: Path) -> subprocess.Popen[bytes]:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with (log_dir / f"{name}.log").open("ab") as log:
+        return subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            start_new_session=True,
+        )
+
+
+def is_running(pid: int, executable: str | None = None) -> bool:
+    """True if ``pid`` is a live (non-zombie) process, running ``executable`` if given."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    # Field 3, after the parenthesised command name (which may itself contain spaces).
+    state = stat.rsplit(")", 1)[1].split()[0]
+    if state in ("Z", "X"):
+        _reap(pid)
+        return False
+    if executable is None:
+        return True
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0].decode()
+    except OSError:
+        return False
+    return argv0 == executable
+
+
+def _reap(pid: int) -> None:
+    # Only our own children can be reaped; anything else is init's business.
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def terminate(pid: int, executable: str | None, *, grace: float = 10.0) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds."""
+    if not is_running(pid, executable):
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not is_running(pid):
+                return
+            time.sleep(0.05)
+    if is_running(pid):
+        raise ProcessError(f"process {pid} ({executable}) survived SIGKILL")
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Pids of live processes whose command line contains ``text`` (for leak checks)."""
+    needle = text.encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if needle in cmdline and is_running(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def log_tail(log_dir: Path, name: str, lines: int = 25) -> str:
+    path = log_dir / f"{name}.log"
+    try:
+        text = path.read_text(errors="replace").splitlines()[-lines:]
+    except FileNotFoundError:
+        return f"(no log at {path})"
+    return "\n".join(f"    {line}" for line in text)
+
+
+def wait_for(
+    what: str,
+    check: Callable[[], bool],
+    *,
+    timeout: float,
+    alive: Callable[[], str | None] = lambda: None,
+    interval: float = 0.2,
+) -> None:
+    """Poll ``check`` until it is true. ``alive`` returns an error text if a component died,
+    which aborts the wait at once instead of running into the timeout."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while True:
+        try:
+            if check():
+                return
+        except Exception as exc:  # any failure of the probe means "not yet"; keep the last one
+            last_error = exc
+        dead = alive()
+        if dead:
+            raise ProcessError(f"while waiting for {what}: {dead}")
+        if time.monotonic() > deadline:
+            detail = f" (last error: {last_error})" if last_error else ""
+            raise ProcessError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
+        time.sleep(interval)

@@ -1,0 +1,12 @@
+"""Shared fixtures: the real local control plane and its clients (see corral.testing)."""
+
+import pytest
+
+pytest_plugins = ["corral.testing.pytest_plugin"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Everything under tests/e2e talks to the real control plane.
+    for item in items:
+        if "/tests/e2e/" in str(item.path):
+            item.add_marker(pytest.mark.e2e)

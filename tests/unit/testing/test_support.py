@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corral.testing.binaries import Versions, load_versions
+from corral.testing.credentials import IDENTITIES, create_credentials
+from corral.testing.processes import free_port, is_running, processes_mentioning, terminate
+
+
+def test_versions_file_pins_all_three(tmp_path: Path) -> None:
+    pins = tmp_path / "versions.env"
+    pins.write_text(
+        "# comment\n\nKUBE_VERSION=v1.2.3\nETCD_VERSION = v3.4.5\nKWOK_VERSION=v0.1.0\n"
+    )
+    versions = load_versions(pins)
+    assert versions == Versions("v1.2.3", "v3.4.5", "v0.1.0")
+    assert versions.cache_key == "k8s-v1.2.3-etcd-v3.4.5-kwok-v0.1.0"
+
+
+def test_shipped_pins_are_real_versions() -> None:
+    versions = load_versions()
+    for value in (versions.kube, versions.etcd, versions.kwok):
+        assert value.startswith("v")
+        assert value.count(".") == 2
+
+
+def test_token_file_has_one_identity_per_component(tmp_path: Path) -> None:
+    creds = create_credentials(tmp_path / "pki")
+    lines = creds.token_file.read_text().splitlines()
+    assert len(lines) == len(IDENTITIES)
+    admin = next(line for line in lines if line.startswith(creds.tokens["admin"]))
+    assert admin.endswith(',"system:masters"')
+    scheduler = next(line for line in lines if line.startswith(creds.tokens["scheduler"]))
+    assert scheduler.split(",")[1] == "system:kube-scheduler"
+    assert "system:masters" not in scheduler
+    assert len(set(creds.tokens.values())) == len(IDENTITIES)
+    assert creds.sa_key.read_text().startswith("-----BEGIN PRIVATE KEY-----")
+    assert oct(creds.token_file.stat().st_mode & 0o777) == "0o600"
+
+
+def test_free_port_is_bindable() -> None:
+    port = free_port()
+    assert 1024 < port < 65536
+
+
+def test_terminate_stops_a_process_group(tmp_path: Path) -> None:
+    marker = str(tmp_path / "marker")
+    # A parent that starts a child: terminating the group must stop both.
+    child = subprocess.Popen(
+        [sys.executable, "-c", f"import subprocess,sys,time; subprocess.Popen([sys.executable,"
+         f" '-c', 'import time; time.sleep(60)', '{marker}']); time.sleep(60)", marker],
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        for _ in range(100):
+            if len(processes_mentioning(marker)) == 2:
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        assert len(processes_mentioning(marker)) == 2
+        terminate(child.pid, sys.executable, grace=5)
+        assert not is_running(child.pid)
+        assert processes_mentioning(marker) == []
+    finally:
+        child.kill()
+
+
+@pytest.mark.parametrize(
+    ("executable", "expected"),
+    [pytest.param(None, True, id="any"), pytest.param("/no/such/binary", False, id="other-binary")],
+)
+def test_is_running_checks_the_executable(executable: str | None, expected: bool) -> None:
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        assert is_running(proc.pid, executable) is expected
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not is_running(proc.pid)
