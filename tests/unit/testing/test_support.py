@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from corral.testing.binaries import Versions, load_versions
+from corral.testing.binaries import BUILD_SCRIPT, Versions, load_versions
 from corral.testing.credentials import IDENTITIES, create_credentials
 from corral.testing.processes import free_port, is_running, processes_mentioning, terminate
 
@@ -80,3 +80,14 @@ def test_is_running_checks_the_executable(executable: str | None, expected: bool
         proc.kill()
         proc.wait()
     assert not is_running(proc.pid)
+
+
+def test_build_without_go_fails_with_a_clear_message(tmp_path: Path) -> None:
+    # An empty cache forces a build; a PATH without go must stop it before anything else.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CORRAL_BIN_CACHE": str(tmp_path)}
+    result = subprocess.run(
+        ["bash", str(BUILD_SCRIPT)], env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 1
+    assert "the Go toolchain is required" in result.stderr
+    assert result.stdout == ""
