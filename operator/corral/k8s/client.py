@@ -107,6 +107,17 @@ class Client:
         return cls(configuration)
 
     @property
+    def configuration(self) -> Any:
+        """The client library's configuration: server, trust, credentials (read-only use)."""
+        return self._configuration
+
+    def authorization(self) -> str | None:
+        """The ``Authorization`` header value, if the identity is a bearer token."""
+        # auth_settings() also runs the loaders' refresh hook (in-cluster tokens rotate).
+        value = self._configuration.auth_settings().get("BearerToken", {}).get("value")
+        return str(value) if value else None
+
+    @property
     def server(self) -> str:
         return str(self._configuration.host)
 
@@ -190,8 +201,7 @@ class Client:
         if params:
             url += "?" + urlencode({k: _param(v) for k, v in params.items()})
         headers = {"Accept": CONTENT_JSON, "User-Agent": "corral"}
-        # auth_settings() also runs the loaders' refresh hook (in-cluster tokens rotate).
-        auth = self._configuration.auth_settings().get("BearerToken", {}).get("value")
+        auth = self.authorization()
         if auth:
             headers["Authorization"] = auth
         payload: bytes | None = None
@@ -213,7 +223,7 @@ class Client:
         if response.status >= 300:
             data = response.data
             response.release_conn()
-            raise _api_error(response.status, response.reason or "", data)
+            raise api_error(response.status, response.reason or "", data)
         return response
 
     # --- typed conveniences -------------------------------------------------------------------
@@ -329,7 +339,7 @@ def _param(value: str | int | bool) -> str:
     return str(value)
 
 
-def _api_error(status: int, reason: str, data: bytes) -> ApiError:
+def api_error(status: int, reason: str, data: bytes) -> ApiError:
     try:
         body = json.loads(data) if data else {}
     except ValueError:

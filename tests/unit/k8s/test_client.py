@@ -5,7 +5,7 @@ import json
 import pytest
 
 from corral.k8s import ResourceInfo, api_prefix
-from corral.k8s.client import _api_error
+from corral.k8s.client import api_error
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ def test_api_prefix() -> None:
 def test_status_body_becomes_a_readable_error() -> None:
     body = {"kind": "Status", "status": "Failure", "reason": "Forbidden", "code": 403,
             "message": 'nodes is forbidden: User "x" cannot list resource "nodes"'}  # fmt: skip
-    error = _api_error(403, "Forbidden", json.dumps(body).encode())
+    error = api_error(403, "Forbidden", json.dumps(body).encode())
     assert error.forbidden
     assert not error.not_found
     assert error.reason == "Forbidden"
@@ -46,5 +46,5 @@ def test_status_body_becomes_a_readable_error() -> None:
 
 
 def test_non_json_error_keeps_the_text() -> None:
-    error = _api_error(502, "Bad Gateway", b"upstream down\n")
+    error = api_error(502, "Bad Gateway", b"upstream down\n")
     assert (error.status, error.message) == (502, "upstream down")

@@ -1,0 +1,81 @@
+"""Parsing SchedulerProfile documents into the typed model.
+
+Contract: :func:`parse_profile` never raises; it returns the profile (``None`` when the document
+is not usable at all) and every decoding problem with its field path. Server-populated metadata
+(resourceVersion, managedFields, ...) and ``status`` are ignored, so a profile fetched from a
+cluster parses as well as one from a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import yaml
+
+from corral.api.types import API_VERSION, KIND, ObjectMeta, SchedulerProfile, SchedulerProfileSpec
+from corral.scheduler.config import FieldError, FieldPath, ValidationError
+from corral.scheduler.config.decode import decode
+from corral.scheduler.config.errors import field_error, quote
+
+_META_KEYS: Final = ("name", "uid", "labels", "annotations")
+_TOP_KEYS: Final = ("apiVersion", "kind", "metadata", "spec", "status")
+
+
+def parse_profile(data: object) -> tuple[SchedulerProfile | None, list[FieldError]]:
+    errs: list[FieldError] = []
+    if not isinstance(data, Mapping):
+        return None, [FieldError("<root>", "must be an object (a SchedulerProfile)")]
+    if data.get("apiVersion") != API_VERSION:
+        errs.append(
+            field_error(
+                FieldPath.root("apiVersion"),
+                _got(data.get("apiVersion")) + f"must be {quote(API_VERSION)}",
+            )
+        )
+    if data.get("kind") != KIND:
+        errs.append(
+            field_error(FieldPath.root("kind"), _got(data.get("kind")) + f"must be {quote(KIND)}")
+        )
+    for key in data:
+        if key not in _TOP_KEYS:
+            errs.append(
+                field_error(
+                    FieldPath.root(str(key)),
+                    "unknown field; allowed fields: " + ", ".join(_TOP_KEYS),
+                )
+            )
+    raw_meta = data.get("metadata")
+    if not isinstance(raw_meta, Mapping):
+        errs.append(
+            field_error(FieldPath.root("metadata"), "required: an object with at least a name")
+        )
+        return None, errs
+    meta = decode(
+        ObjectMeta,
+        {k: v for k, v in raw_meta.items() if k in _META_KEYS},
+        FieldPath.root("metadata"),
+        errs,
+    )
+    spec_data: Any = data.get("spec", {})
+    spec = decode(
+        SchedulerProfileSpec, {} if spec_data is None else spec_data, FieldPath.root("spec"), errs
+    )
+    if meta is None or spec is None:
+        return None, errs
+    return SchedulerProfile(metadata=meta, spec=spec), errs
+
+
+def load_documents(text: str | bytes, source: str = "<input>") -> list[Any]:
+    """Every non-empty YAML document; syntax errors become a :class:`ValidationError`."""
+    try:
+        return [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ValidationError([FieldError(where, f"invalid YAML: {problem}")]) from None
+
+
+def _got(value: object) -> str:
+    return "required: " if value is None else f"{quote(value)}: "

@@ -1,0 +1,78 @@
+"""The KubeSchedulerConfiguration v1 a (defaulted) profile stands for.
+
+Contract: :func:`to_scheduler_config` builds the config as data — one profile with the
+schedulerName, plugins, pluginConfig and percentageOfNodesToScore; extenders, backoff and
+leaderElection (a Lease named by the profile, in the profile's namespace) at the top level. It
+is not defaulted further: the engine applies upstream defaults when it loads it.
+``tenancy.nodeSelector`` becomes NodeAffinityArgs.addedAffinity, ANDed into every term the user
+already gave, so the engine enforces it on every pod it schedules.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+from corral.api.types import SchedulerProfile
+from corral.scheduler import config as cfg
+
+NODE_AFFINITY: Final = "NodeAffinity"
+
+
+def tenancy_node_affinity(args: dict[str, Any], node_selector: dict[str, str]) -> dict[str, Any]:
+    """NodeAffinity args with ``key In [value]`` for every tenancy label added to every
+    required term (terms are ORed, expressions within a term ANDed)."""
+    out = copy.deepcopy(args)
+    if not node_selector:
+        return out
+    exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(node_selector.items())]
+    added = out.setdefault("addedAffinity", {})
+    required = added.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.get("nodeSelectorTerms") or [{}]
+    for term in terms:
+        term["matchExpressions"] = [*term.get("matchExpressions", []), *copy.deepcopy(exprs)]
+    required["nodeSelectorTerms"] = terms
+    return out
+
+
+def to_scheduler_config(profile: SchedulerProfile) -> cfg.KubeSchedulerConfiguration:
+    spec = profile.spec
+    le = spec.leader_election
+    assert le is not None, "apply_defaults first"
+    plugin_config = [
+        cfg.PluginConfig(name=pc.name, args=copy.deepcopy(pc.args)) for pc in spec.plugin_config
+    ]
+    node_selector = spec.tenancy.node_selector if spec.tenancy else {}
+    if node_selector:
+        existing = next((pc for pc in plugin_config if pc.name == NODE_AFFINITY), None)
+        if existing is None:
+            existing = cfg.PluginConfig(name=NODE_AFFINITY, args={})
+            plugin_config.append(existing)
+        existing.args = tenancy_node_affinity(existing.args, node_selector)
+    return cfg.KubeSchedulerConfiguration(
+        leader_election=cfg.LeaderElectionConfiguration(
+            leader_elect=le.leader_elect,
+            lease_duration=le.lease_duration,
+            renew_deadline=le.renew_deadline,
+            retry_period=le.retry_period,
+            resource_lock="leases",
+            resource_name=le.resource_name,
+            resource_namespace=spec.namespace,
+        ),
+        percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
+        pod_initial_backoff_seconds=spec.pod_initial_backoff_seconds,
+        pod_max_backoff_seconds=spec.pod_max_backoff_seconds,
+        profiles=[
+            cfg.KubeSchedulerProfile(
+                scheduler_name=spec.scheduler_name,
+                plugins=copy.deepcopy(spec.plugins),
+                plugin_config=plugin_config,
+            )
+        ],
+        extenders=copy.deepcopy(spec.extenders),
+    )
+
+
+def scheduler_config_data(profile: SchedulerProfile) -> dict[str, Any]:
+    """The config as JSON-shaped data (``None`` and empty fields left out)."""
+    return cfg.dump_config(to_scheduler_config(profile))

@@ -1,0 +1,122 @@
+"""The SchedulerProfile (``corral.dev/v1alpha1``) as dataclasses.
+
+Contract: the shape mirrors the CRD in ``crds/``; JSON keys are the camelCase of the field names.
+``plugins``, ``pluginConfig`` and ``extenders`` reuse the KubeSchedulerConfiguration v1 types, so
+anything valid there is valid here. ``None`` means "not set"; :mod:`corral.api.defaults` fills
+the defaults in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from corral.scheduler import config as cfg
+
+GROUP: Final = "corral.dev"
+VERSION: Final = "v1alpha1"
+API_VERSION: Final = f"{GROUP}/{VERSION}"
+KIND: Final = "SchedulerProfile"
+PLURAL: Final = "schedulerprofiles"
+
+LogLevel = Literal["Normal", "Debug", "Trace"]
+_OMIT: Final = {"omitempty": True}
+
+
+@dataclass(slots=True)
+class LeaderElectionSpec:
+    leader_elect: bool | None = None
+    lease_duration: str | None = field(default=None, metadata={"duration": True})
+    renew_deadline: str | None = field(default=None, metadata={"duration": True})
+    retry_period: str | None = field(default=None, metadata={"duration": True})
+    resource_name: str | None = None
+
+
+@dataclass(slots=True)
+class LabelSelectorRequirement:
+    key: str
+    operator: str
+    values: list[str] = field(default_factory=list, metadata=_OMIT)
+
+
+@dataclass(slots=True)
+class LabelSelector:
+    match_labels: dict[str, str] = field(default_factory=dict, metadata=_OMIT)
+    match_expressions: list[LabelSelectorRequirement] = field(default_factory=list, metadata=_OMIT)
+
+
+@dataclass(slots=True)
+class Tenancy:
+    namespaces: list[str] = field(default_factory=list, metadata=_OMIT)
+    namespace_selector: LabelSelector | None = None
+    node_selector: dict[str, str] = field(default_factory=dict, metadata=_OMIT)
+
+
+@dataclass(slots=True)
+class ResourceRequirements:
+    # Quantities: strings ("100m", "64Mi") or numbers, as in Kubernetes.
+    requests: dict[str, Any] = field(default_factory=dict, metadata=_OMIT)
+    limits: dict[str, Any] = field(default_factory=dict, metadata=_OMIT)
+
+
+@dataclass(slots=True)
+class Toleration:
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    toleration_seconds: int | None = field(default=None, metadata={"bits": 64})
+
+
+@dataclass(slots=True)
+class LocalObjectReference:
+    name: str
+
+
+@dataclass(slots=True)
+class DeploymentSpec:
+    resources: ResourceRequirements | None = None
+    node_selector: dict[str, str] = field(default_factory=dict, metadata=_OMIT)
+    tolerations: list[Toleration] = field(default_factory=list, metadata=_OMIT)
+    priority_class_name: str | None = None
+    image_pull_policy: str | None = None
+    image_pull_secrets: list[LocalObjectReference] = field(default_factory=list, metadata=_OMIT)
+    pod_annotations: dict[str, str] = field(default_factory=dict, metadata=_OMIT)
+
+
+@dataclass(slots=True)
+class SchedulerProfileSpec:
+    scheduler_name: str | None = None
+    namespace: str | None = None
+    replicas: int | None = None
+    image: str | None = None
+    log_level: LogLevel | None = None
+    leader_election: LeaderElectionSpec | None = None
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff_seconds: int | None = field(default=None, metadata={"bits": 64})
+    pod_max_backoff_seconds: int | None = field(default=None, metadata={"bits": 64})
+    plugins: cfg.Plugins | None = None
+    plugin_config: list[cfg.PluginConfig] = field(default_factory=list, metadata=_OMIT)
+    extenders: list[cfg.Extender] = field(default_factory=list, metadata=_OMIT)
+    tenancy: Tenancy | None = None
+    deployment: DeploymentSpec | None = None
+
+
+@dataclass(slots=True)
+class ObjectMeta:
+    name: str
+    uid: str | None = None
+    labels: dict[str, str] = field(default_factory=dict, metadata=_OMIT)
+    annotations: dict[str, str] = field(default_factory=dict, metadata=_OMIT)
+
+
+@dataclass(slots=True)
+class SchedulerProfile:
+    metadata: ObjectMeta
+    spec: SchedulerProfileSpec = field(default_factory=SchedulerProfileSpec)
+    api_version: str = API_VERSION
+    kind: str = KIND
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name

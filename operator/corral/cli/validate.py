@@ -1,0 +1,64 @@
+"""``corral validate -f FILE...``: check SchedulerProfiles offline, listing every error.
+
+Exit codes: 0 all valid, 1 some file invalid (each error printed as ``FILE: path: message``),
+2 usage problems (a file that cannot be read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from corral.api import ValidationError, default_catalog, load_profiles_text
+from corral.cli import UsageError
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check SchedulerProfile files offline",
+        description="Check SchedulerProfile files without a cluster; print every error with "
+        "its field path. Exit 1 if any file is invalid.",
+    )
+    parser.add_argument(
+        "-f",
+        "--filename",
+        dest="files",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="a SchedulerProfile YAML file ('-' for stdin); repeat for several; a file may "
+        "hold several documents",
+    )
+    parser.set_defaults(handler=run)
+
+
+def read_source(name: str) -> str:
+    """The text of a file or of stdin (``-``); unreadable input is a :class:`UsageError`."""
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {name}: {exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = default_catalog()
+    for problem in catalog.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    failed = 0
+    for name in args.files:
+        source = "<stdin>" if name == "-" else name
+        try:
+            profiles = load_profiles_text(read_source(name), source, catalog=catalog)
+        except ValidationError as exc:
+            failed += 1
+            for err in exc.errors:
+                print(f"{source}: {err}", file=sys.stderr)
+            continue
+        names = ", ".join(p.name for p in profiles)
+        print(f"{source}: valid ({names})")
+    return 1 if failed else 0

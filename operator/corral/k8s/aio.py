@@ -1,0 +1,172 @@
+"""The asyncio JSON client the engine and the operator run on (aiohttp, as kopf uses).
+
+Same contract as :mod:`corral.k8s.client`: plain JSON in and out, :class:`ApiError` for every
+non-2xx answer. Credentials and trust come from the synchronous :class:`Client`'s configuration
+(kubeconfig or in-cluster). Requests other than watches pass a client-side token bucket that
+honours ``clientConnection.qps`` / ``burst`` the way client-go's flowcontrol does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Final
+from urllib.parse import urlencode
+
+import aiohttp
+
+from corral.k8s.client import CONTENT_APPLY_PATCH, CONTENT_JSON, JSON, ApiError, Client, api_error
+
+WATCH_READ_TIMEOUT: Final = 600.0  # longer than any timeoutSeconds the informers ask for
+
+
+class TokenBucket:
+    """``qps`` tokens a second, at most ``burst`` saved up; ``qps <= 0`` means unlimited."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._stamp = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def take(self) -> None:
+        if self.qps <= 0:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.qps)
+            self._stamp = now
+            if self._tokens < 1:
+                # Waiting while holding the lock keeps callers in FIFO order, as client-go does.
+                await asyncio.sleep((1 - self._tokens) / self.qps)
+                self._tokens = 1.0
+                self._stamp = time.monotonic()
+            self._tokens -= 1
+
+
+class AsyncClient:
+    """JSON requests and watch streams against one API server with one identity."""
+
+    def __init__(self, sync: Client, *, qps: float = 50.0, burst: int = 100) -> None:
+        self._sync = sync
+        self._bucket = TokenBucket(qps, burst)
+        self._session: aiohttp.ClientSession | None = None
+        self._ssl = _ssl_context(sync.configuration)
+
+    @property
+    def sync(self) -> Client:
+        """The synchronous client with the same identity (discovery, one-off calls)."""
+        return self._sync
+
+    def _session_for_loop(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(ssl=self._ssl, limit=0)
+            # Watch lines (one object each) may be large: allow lines of up to 2 x 4 MiB.
+            self._session = aiohttp.ClientSession(connector=connector, read_bufsize=4 << 20)
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": CONTENT_JSON, "User-Agent": "corral"}
+        auth = self._sync.authorization()
+        if auth:
+            headers["Authorization"] = auth
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _url(self, path: str, params: Mapping[str, str | int | bool] | None) -> str:
+        url = self._sync.server.rstrip("/") + path
+        if params:
+            url += "?" + urlencode({k: _param(v) for k, v in params.items()})
+        return url
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str | int | bool] | None = None,
+        content_type: str = CONTENT_JSON,
+        timeout: float = 30.0,
+    ) -> Any:
+        await self._bucket.take()
+        payload = None if body is None else json.dumps(body).encode()
+        headers = self._headers(content_type if payload is not None else None)
+        url = self._url(path, params)
+        try:
+            async with self._session_for_loop().request(
+                method,
+                url,
+                data=payload,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=timeout),
+            ) as response:
+                data = await response.read()
+                if response.status >= 300:
+                    raise api_error(response.status, response.reason or "", data)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ApiError(0, "TransportError", f"{method} {url}: {exc!r}") from exc
+        return json.loads(data) if data else None
+
+    async def apply(
+        self, obj: Mapping[str, Any], *, field_manager: str, force: bool = True
+    ) -> JSON:
+        params: dict[str, str | int | bool] = {"fieldManager": field_manager, "force": force}
+        result: JSON = await self.request(
+            "PATCH",
+            self._sync.path_of(obj),
+            body=obj,
+            params=params,
+            content_type=CONTENT_APPLY_PATCH,
+        )
+        return result
+
+    async def watch(self, path: str, params: Mapping[str, str | int | bool]) -> AsyncIterator[JSON]:
+        """Stream a watch: yields each event (``{"type": ..., "object": ...}``) as it arrives.
+
+        Ends when the server closes the stream (``timeoutSeconds``); raises :class:`ApiError`
+        on an error status or a broken connection."""
+        url = self._url(path, {**params, "watch": True})
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=WATCH_READ_TIMEOUT)
+        try:
+            async with self._session_for_loop().get(
+                url, headers=self._headers(None), timeout=timeout
+            ) as response:
+                if response.status >= 300:
+                    raise api_error(response.status, response.reason or "", await response.read())
+                # Watch events are newline-delimited JSON; one line can exceed any chunk size.
+                async for line in response.content:
+                    if line.strip():
+                        yield json.loads(line)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ApiError(0, "TransportError", f"watch {path}: {exc!r}") from exc
+
+
+def _param(value: str | int | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _ssl_context(configuration: Any) -> ssl.SSLContext | bool:
+    if not configuration.host.startswith("https"):
+        return False
+    if not configuration.verify_ssl:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    else:
+        context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+    if configuration.cert_file:
+        context.load_cert_chain(configuration.cert_file, configuration.key_file)
+    return context

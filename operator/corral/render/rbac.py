@@ -1,0 +1,94 @@
+"""The least-privilege RBAC rules of a profile, as data.
+
+Contract:
+- Cluster-wide reads (get/list/watch): nodes and pods always (resource accounting needs every
+  pod on a node, whoever placed it), plus what each enabled plugin declares in the catalog, plus
+  namespaces when ``tenancy.namespaceSelector`` is used.
+- Writes where the scheduler may act on pods — pods/binding create, pods/status patch/update,
+  events, and what plugins declare (preemption deletes pods): cluster-wide for an ordinary
+  profile; with ``tenancy.namespaces`` only in those namespaces, through a Role and RoleBinding
+  in each, so a tenant scheduler cannot bind anywhere else.
+- Leader election: in the profile's namespace, Lease ``create`` (which RBAC cannot restrict by
+  name) separate from ``get``/``update`` restricted to the profile's own Lease, plus events for
+  the election's own Events.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Final
+
+from corral.api import Catalog, SchedulerProfile
+from corral.api.catalog import Resource
+from corral.scheduler import config as cfg
+
+READ: Final = ("get", "list", "watch")
+ALWAYS_READ: Final[tuple[Resource, ...]] = (("", "nodes"), ("", "pods"))
+POD_WRITES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
+    ("", "pods/binding", ("create",)),
+    ("", "pods/status", ("patch", "update")),
+    ("", "events", ("create", "patch", "update")),
+    ("events.k8s.io", "events", ("create", "patch", "update")),
+)
+
+Rule = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RbacPlan:
+    cluster_rules: list[Rule]
+    # Rules granted only in tenant namespaces; empty when the profile acts cluster-wide.
+    tenant_rules: list[Rule]
+    tenant_namespaces: list[str]
+    leader_election_rules: list[Rule]
+
+
+def enabled_plugins(profile: SchedulerProfile) -> list[str]:
+    merged = cfg.merge_plugins(cfg.default_plugins(), profile.spec.plugins)
+    points = (cfg.MULTI_POINT, *cfg.EXTENSION_POINTS)
+    return sorted({p.name for point in points for p in merged.point(point).enabled})
+
+
+def _group_rules(entries: list[tuple[str, str, tuple[str, ...]]]) -> list[Rule]:
+    """Merge (group, resource, verbs) into one rule per (group, verbs), sorted, deterministic."""
+    verbs_by: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for group, resource, verbs in entries:
+        verbs_by[(group, resource)].update(verbs)
+    by_verbs: dict[tuple[str, tuple[str, ...]], set[str]] = defaultdict(set)
+    for (group, resource), verb_set in verbs_by.items():
+        by_verbs[(group, tuple(sorted(verb_set)))].add(resource)
+    return [
+        {"apiGroups": [group], "resources": sorted(resources), "verbs": list(verbs)}
+        for (group, verbs), resources in sorted(by_verbs.items())
+    ]
+
+
+def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
+    reads: list[tuple[str, str, tuple[str, ...]]] = [(g, r, READ) for g, r in ALWAYS_READ]
+    writes = list(POD_WRITES)
+    for name in enabled_plugins(profile):
+        info = catalog.plugins.get(name)
+        if info is None:
+            continue
+        reads += [(g, r, READ) for g, r in info.cluster_reads]
+        writes += list(info.namespaced_writes)
+    tenancy = profile.spec.tenancy
+    if tenancy is not None and tenancy.namespace_selector is not None:
+        reads.append(("", "namespaces", READ))
+    namespaces = sorted(tenancy.namespaces) if tenancy is not None else []
+    le = profile.spec.leader_election
+    lease_name = le.resource_name if le and le.resource_name else profile.name
+    leader_rules: list[Rule] = [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": [lease_name],
+            "verbs": ["get", "update"],
+        },
+        *_group_rules([(g, r, v) for g, r, v in POD_WRITES if r == "events"]),
+    ]
+    if namespaces:
+        return RbacPlan(_group_rules(reads), _group_rules(writes), namespaces, leader_rules)
+    return RbacPlan(_group_rules(reads + writes), [], [], leader_rules)

@@ -1,0 +1,81 @@
+"""KubeSchedulerConfiguration v1: load, default and validate like upstream; typed plugin args.
+
+This package imports nothing else of corral. The public surface::
+
+    cfg = load_config(text_or_mapping, registry=...)   # raises ValidationError(errors=[FieldError])
+    typed_args("NodeResourcesFit", cfg.profiles[0].plugin_config[i].args)
+    expand_profiles(cfg, registry)                      # plugins per extension point, weights
+"""
+
+from __future__ import annotations
+
+from corral.scheduler.config.args import ARGS_TYPES
+from corral.scheduler.config.decode import parse_duration
+from corral.scheduler.config.defaults import (
+    DEFAULT_MULTI_POINT,
+    default_plugins,
+    merge_plugin_set,
+    merge_plugins,
+    set_defaults,
+    typed_args,
+)
+from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError
+from corral.scheduler.config.load import (
+    decode_config,
+    dump_config,
+    expand_profiles,
+    load_config,
+    parse_yaml,
+)
+from corral.scheduler.config.multipoint import ExpandedProfile, Registry, expand, suggest
+from corral.scheduler.config.types import (
+    API_VERSION,
+    EXTENSION_POINTS,
+    KIND,
+    MULTI_POINT,
+    Extender,
+    KubeSchedulerConfiguration,
+    KubeSchedulerProfile,
+    LeaderElectionConfiguration,
+    Plugin,
+    PluginConfig,
+    Plugins,
+    PluginSet,
+)
+from corral.scheduler.config.validation import validate
+
+__all__ = [
+    "API_VERSION",
+    "ARGS_TYPES",
+    "DEFAULT_MULTI_POINT",
+    "EXTENSION_POINTS",
+    "KIND",
+    "MULTI_POINT",
+    "ExpandedProfile",
+    "Extender",
+    "FieldError",
+    "FieldPath",
+    "KubeSchedulerConfiguration",
+    "KubeSchedulerProfile",
+    "LeaderElectionConfiguration",
+    "Plugin",
+    "PluginConfig",
+    "PluginSet",
+    "Plugins",
+    "Registry",
+    "ValidationError",
+    "decode_config",
+    "default_plugins",
+    "dump_config",
+    "expand",
+    "expand_profiles",
+    "load_config",
+    "merge_plugin_set",
+    "merge_plugins",
+    "parse_duration",
+    "parse_yaml",
+    "set_defaults",
+    "suggest",
+    "typed_args",
+    "validate",
+]

@@ -1,0 +1,73 @@
+"""Field paths and the errors that carry them.
+
+Contract: every problem found while decoding, defaulting or validating a configuration is a
+:class:`FieldError` whose ``path`` names the offending field in the user's own document
+(``profiles[0].plugins.filter.enabled[2].name``). Callers collect them all and raise one
+:class:`ValidationError`, so a user sees every mistake at once, never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class FieldPath:
+    """An immutable path to a field: ``FieldPath.root("spec").child("plugins").index(0)``."""
+
+    parts: tuple[str | int, ...] = ()
+
+    @classmethod
+    def root(cls, *names: str) -> FieldPath:
+        return cls(tuple(names))
+
+    def child(self, *names: str) -> FieldPath:
+        return FieldPath(self.parts + names)
+
+    def index(self, i: int) -> FieldPath:
+        return FieldPath((*self.parts, i))
+
+    def key(self, key: str) -> FieldPath:
+        """A map key; rendered as ``[key]`` so dotted keys stay readable."""
+        return FieldPath((*self.parts, f"[{key}]"))
+
+    def __str__(self) -> str:
+        out = ""
+        for part in self.parts:
+            if isinstance(part, int):
+                out += f"[{part}]"
+            elif part.startswith("["):
+                out += part
+            else:
+                out += f".{part}" if out else part
+        return out or "<root>"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One problem with one field; ``str()`` gives ``path: message``."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def field_error(path: FieldPath, message: str) -> FieldError:
+    return FieldError(str(path), message)
+
+
+class ValidationError(ValueError):
+    """A document that cannot be used; ``errors`` lists every problem with its field path."""
+
+    def __init__(self, errors: Iterable[FieldError]) -> None:
+        self.errors: tuple[FieldError, ...] = tuple(errors)
+        super().__init__("\n".join(str(e) for e in self.errors) or "invalid")
+
+
+def quote(value: object) -> str:
+    """Go-style ``%q`` quoting for values echoed back in messages."""
+    text = str(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'

@@ -1,0 +1,252 @@
+"""Upstream validation of a defaulted KubeSchedulerConfiguration v1 (``validation.go``).
+
+Contract: :func:`validate` returns every :class:`FieldError` of a configuration that went
+through :func:`~corral.scheduler.config.defaults.set_defaults`. Plugin args are decoded and
+checked here too (upstream defers NodeResourcesFit's to plugin construction by a quirk; Corral
+reports them at load time). Whether plugin names exist is not checked here: that needs the
+plugin registry, see :mod:`corral.scheduler.config.multipoint`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from corral.scheduler.config import args as _args
+from corral.scheduler.config.args_validation import ARGS_VALIDATORS
+from corral.scheduler.config.decode import parse_duration
+from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
+from corral.scheduler.config.names import check_qualified_name, is_extended_resource_name
+from corral.scheduler.config.types import (
+    API_VERSION,
+    EXTENSION_POINTS,
+    Extender,
+    KubeSchedulerConfiguration,
+    KubeSchedulerProfile,
+    LeaderElectionConfiguration,
+)
+
+# Plugins removed from the v1 API (validation.go invalidPluginsByVersion, 1.31+). As upstream,
+# only specific extension points and pluginConfig are checked, not multiPoint.
+REMOVED_PLUGINS: Final = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+_Errs = list[FieldError]
+_REMOVED: Final = f'was invalid in version "{API_VERSION}" (the plugin was removed)'
+
+
+def validate(cfg: KubeSchedulerConfiguration) -> _Errs:
+    errs: _Errs = []
+    cc = cfg.client_connection
+    if cc.burst is not None and cc.burst < 0:
+        errs.append(
+            field_error(
+                FieldPath.root("clientConnection", "burst"), f"{cc.burst}: must be non-negative"
+            )
+        )
+    errs += validate_leader_election(FieldPath.root("leaderElection"), cfg.leader_election)
+    if cfg.parallelism is None or cfg.parallelism <= 0:
+        errs.append(
+            field_error(
+                FieldPath.root("parallelism"),
+                f"{cfg.parallelism}: should be an integer value greater than zero",
+            )
+        )
+    profiles = FieldPath.root("profiles")
+    if not cfg.profiles:
+        errs.append(field_error(profiles, "required: at least one profile"))
+    seen: dict[str, int] = {}
+    for i, profile in enumerate(cfg.profiles):
+        errs += validate_profile(profiles.index(i), profile)
+        name = profile.scheduler_name or ""
+        if name in seen:
+            errs.append(
+                field_error(
+                    profiles.index(i).child("schedulerName"),
+                    f"duplicate value {quote(name)} (also profiles[{seen[name]}])",
+                )
+            )
+        seen.setdefault(name, i)
+    errs += _validate_common_queue_sort(profiles, cfg.profiles)
+    errs += _validate_percentage(
+        FieldPath.root("percentageOfNodesToScore"), cfg.percentage_of_nodes_to_score
+    )
+    initial = cfg.pod_initial_backoff_seconds or 0
+    if initial <= 0:
+        errs.append(
+            field_error(
+                FieldPath.root("podInitialBackoffSeconds"), f"{initial}: must be greater than 0"
+            )
+        )
+    if (cfg.pod_max_backoff_seconds or 0) < initial:
+        errs.append(
+            field_error(
+                FieldPath.root("podMaxBackoffSeconds"),
+                f"{cfg.pod_max_backoff_seconds}: must be greater than or equal to "
+                "podInitialBackoffSeconds",
+            )
+        )
+    errs += validate_extenders(FieldPath.root("extenders"), cfg.extenders)
+    return errs
+
+
+def validate_leader_election(path: FieldPath, le: LeaderElectionConfiguration) -> _Errs:
+    """component-base rules (only when leaderElect is on) plus ``resourceLock == "leases"``."""
+    if not le.leader_elect:
+        return []
+    errs: _Errs = []
+    durations: dict[str, float] = {}
+    for key, text in (
+        ("leaseDuration", le.lease_duration),
+        ("renewDeadline", le.renew_deadline),
+        ("retryPeriod", le.retry_period),
+    ):
+        seconds = parse_duration(text) if text else 0.0
+        durations[key] = seconds
+        if seconds <= 0:
+            errs.append(field_error(path.child(key), f"{text}: must be greater than zero"))
+    if durations["leaseDuration"] <= durations["renewDeadline"]:
+        errs.append(
+            field_error(
+                path.child("leaseDuration"),
+                f"{le.lease_duration}: leaseDuration must be greater than renewDeadline",
+            )
+        )
+    if not le.resource_lock:
+        errs.append(field_error(path.child("resourceLock"), "required"))
+    elif le.resource_lock != "leases":
+        errs.append(
+            field_error(
+                path.child("resourceLock"),
+                f'{quote(le.resource_lock)}: resourceLock value must be "leases"',
+            )
+        )
+    if not le.resource_namespace:
+        errs.append(field_error(path.child("resourceNamespace"), "required"))
+    if not le.resource_name:
+        errs.append(field_error(path.child("resourceName"), "required"))
+    return errs
+
+
+def _validate_percentage(path: FieldPath, value: int | None) -> _Errs:
+    if value is not None and not 0 <= value <= 100:
+        return [field_error(path, f"{value}: not in valid range [0-100]")]
+    return []
+
+
+def validate_profile(path: FieldPath, profile: KubeSchedulerProfile) -> _Errs:
+    errs: _Errs = []
+    if not profile.scheduler_name:
+        errs.append(field_error(path.child("schedulerName"), "required"))
+    errs += _validate_percentage(
+        path.child("percentageOfNodesToScore"), profile.percentage_of_nodes_to_score
+    )
+    if profile.plugins is not None:
+        for point in EXTENSION_POINTS:
+            for i, plugin in enumerate(profile.plugins.point(point).enabled):
+                if plugin.name in REMOVED_PLUGINS:
+                    errs.append(
+                        field_error(
+                            path.child("plugins", point, "enabled").index(i),
+                            f"{quote(plugin.name)}: {_REMOVED}",
+                        )
+                    )
+    seen: set[str] = set()
+    for i, pc in enumerate(profile.plugin_config):
+        p = path.child("pluginConfig").index(i)
+        if pc.name in seen:
+            errs.append(field_error(p, f"duplicate value {quote(pc.name)}"))
+        seen.add(pc.name)
+        if pc.name in REMOVED_PLUGINS:
+            errs.append(field_error(p, f"{quote(pc.name)}: {_REMOVED}"))
+            continue
+        errs += validate_plugin_args(p.child("args"), pc.name, pc.args)
+    return errs
+
+
+def validate_plugin_args(path: FieldPath, plugin: str, raw: dict[str, object]) -> _Errs:
+    """Decode and check the args of a plugin with a known args kind (others pass)."""
+    args_type = _args.ARGS_TYPES.get(plugin)
+    if args_type is None:
+        return []
+    errs: _Errs = []
+    typed = _args.decode_plugin_args(args_type, plugin, raw, path, errs)
+    if typed is not None and not errs:
+        validator = ARGS_VALIDATORS.get(plugin)
+        if validator is not None:
+            errs += validator(path, typed)
+    return errs
+
+
+def _validate_common_queue_sort(path: FieldPath, profiles: list[KubeSchedulerProfile]) -> _Errs:
+    if not profiles:
+        return []
+    errs: _Errs = []
+    first = profiles[0]
+    canon = first.plugins.queue_sort if first.plugins else None
+    if canon is not None and len(canon.enabled) > 1:
+        errs.append(
+            field_error(
+                path.index(0).child("plugins", "queueSort", "enabled"),
+                f"{len(canon.enabled)}: only one queue sort plugin can be enabled",
+            )
+        )
+    qs_name = canon.enabled[0].name if canon and canon.enabled else ""
+    qs_args = next((pc.args for pc in first.plugin_config if qs_name and pc.name == qs_name), None)
+    for i, profile in enumerate(profiles[1:], start=1):
+        cur = profile.plugins.queue_sort if profile.plugins else None
+        if cur != canon:
+            errs.append(
+                field_error(
+                    path.index(i).child("plugins", "queueSort"), "must be the same for all profiles"
+                )
+            )
+        for pc in profile.plugin_config:
+            if pc.name == qs_name and pc.args != qs_args:
+                errs.append(
+                    field_error(
+                        path.index(i).child("pluginConfig", "args"),
+                        "queueSort must be the same for all profiles",
+                    )
+                )
+    return errs
+
+
+def validate_extenders(path: FieldPath, extenders: list[Extender]) -> _Errs:
+    errs: _Errs = []
+    binders = 0
+    managed: set[str] = set()
+    for i, ext in enumerate(extenders):
+        p = path.index(i)
+        if ext.prioritize_verb and (ext.weight or 0) <= 0:
+            errs.append(
+                field_error(
+                    p.child("weight"),
+                    f"{ext.weight or 0}: must have a positive weight applied to it",
+                )
+            )
+        if ext.bind_verb:
+            binders += 1
+        if ext.http_timeout is not None and parse_duration(ext.http_timeout) < 0:
+            errs.append(
+                field_error(p.child("httpTimeout"), f"{ext.http_timeout}: must not be negative")
+            )
+        for j, res in enumerate(ext.managed_resources):
+            rp = p.child("managedResources").index(j).child("name")
+            problems = check_qualified_name(res.name)
+            if problems:
+                errs += [field_error(rp, f"{quote(res.name)}: {m}") for m in problems]
+            elif not is_extended_resource_name(res.name):
+                errs.append(
+                    field_error(rp, f"{quote(res.name)}: is an invalid extended resource name")
+                )
+            if res.name in managed:
+                errs.append(
+                    field_error(rp, f"{quote(res.name)}: duplicate extender managed resource name")
+                )
+            managed.add(res.name)
+    if binders > 1:
+        errs.append(
+            field_error(
+                path,
+                f"found {binders} extenders implementing bind: only one may",
+            )
+        )
+    return errs

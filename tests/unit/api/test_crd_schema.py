@@ -1,0 +1,111 @@
+"""The CRD in crds/: self-documenting, and in step with corral.api's model and defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from corral.api import defaults as api_defaults
+from corral.api import types as api
+from corral.scheduler import config as cfg
+from corral.scheduler.config.decode import json_name
+
+ROOT = Path(__file__).resolve().parents[3]
+CRD = yaml.safe_load((ROOT / "crds" / "schedulerprofiles.corral.dev.yaml").read_text())
+SCHEMA = CRD["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+SPEC = SCHEMA["properties"]["spec"]
+
+
+def walk(node: dict[str, Any], path: str) -> typing.Iterator[tuple[str, dict[str, Any]]]:
+    yield path, node
+    for key, child in node.get("properties", {}).items():
+        yield from walk(child, f"{path}.{key}")
+    if isinstance(node.get("items"), dict):
+        yield from walk(node["items"], f"{path}[]")
+
+
+def test_identity() -> None:
+    assert CRD["metadata"]["name"] == "schedulerprofiles.corral.dev"
+    assert CRD["spec"]["scope"] == "Cluster"
+    names = CRD["spec"]["names"]
+    assert (names["kind"], names["plural"]) == (api.KIND, api.PLURAL)
+    assert names["shortNames"]
+    assert names["categories"]
+    version = CRD["spec"]["versions"][0]
+    assert version["name"] == api.VERSION
+    assert version["subresources"] == {"status": {}}
+    columns = {c["name"] for c in version["additionalPrinterColumns"]}
+    assert {"Scheduler", "Replicas", "Ready", "Leader", "Age"} <= columns
+
+
+def test_every_field_has_a_description() -> None:
+    missing = [
+        path
+        for path, node in walk(SCHEMA, "")
+        if path != ".metadata"
+        and not node.get("description")
+        and not (path.endswith("[]") and node.get("type") != "object")  # scalar list items
+    ]
+    assert missing == []
+
+
+def schema_keys(node: dict[str, Any]) -> set[str]:
+    return set(node.get("properties", {}))
+
+
+def model_keys(cls: type[Any]) -> set[str]:
+    return {json_name(f) for f in dataclasses.fields(cls)}
+
+
+@pytest.mark.parametrize(
+    ("node", "cls"),
+    [
+        pytest.param(SPEC, api.SchedulerProfileSpec, id="spec"),
+        pytest.param(
+            SPEC["properties"]["leaderElection"], api.LeaderElectionSpec, id="leaderElection"
+        ),
+        pytest.param(SPEC["properties"]["tenancy"], api.Tenancy, id="tenancy"),
+        pytest.param(SPEC["properties"]["deployment"], api.DeploymentSpec, id="deployment"),
+        pytest.param(SPEC["properties"]["plugins"], cfg.Plugins, id="plugins"),
+        pytest.param(SPEC["properties"]["extenders"]["items"], cfg.Extender, id="extender"),
+        pytest.param(
+            SPEC["properties"]["deployment"]["properties"]["tolerations"]["items"],
+            api.Toleration,
+            id="toleration",
+        ),
+    ],
+)
+def test_schema_matches_model(node: dict[str, Any], cls: type[Any]) -> None:
+    assert schema_keys(node) == model_keys(cls)
+
+
+def test_schema_defaults_match_api_defaults() -> None:
+    props = SPEC["properties"]
+    assert props["replicas"]["default"] == api_defaults.DEFAULT_REPLICAS
+    assert props["logLevel"]["default"] == api_defaults.DEFAULT_LOG_LEVEL
+    le = props["leaderElection"]["properties"]
+    assert le["leaderElect"]["default"] is True
+    assert le["leaseDuration"]["default"] == api_defaults.DEFAULT_LEASE_DURATION
+    assert le["renewDeadline"]["default"] == api_defaults.DEFAULT_RENEW_DEADLINE
+    assert le["retryPeriod"]["default"] == api_defaults.DEFAULT_RETRY_PERIOD
+
+
+def test_cel_rules_cover_the_issue_list() -> None:
+    rules = [
+        r["rule"] for _, node in walk(SCHEMA, "") for r in node.get("x-kubernetes-validations", [])
+    ]
+    text = "\n".join(rules)
+    assert "self.replicas <= 1" in text
+    assert "duration(self.leaseDuration) > duration(self.renewDeadline)" in text
+    assert "duration(self.renewDeadline) > duration(self.retryPeriod)" in text
+    assert "self != 'default-scheduler'" in text
+    assert "self.weight >= 0 && self.weight <= 100" in text
+    assert "self.podMaxBackoffSeconds >= self.podInitialBackoffSeconds" in text
+    assert all(
+        r.get("message") for _, n in walk(SCHEMA, "") for r in n.get("x-kubernetes-validations", [])
+    )

@@ -1,0 +1,354 @@
+"""Upstream validation of KubeSchedulerConfiguration v1, reported with field paths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from corral.scheduler.config import ValidationError, load_config, parse_duration
+
+
+def config(**extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        **extra,
+    }
+
+
+def args_of(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return config(profiles=[{"schedulerName": "s", "pluginConfig": [{"name": name, "args": args}]}])
+
+
+@pytest.mark.parametrize(
+    ("data", "path", "fragment"),
+    [
+        pytest.param(
+            config(apiVersion="v1"), "apiVersion", 'must be "kubescheduler', id="apiVersion"
+        ),
+        pytest.param(config(parallelism=0), "parallelism", "greater than zero", id="parallelism"),
+        pytest.param(
+            config(parallelism=True),
+            "parallelism",
+            "must be an integer, got boolean",
+            id="bool is not int",
+        ),
+        pytest.param(
+            config(percentageOfNodesToScore=101),
+            "percentageOfNodesToScore",
+            "[0-100]",
+            id="percentage",
+        ),
+        pytest.param(
+            config(podInitialBackoffSeconds=0),
+            "podInitialBackoffSeconds",
+            "greater than 0",
+            id="initial backoff",
+        ),
+        pytest.param(
+            config(podInitialBackoffSeconds=5, podMaxBackoffSeconds=4),
+            "podMaxBackoffSeconds",
+            "greater than or equal",
+            id="max backoff",
+        ),
+        pytest.param(
+            config(leaderElection={"leaseDuration": "5s"}),
+            "leaderElection.leaseDuration",
+            "greater than renewDeadline",
+            id="lease vs renew",
+        ),
+        pytest.param(
+            config(leaderElection={"resourceLock": "endpoints"}),
+            "leaderElection.resourceLock",
+            '"leases"',
+            id="resource lock",
+        ),
+        pytest.param(
+            config(leaderElection={"retryPeriod": "two seconds"}),
+            "leaderElection.retryPeriod",
+            "invalid duration",
+            id="duration syntax",
+        ),
+        pytest.param(
+            config(profiles=[{"schedulerName": "a"}, {"schedulerName": "a"}]),
+            "profiles[1].schedulerName",
+            "duplicate",
+            id="duplicate profile",
+        ),
+        pytest.param(
+            config(profiles=[{"schedulerName": "a"}, {}]),
+            "profiles[1].schedulerName",
+            "required",
+            id="unnamed profile",
+        ),
+        pytest.param(
+            config(
+                profiles=[
+                    {
+                        "schedulerName": "a",
+                        "plugins": {"filter": {"enabled": [{"name": "EBSLimits"}]}},
+                    }
+                ]
+            ),
+            "profiles[0].plugins.filter.enabled[0]",
+            "was invalid",
+            id="removed plugin",
+        ),
+        pytest.param(
+            config(
+                profiles=[{"schedulerName": "a", "pluginConfig": [{"name": "X"}, {"name": "X"}]}]
+            ),
+            "profiles[0].pluginConfig[1]",
+            "duplicate",
+            id="duplicate pluginConfig",
+        ),
+        pytest.param(
+            config(profiles=[{"schedulerName": "a", "surprise": 1}]),
+            "profiles[0].surprise",
+            "unknown field",
+            id="unknown field",
+        ),
+        pytest.param(
+            config(extenders=[{"urlPrefix": "http://x", "prioritizeVerb": "p"}]),
+            "extenders[0].weight",
+            "positive weight",
+            id="extender weight",
+        ),
+        pytest.param(
+            config(
+                extenders=[
+                    {"urlPrefix": "http://a", "bindVerb": "b"},
+                    {"urlPrefix": "http://b", "bindVerb": "b"},
+                ]
+            ),
+            "extenders",
+            "only one may",
+            id="two binders",
+        ),
+        pytest.param(
+            config(extenders=[{"urlPrefix": "http://a", "managedResources": [{"name": "cpu"}]}]),
+            "extenders[0].managedResources[0].name",
+            "invalid extended resource",
+            id="native resource",
+        ),
+        pytest.param(
+            config(
+                extenders=[
+                    {
+                        "urlPrefix": "http://a",
+                        "managedResources": [{"name": "x.io/g"}, {"name": "x.io/g"}],
+                    }
+                ]
+            ),
+            "extenders[0].managedResources[1].name",
+            "duplicate",
+            id="duplicate managed",
+        ),
+        pytest.param(
+            args_of(
+                "DefaultPreemption",
+                {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+            ),
+            "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage",
+            "cannot be zero",
+            id="preemption both zero",
+        ),
+        pytest.param(
+            args_of("DefaultPreemption", {"minCandidateNodesPercentage": 101}),
+            "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage",
+            "[0, 100]",
+            id="preemption percentage",
+        ),
+        pytest.param(
+            args_of("InterPodAffinity", {"hardPodAffinityWeight": 101}),
+            "profiles[0].pluginConfig[0].args.hardPodAffinityWeight",
+            "[0, 100]",
+            id="hard affinity weight",
+        ),
+        pytest.param(
+            args_of(
+                "NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu", "weight": 2}]}
+            ),
+            "profiles[0].pluginConfig[0].args.resources[0].weight",
+            "must be 1",
+            id="balanced weight",
+        ),
+        pytest.param(
+            args_of("NodeResourcesFit", {"scoringStrategy": {"type": "Best"}}),
+            "profiles[0].pluginConfig[0].args.scoringStrategy.type",
+            "supported values",
+            id="fit strategy",
+        ),
+        pytest.param(
+            args_of(
+                "NodeResourcesFit",
+                {
+                    "scoringStrategy": {
+                        "type": "MostAllocated",
+                        "resources": [{"name": "cpu", "weight": 101}],
+                    }
+                },
+            ),
+            "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight",
+            "(0, 100]",
+            id="fit resource weight",
+        ),
+        pytest.param(
+            args_of("NodeResourcesFit", {"scoringStrategy": {"type": "RequestedToCapacityRatio"}}),
+            "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio",
+            "must be specified",
+            id="ratio needs shape",
+        ),
+        pytest.param(
+            args_of(
+                "NodeResourcesFit",
+                {
+                    "scoringStrategy": {
+                        "type": "RequestedToCapacityRatio",
+                        "requestedToCapacityRatio": {
+                            "shape": [
+                                {"utilization": 50, "score": 1},
+                                {"utilization": 40, "score": 11},
+                            ]
+                        },
+                    }
+                },
+            ),
+            "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[1].utilization",
+            "increasing",
+            id="shape order",
+        ),
+        pytest.param(
+            args_of("NodeResourcesFit", {"ignoredResourceGroups": ["a/b"]}),
+            "profiles[0].pluginConfig[0].args.ignoredResourceGroups[0]",
+            "can't contain '/'",
+            id="resource group",
+        ),
+        pytest.param(
+            args_of(
+                "PodTopologySpread",
+                {
+                    "defaultConstraints": [
+                        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+                    ]
+                },
+            ),
+            "profiles[0].pluginConfig[0].args.defaultingType",
+            '"List"',
+            id="system with constraints",
+        ),
+        pytest.param(
+            args_of(
+                "PodTopologySpread",
+                {
+                    "defaultingType": "List",
+                    "defaultConstraints": [
+                        {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+                    ],
+                },
+            ),
+            "profiles[0].pluginConfig[0].args.defaultConstraints[0].maxSkew",
+            "(0, inf)",
+            id="max skew",
+        ),
+        pytest.param(
+            args_of("VolumeBinding", {"bindTimeoutSeconds": -1}),
+            "profiles[0].pluginConfig[0].args.bindTimeoutSeconds",
+            "negative",
+            id="bind timeout",
+        ),
+        pytest.param(
+            args_of("VolumeBinding", {"shape": []}),
+            "profiles[0].pluginConfig[0].args.shape",
+            "StorageCapacityScoring",
+            id="shape gated",
+        ),
+        pytest.param(
+            args_of(
+                "NodeAffinity",
+                {
+                    "addedAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {"matchExpressions": [{"key": "a", "operator": "In"}]}
+                            ]
+                        }
+                    }
+                },
+            ),
+            "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values",
+            "must be specified",
+            id="affinity values",
+        ),
+        pytest.param(
+            args_of("NodeAffinity", {"kind": "FitArgs"}),
+            "profiles[0].pluginConfig[0].args.kind",
+            '"NodeAffinityArgs"',
+            id="args kind",
+        ),
+        pytest.param(
+            args_of("CheckPodCountLimit", {}),
+            "profiles[0].pluginConfig[0].args.podCountLimit",
+            "required",
+            id="pod count limit required",
+        ),
+        pytest.param(
+            args_of("CheckPodLimitResources", {"limitRatio": {"cpu": 0}}),
+            "profiles[0].pluginConfig[0].args.limitRatio[cpu]",
+            "greater than 0",
+            id="limit ratio",
+        ),
+    ],
+)
+def test_invalid_config_reports_path(data: dict[str, Any], path: str, fragment: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        load_config(data)
+    found = [e for e in info.value.errors if e.path == path]
+    assert found, [str(e) for e in info.value.errors]
+    assert any(fragment in e.message for e in found), [str(e) for e in found]
+
+
+def test_yaml_syntax_error_has_position() -> None:
+    with pytest.raises(ValidationError) as info:
+        load_config("apiVersion: [unclosed\n")
+    assert info.value.errors[0].path.startswith("line ")
+
+
+def test_hand_written_config_loads() -> None:
+    cfg = load_config(
+        """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: bin-packing
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      kind: NodeResourcesFitArgs
+      apiVersion: kubescheduler.config.k8s.io/v1
+      scoringStrategy: {type: MostAllocated}
+"""
+    )
+    assert cfg.profiles[0].scheduler_name == "bin-packing"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        pytest.param("15s", 15.0, id="seconds"),
+        pytest.param("1m30s", 90.0, id="compound"),
+        pytest.param("1.5h", 5400.0, id="fraction"),
+        pytest.param("300ms", 0.3, id="millis"),
+        pytest.param("0", 0.0, id="bare zero"),
+    ],
+)
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "15", "s", "1 s", "1d"])
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match="invalid duration"):
+        parse_duration(text)
