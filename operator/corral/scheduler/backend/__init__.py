@@ -1,0 +1,1 @@
+"""Scheduler backend: the node/pod cache with its columnar snapshot, and the scheduling queue."""

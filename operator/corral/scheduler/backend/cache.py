@@ -1,0 +1,221 @@
+"""The scheduler's cache of nodes and bound/assumed pods, kept as NumPy columns.
+
+Pod state machine (as upstream ``backend/cache/interface.go``)::
+
+    (none) --assume--> Assumed --finish_binding--> Assumed+bound --expire (ttl)--> (none)
+       |                  |  \\--forget-----------------------------------------> (none)
+       |                  \\--add (bound event: confirm)--> Added
+       \\--add (informer)------------------------------------> Added --remove--> (none)
+                                                                 \\--update--> Added
+
+An assumed pod counts on its node at once, so the next cycle sees its requests before the
+binding is confirmed. ``ttl`` 0 (upstream's default since #106361) means assumed pods whose
+binding finished never expire; the bound event confirms them.
+
+Thread-safety: every public method takes the cache lock; snapshots are immutable (copy-on-write
+columns), so a cycle can read one while informers and binders keep updating the cache.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from corral.scheduler.backend.node_columns import NodeColumns
+from corral.scheduler.backend.node_tree import NodeTree
+from corral.scheduler.framework import snapshot as snap
+from corral.scheduler.framework import types
+
+
+class CacheError(Exception):
+    """An event that does not fit the pod's state (upstream returns these as errors)."""
+
+
+@dataclass(slots=True)
+class _PodState:
+    pod: types.PodInfo
+    assumed: bool = False
+    binding_finished: bool = False
+    deadline: float | None = None
+
+
+class Cache:
+    def __init__(self, *, ttl: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._columns = NodeColumns()
+        self._tree = NodeTree()
+        self._pods: dict[str, _PodState] = {}
+        # Pods by node name, also for nodes not (yet) in the cache, as upstream keeps them.
+        self._node_pods: dict[str, dict[str, types.PodInfo]] = {}
+        self._generation = 0
+        self._order = np.zeros(0, dtype=np.intp)
+        self._order_dirty = False
+        self._last: snap.Snapshot | None = None
+
+    # --- nodes ------------------------------------------------------------------------------
+
+    def add_node(self, node: types.NodeRecord) -> None:
+        """Add or update (informer add and update both land here)."""
+        with self._lock:
+            known = node.name in self._columns.slot_of
+            slot = self._columns.set_node(node)
+            if not known:
+                for pod in self._node_pods.get(node.name, {}).values():
+                    self._columns.add_usage(slot, pod, 1)
+            if self._tree.add(node.name, node.labels):
+                self._order_dirty = True  # a new node, or one whose zone changed
+            self._bump()
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        with self._lock:
+            if self._columns.remove_node(name) is None:
+                return
+            self._tree.remove(name)
+            self._order_dirty = True
+            self._bump()
+
+    def node_names(self) -> list[str]:
+        with self._lock:
+            return list(self._columns.slot_of)
+
+    # --- pods -------------------------------------------------------------------------------
+
+    def _place(self, pod: types.PodInfo) -> None:
+        self._node_pods.setdefault(pod.node_name, {})[pod.uid] = pod
+        slot = self._columns.slot_of.get(pod.node_name)
+        if slot is not None:
+            self._columns.add_usage(slot, pod, 1)
+
+    def _unplace(self, pod: types.PodInfo) -> None:
+        on_node = self._node_pods.get(pod.node_name)
+        if on_node is not None:
+            on_node.pop(pod.uid, None)
+            if not on_node:
+                del self._node_pods[pod.node_name]
+        slot = self._columns.slot_of.get(pod.node_name)
+        if slot is not None:
+            self._columns.add_usage(slot, pod, -1)
+
+    def assume_pod(self, pod: types.PodInfo, node_name: str) -> None:
+        """Count ``pod`` on ``node_name`` before its binding is confirmed."""
+        with self._lock:
+            if pod.uid in self._pods:
+                raise CacheError(f"pod {pod.key} is in the cache, so can't be assumed")
+            assumed = replace(pod, node_name=node_name)
+            self._place(assumed)
+            self._pods[pod.uid] = _PodState(assumed, assumed=True)
+            self._bump()
+
+    def finish_binding(self, pod: types.PodInfo) -> None:
+        """The binding was posted; start the expiry clock (if a ttl is set)."""
+        with self._lock:
+            state = self._pods.get(pod.uid)
+            if state is not None and state.assumed:
+                state.binding_finished = True
+                state.deadline = self._clock() + self._ttl if self._ttl > 0 else None
+
+    def forget_pod(self, pod: types.PodInfo) -> None:
+        """Undo an assume (the binding failed or was rejected)."""
+        with self._lock:
+            state = self._pods.get(pod.uid)
+            if state is None or not state.assumed:
+                raise CacheError(f"pod {pod.key} wasn't assumed so cannot be forgotten")
+            if pod.node_name and pod.node_name != state.pod.node_name:
+                raise CacheError(
+                    f"pod {pod.key} was assumed on {state.pod.node_name} "
+                    f"but assigned to {pod.node_name}"
+                )
+            self._unplace(state.pod)
+            del self._pods[pod.uid]
+            self._bump()
+
+    def add_pod(self, pod: types.PodInfo) -> None:
+        """A bound pod seen by the informer: confirms an assumed pod, or adds a new one."""
+        with self._lock:
+            state = self._pods.get(pod.uid)
+            if state is not None and not state.assumed:
+                raise CacheError(f"pod {pod.key} was already in added state")
+            if state is not None:
+                self._unplace(state.pod)  # it may have landed elsewhere than assumed
+            self._place(pod)
+            self._pods[pod.uid] = _PodState(pod)
+            self._bump()
+
+    def update_pod(self, old: types.PodInfo, new: types.PodInfo) -> None:
+        with self._lock:
+            state = self._pods.get(old.uid)
+            if state is None or state.assumed:
+                raise CacheError(
+                    f"pod {old.key} is not added to scheduler cache, so cannot be updated"
+                )
+            self._unplace(state.pod)
+            self._place(new)
+            state.pod = new
+            self._bump()
+
+    def remove_pod(self, pod: types.PodInfo) -> None:
+        with self._lock:
+            state = self._pods.pop(pod.uid, None)
+            if state is None:
+                raise CacheError(
+                    f"pod {pod.key} is not found in scheduler cache, so cannot be removed from it"
+                )
+            self._unplace(state.pod)
+            self._bump()
+
+    def cleanup_assumed_pods(self, now: float | None = None) -> list[types.PodInfo]:
+        """Expire assumed pods whose binding finished more than ``ttl`` ago; returns them."""
+        now = self._clock() if now is None else now
+        expired: list[types.PodInfo] = []
+        with self._lock:
+            for uid, state in list(self._pods.items()):
+                if not state.assumed or not state.binding_finished or state.deadline is None:
+                    continue
+                if now > state.deadline:
+                    self._unplace(state.pod)
+                    del self._pods[uid]
+                    expired.append(state.pod)
+            if expired:
+                self._bump()
+        return expired
+
+    def is_assumed(self, uid: str) -> bool:
+        with self._lock:
+            state = self._pods.get(uid)
+            return state is not None and state.assumed
+
+    def get_pod(self, uid: str) -> types.PodInfo | None:
+        with self._lock:
+            state = self._pods.get(uid)
+            return state.pod if state is not None else None
+
+    def pods_on(self, node_name: str) -> list[types.PodInfo]:
+        with self._lock:
+            return list(self._node_pods.get(node_name, {}).values())
+
+    # --- snapshot ---------------------------------------------------------------------------
+
+    def _bump(self) -> None:
+        self._generation += 1
+
+    def snapshot(self) -> snap.Snapshot:
+        """A consistent, immutable view; reused while nothing changed."""
+        with self._lock:
+            last = self._last
+            if last is not None and last.generation == self._generation:
+                return last
+            if self._order_dirty:
+                slot_of = self._columns.slot_of
+                order = [slot_of[n] for n in self._tree.list()]
+                self._order = np.array(order, dtype=np.intp)
+                self._order_dirty = False
+            self._last = self._columns.snapshot(self._generation, self._order)
+            return self._last

@@ -1,0 +1,335 @@
+"""The scheduling queue: activeQ, backoffQ and unschedulablePods (upstream ``PriorityQueue``).
+
+- activeQ is a heap ordered by the profile's QueueSort ``less``.
+- A failed pod waits in backoffQ when no plugin rejected it (an error) or when a cluster event
+  arrived during its cycle; otherwise in unschedulablePods until an event that one of its
+  rejector plugins registered for moves it (to backoffQ while it still backs off, else activeQ),
+  or until it has waited ``max_in_unschedulable`` (5 minutes) and the periodic flush moves it.
+- Backoff: ``initial * 2^(attempts-1)`` capped at ``max_backoff``, counted from the pod's last
+  failure (``attempts`` = number of pops).
+- PreEnqueue (scheduling gates) runs whenever a pod would enter activeQ; a rejected pod is
+  *gated*: it waits in unschedulablePods and only its own update can release it.
+- Pods deleted, or bound by someone else (the informer calls :meth:`delete`), leave the queue;
+  a pod deleted while in flight is not requeued.
+
+This is upstream's behaviour without QueueingHints (1.30/1.31 defaults) and without the Node
+pre-check; hints can be added per plugin later. All times come from the injectable ``clock``;
+the owner calls :meth:`flush_backoff_completed` every second and
+:meth:`flush_unschedulable_leftover` every 30 seconds.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from corral.scheduler.framework import events
+from corral.scheduler.framework.events import ClusterEvent
+from corral.scheduler.framework.status import Status
+from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
+
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION: Final = 300.0
+
+Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+
+
+class _ActiveEntry:
+    __slots__ = ("less", "live", "qpi")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Less) -> None:
+        self.qpi = qpi
+        self.less = less
+        self.live = True
+
+    def __lt__(self, other: _ActiveEntry) -> bool:
+        return self.less(self.qpi, other.qpi)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPods:
+    active: int
+    backoff: int
+    unschedulable: int
+    gated: int
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        *,
+        less: Less,
+        pre_enqueue: Callable[[PodInfo], Status | None] = lambda _pod: None,
+        events_by_plugin: Mapping[str, Sequence[ClusterEvent]] | None = None,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._less = less
+        self._pre_enqueue = pre_enqueue
+        self._events = dict(events_by_plugin or {})
+        self._initial_backoff = initial_backoff
+        self._max_backoff = max_backoff
+        self._max_in_unschedulable = max_in_unschedulable
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._active: list[_ActiveEntry] = []
+        self._active_index: dict[str, _ActiveEntry] = {}
+        self._backoff: list[tuple[float, int, str]] = []
+        self._backoff_index: dict[str, QueuedPodInfo] = {}
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._in_flight: dict[str, QueuedPodInfo] = {}
+        self._deleted_in_flight: set[str] = set()
+        self._seq = itertools.count()
+        self.scheduling_cycle = 0
+        self._move_request_cycle = -1
+        self._closed = False
+
+    # --- backoff ----------------------------------------------------------------------------
+
+    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        duration = self._initial_backoff
+        for _ in range(1, qpi.attempts):
+            if duration > self._max_backoff - duration:
+                return self._max_backoff
+            duration += duration
+        return duration
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
+        return qpi.timestamp + self.backoff_duration(qpi)
+
+    def _backing_off(self, qpi: QueuedPodInfo, now: float) -> bool:
+        return not qpi.gated and self.backoff_expiry(qpi) > now
+
+    # --- placement (lock held) --------------------------------------------------------------
+
+    def _contains(self, uid: str) -> bool:
+        return uid in self._active_index or uid in self._backoff_index or uid in self._unschedulable
+
+    def _to_active(self, qpi: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; push to activeQ, or keep the pod gated in unschedulablePods."""
+        s = self._pre_enqueue(qpi.pod)
+        if s is not None and not s.is_success:
+            qpi.gated = True
+            qpi.gating_plugin = s.plugin
+            self._unschedulable[qpi.pod.uid] = qpi
+            return False
+        qpi.gated = False
+        qpi.gating_plugin = ""
+        self._unschedulable.pop(qpi.pod.uid, None)
+        entry = _ActiveEntry(qpi, self._less)
+        heapq.heappush(self._active, entry)
+        self._active_index[qpi.pod.uid] = entry
+        self._cond.notify()
+        return True
+
+    def _to_backoff(self, qpi: QueuedPodInfo) -> None:
+        self._unschedulable.pop(qpi.pod.uid, None)
+        self._backoff_index[qpi.pod.uid] = qpi
+        heapq.heappush(self._backoff, (self.backoff_expiry(qpi), next(self._seq), qpi.pod.uid))
+
+    def _remove(self, uid: str) -> QueuedPodInfo | None:
+        entry = self._active_index.pop(uid, None)
+        if entry is not None:
+            entry.live = False
+            return entry.qpi
+        qpi = self._backoff_index.pop(uid, None)  # its heap item is skipped when popped
+        return qpi if qpi is not None else self._unschedulable.pop(uid, None)
+
+    def _move(self, qpi: QueuedPodInfo, now: float) -> None:
+        if self._backing_off(qpi, now):
+            self._to_backoff(qpi)
+        else:
+            self._unschedulable.pop(qpi.pod.uid, None)
+            self._to_active(qpi)
+
+    # --- informer side ----------------------------------------------------------------------
+
+    def add(self, pod: PodInfo) -> None:
+        """A new pending pod."""
+        with self._cond:
+            if self._contains(pod.uid) or pod.uid in self._in_flight:
+                return
+            now = self._clock()
+            self._to_active(QueuedPodInfo(pod=pod, timestamp=now, initial_attempt_timestamp=None))
+
+    def update(self, old: PodInfo, new: PodInfo) -> None:
+        """A pending pod changed. Gated pods re-run PreEnqueue; an unschedulable pod whose spec
+        or labels changed is retried (its own change may make it schedulable)."""
+        with self._cond:
+            uid = new.uid
+            if uid in self._in_flight:
+                self._in_flight[uid].pod = new
+                return
+            entry = self._active_index.get(uid)
+            if entry is not None:  # re-push: the update may change its place in the order
+                self._remove(uid)
+                entry.qpi.pod = new
+                fresh = _ActiveEntry(entry.qpi, self._less)
+                heapq.heappush(self._active, fresh)
+                self._active_index[uid] = fresh
+                return
+            if uid in self._backoff_index:
+                self._backoff_index[uid].pod = new
+                return
+            qpi = self._unschedulable.get(uid)
+            if qpi is None:
+                self._to_active(QueuedPodInfo(pod=new, timestamp=self._clock()))
+                return
+            qpi.pod = new
+            if qpi.gated or _spec_changed(old, new):
+                self._move(qpi, self._clock())
+
+    def delete(self, uid: str) -> None:
+        """The pod was deleted or bound by someone else."""
+        with self._cond:
+            self._remove(uid)
+            if uid in self._in_flight:
+                self._deleted_in_flight.add(uid)
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent) -> int:
+        """A cluster event: move every unschedulable pod one of whose rejectors registered for
+        it. Returns how many pods moved."""
+        with self._cond:
+            now = self._clock()
+            moved = [
+                qpi
+                for qpi in self._unschedulable.values()
+                if not qpi.gated and self._matches(qpi, event)
+            ]
+            for qpi in moved:
+                self._move(qpi, now)
+            self._move_request_cycle = self.scheduling_cycle
+            return len(moved)
+
+    def _matches(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        if event.resource == events.WILDCARD:
+            return True
+        for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:
+            if any(event.matches(r) for r in self._events.get(plugin, ())):
+                return True
+        return False
+
+    # --- scheduler side ---------------------------------------------------------------------
+
+    def pop(self, timeout: float | None = None) -> QueuedPodInfo | None:
+        """The next pod by QueueSort order; blocks up to ``timeout`` (None: forever)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                while self._active and not self._active[0].live:
+                    heapq.heappop(self._active)
+                if self._active or self._closed:
+                    break
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(timeout=remaining)
+            if not self._active:
+                return None
+            entry = heapq.heappop(self._active)
+            qpi = entry.qpi
+            del self._active_index[qpi.pod.uid]
+            qpi.attempts += 1
+            if qpi.initial_attempt_timestamp is None:
+                qpi.initial_attempt_timestamp = self._clock()
+            self.scheduling_cycle += 1
+            self._in_flight[qpi.pod.uid] = qpi
+            return qpi
+
+    def done(self, uid: str) -> None:
+        """The pod's cycle is over (bound, or requeued through ``add_unschedulable``)."""
+        with self._cond:
+            self._in_flight.pop(uid, None)
+            self._deleted_in_flight.discard(uid)
+
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, pod_cycle: int) -> None:
+        """Requeue a pod after a failed attempt; ``qpi.unschedulable_plugins`` names the
+        rejectors (empty for an error)."""
+        with self._cond:
+            uid = qpi.pod.uid
+            self._in_flight.pop(uid, None)
+            if uid in self._deleted_in_flight:
+                self._deleted_in_flight.discard(uid)
+                return
+            if self._contains(uid):
+                return
+            qpi.timestamp = self._clock()
+            rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+            if self._move_request_cycle >= pod_cycle or not rejectors:
+                self._to_backoff(qpi)
+            else:
+                self._unschedulable[uid] = qpi
+
+    def flush_backoff_completed(self) -> int:
+        with self._cond:
+            now = self._clock()
+            moved = 0
+            while self._backoff and self._backoff[0][0] <= now:
+                _expiry, _seq, uid = heapq.heappop(self._backoff)
+                qpi = self._backoff_index.pop(uid, None)
+                if qpi is None:
+                    continue  # removed or moved since
+                self._to_active(qpi)
+                moved += 1
+            return moved
+
+    def flush_unschedulable_leftover(self) -> int:
+        with self._cond:
+            now = self._clock()
+            stale = [
+                qpi
+                for qpi in self._unschedulable.values()
+                if not qpi.gated and now - qpi.timestamp > self._max_in_unschedulable
+            ]
+            for qpi in stale:
+                self._move(qpi, now)
+            if stale:
+                self._move_request_cycle = self.scheduling_cycle
+            return len(stale)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def pending(self) -> PendingPods:
+        with self._cond:
+            gated = sum(1 for q in self._unschedulable.values() if q.gated)
+            return PendingPods(
+                active=len(self._active_index),
+                backoff=len(self._backoff_index),
+                unschedulable=len(self._unschedulable) - gated,
+                gated=gated,
+            )
+
+    def where(self, uid: str) -> str:
+        """Which queue holds the pod: active, backoff, unschedulable, gated, in-flight or ""."""
+        with self._cond:
+            if uid in self._active_index:
+                return "active"
+            if uid in self._backoff_index:
+                return "backoff"
+            if uid in self._unschedulable:
+                return "gated" if self._unschedulable[uid].gated else "unschedulable"
+            return "in-flight" if uid in self._in_flight else ""
+
+
+def _strip(raw: Mapping[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k not in _VOLATILE_META}
+    return {**{k: v for k, v in raw.items() if k != "status"}, "metadata": meta}
+
+
+_VOLATILE_META: Final = frozenset({"resourceVersion", "generation", "managedFields"})
+
+
+def _spec_changed(old: PodInfo, new: PodInfo) -> bool:
+    """Upstream ``isPodUpdated``: ignores status, resourceVersion and generation."""
+    if not old.raw and not new.raw:
+        return old is not new
+    return _strip(old.raw) != _strip(new.raw)

@@ -1,0 +1,136 @@
+"""Raw API JSON → compact records (``PodInfo``, ``NodeRecord``).
+
+Pod requests follow upstream ``resource.PodRequests`` (component-helpers): regular containers
+plus restartable (sidecar) init containers are summed; a normal init container needs its own
+request plus the sidecars started before it; the pod needs the max of the sum and every init
+container's need, plus ``spec.overhead``. Amounts are summed exactly and rounded once at the end
+(cpu to millis), as Quantity arithmetic does. The non-zero variant, used only for scoring,
+gives containers without a cpu/memory *key* 100m / 200Mi (an explicit 0 stays 0).
+Pod-level resources (``spec.resources``) are not read yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any, Final
+
+from corral.scheduler.backend import quantity
+from corral.scheduler.framework import nodeselector, taints, types
+
+_NON_ZERO_DEFAULTS: Final[dict[str, Fraction]] = {
+    types.CPU: Fraction(types.DEFAULT_MILLI_CPU_REQUEST, 1000),
+    types.MEMORY: Fraction(types.DEFAULT_MEMORY_REQUEST),
+}
+
+Amounts = dict[str, Fraction]
+
+
+def _requests(container: Mapping[str, Any], non_zero: bool) -> Amounts:
+    raw = (container.get("resources") or {}).get("requests") or {}
+    out = {name: quantity.parse(q) for name, q in raw.items()}
+    if non_zero:
+        for name, default in _NON_ZERO_DEFAULTS.items():
+            out.setdefault(name, default)
+    return out
+
+
+def _add(into: Amounts, more: Mapping[str, Fraction]) -> None:
+    for name, amount in more.items():
+        into[name] = into.get(name, Fraction(0)) + amount
+
+
+def _max(into: Amounts, other: Mapping[str, Fraction]) -> None:
+    for name, amount in other.items():
+        if name not in into or amount > into[name]:
+            into[name] = amount
+
+
+def pod_requests(spec: Mapping[str, Any], *, non_zero: bool = False) -> Amounts:
+    """Exact per-resource requests of a pod spec (upstream ``PodRequests``)."""
+    reqs: Amounts = {}
+    for container in spec.get("containers") or ():
+        _add(reqs, _requests(container, non_zero))
+    sidecars: Amounts = {}
+    init_max: Amounts = {}
+    for container in spec.get("initContainers") or ():
+        own = _requests(container, non_zero)
+        if container.get("restartPolicy") == "Always":
+            _add(reqs, own)
+            _add(sidecars, own)
+            need = dict(sidecars)
+        else:
+            need = dict(own)
+            _add(need, sidecars)
+        _max(init_max, need)
+    _max(reqs, init_max)
+    overhead = spec.get("overhead")
+    if overhead:
+        _add(reqs, {name: quantity.parse(q) for name, q in overhead.items()})
+    return reqs
+
+
+def to_resources(amounts: Mapping[str, Fraction], *, with_pods: bool = False) -> types.Resources:
+    """Upstream ``Resource.Add``: cpu in millis, scalar resources kept even when zero."""
+    scalar = {
+        name: quantity.value(a) for name, a in amounts.items() if types.is_scalar_resource(name)
+    }
+    return types.Resources(
+        milli_cpu=quantity.milli_value(amounts.get(types.CPU, Fraction(0))),
+        memory=quantity.value(amounts.get(types.MEMORY, Fraction(0))),
+        ephemeral_storage=quantity.value(amounts.get(types.EPHEMERAL_STORAGE, Fraction(0))),
+        allowed_pods=quantity.value(amounts.get(types.PODS, Fraction(0))) if with_pods else 0,
+        scalar=scalar,
+    )
+
+
+def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
+    meta = raw.get("metadata") or {}
+    spec = raw.get("spec") or {}
+    status = raw.get("status") or {}
+    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    preferred = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+    non_zero = pod_requests(spec, non_zero=True)
+    priority = spec.get("priority")
+    return types.PodInfo(
+        uid=meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+        namespace=meta.get("namespace") or "default",
+        name=meta.get("name") or "",
+        node_name=spec.get("nodeName") or "",
+        scheduler_name=spec.get("schedulerName") or "default-scheduler",
+        priority=int(priority) if priority is not None else 0,
+        labels=dict(meta.get("labels") or {}),
+        node_selector=dict(spec["nodeSelector"]) if spec.get("nodeSelector") is not None else None,
+        required_affinity=nodeselector.parse_node_selector(required)
+        if required is not None
+        else None,
+        preferred_affinity=nodeselector.parse_preferred(preferred)
+        if preferred is not None
+        else None,
+        tolerations=taints.parse_tolerations(spec.get("tolerations")),
+        requests=to_resources(pod_requests(spec)),
+        non_zero_milli_cpu=quantity.milli_value(non_zero.get(types.CPU, Fraction(0))),
+        non_zero_memory=quantity.value(non_zero.get(types.MEMORY, Fraction(0))),
+        scheduling_gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
+        deleting=meta.get("deletionTimestamp") is not None,
+        nominated_node_name=status.get("nominatedNodeName") or "",
+        resource_version=meta.get("resourceVersion") or "",
+        raw=raw,
+    )
+
+
+def node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
+    meta = raw.get("metadata") or {}
+    spec = raw.get("spec") or {}
+    allocatable = (raw.get("status") or {}).get("allocatable") or {}
+    return types.NodeRecord(
+        name=meta.get("name") or "",
+        labels=dict(meta.get("labels") or {}),
+        taints=taints.parse_taints(spec.get("taints")),
+        unschedulable=bool(spec.get("unschedulable")),
+        allocatable=to_resources(
+            {name: quantity.parse(q) for name, q in allocatable.items()}, with_pods=True
+        ),
+        resource_version=meta.get("resourceVersion") or "",
+    )

@@ -1,0 +1,49 @@
+"""Per-cycle scratch space shared by a profile's plugins (upstream ``CycleState``).
+
+Contract: a plugin writes under its own key (by convention ``"PreFilter" + NAME``) and reads it
+back at later points of the same cycle. Values that preemption's dry runs may change implement
+``clone()``; the cycle state is cloned before such a dry run.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+
+class StateData(Protocol):
+    def clone(self) -> StateData: ...
+
+
+_T = TypeVar("_T")
+
+
+class CycleState:
+    """Not thread-safe by design: one cycle runs on one thread (batch plugins need no workers)."""
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, object] = {}
+        # Plugins whose PreFilter/PreScore returned Skip: their Filter/Score is not run.
+        self.skip_filter_plugins: frozenset[str] = frozenset()
+        self.skip_score_plugins: frozenset[str] = frozenset()
+
+    def write(self, key: str, value: object) -> None:
+        self._data[key] = value
+
+    def read(self, key: str, kind: type[_T]) -> _T | None:
+        """The value under ``key`` if present and of ``kind``; ``None`` otherwise."""
+        value = self._data.get(key)
+        return value if isinstance(value, kind) else None
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        copy = CycleState()
+        for key, value in self._data.items():
+            clone = getattr(value, "clone", None)
+            copy._data[key] = clone() if callable(clone) else value
+        copy.skip_filter_plugins = self.skip_filter_plugins
+        copy.skip_score_plugins = self.skip_score_plugins
+        return copy

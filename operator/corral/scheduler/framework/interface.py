@@ -1,0 +1,237 @@
+"""One Protocol per extension point, the batch forms, and the handle plugins receive.
+
+Contract for every plugin: a ``name`` attribute and only the methods of the points it
+implements; the runtime discovers them structurally when the profile is built. Per-node forms
+take a :class:`~corral.scheduler.framework.types.NodeInfo`; batch forms take the cycle's
+:class:`~corral.scheduler.framework.snapshot.Snapshot` and work on whole columns. A plugin may
+offer both (in-tree plugins do, with identical semantics); the runtime prefers the batch form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import NodeToStatus
+from corral.scheduler.framework.events import ClusterEvent
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+
+Slots = npt.NDArray[np.intp]
+Scores = npt.NDArray[np.int64]
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Nodes a PreFilter restricts the cycle to; ``None`` means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    nominated_node_name: str = ""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FilterVerdict:
+    """A batch Filter's answer over all snapshot slots.
+
+    ``passed[slot]`` says whether the node passes. For failing slots, ``reasons[slot]`` is a
+    plugin-defined code (``None``: every failing node has code 0) and ``describe(code)`` gives
+    the Status for it; the runtime only calls ``describe`` for codes that occur, when it needs
+    statuses (FailedScheduling message, PostFilter).
+    """
+
+    passed: npt.NDArray[np.bool_]
+    reasons: npt.NDArray[np.int64] | None
+    describe: Callable[[int], Status]
+
+    @classmethod
+    def uniform(cls, passed: npt.NDArray[np.bool_], status: Status) -> FilterVerdict:
+        return cls(passed=passed, reasons=None, describe=lambda _code: status)
+
+
+# --- plugins ------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    """Events that may make a pod this plugin rejected schedulable (upstream EventsToRegister)."""
+
+    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+
+
+class PreFilterExtensions(Protocol):
+    """Incremental updates of PreFilter state for pods added/removed in what-if evaluations."""
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Plugin, Protocol):
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> FilterVerdict: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> tuple[int, Status | None]: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Plugin, Protocol):
+    """Scores for ``slots`` (feasible nodes), aligned with them."""
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> tuple[Scores, Status | None]: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Plugin, Protocol):
+    """NormalizeScore: rewrite ``scores`` (aligned with the feasible nodes) in place."""
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: Scores) -> Status | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    """Returns a status and, with Wait, how long (seconds) the pod may wait for approval."""
+
+    def permit(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> tuple[Status | None, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    """Bind the pod; return Skip to let the next bind plugin do it."""
+
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+# --- what plugins get from the framework ---------------------------------------------------------
+
+
+class PodBinder(Protocol):
+    """Posts the binding of ``pod`` to ``node_name``; raises on failure. (corral.k8s later.)"""
+
+    def __call__(self, pod: PodInfo, node_name: str) -> None: ...
+
+
+class WaitingPod(Protocol):
+    @property
+    def pod(self) -> PodInfo: ...
+
+    def pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class Handle(Protocol):
+    """The framework as plugins see it."""
+
+    @property
+    def pod_binder(self) -> PodBinder | None: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_waiting_pods(self) -> Iterator[WaitingPod]: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool: ...
+
+
+# A plugin factory: validated args object (or None for defaults, or a raw mapping) → plugin.
+PluginFactory = Callable[[object, Handle], Plugin]

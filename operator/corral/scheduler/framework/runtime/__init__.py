@@ -1,0 +1,1 @@
+"""The runtime: builds a profile's plugins and runs a scheduling and binding cycle."""

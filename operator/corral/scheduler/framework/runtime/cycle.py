@@ -1,0 +1,105 @@
+"""The scheduling cycle after host selection, and the binding cycle (upstream schedule_one.go).
+
+Scheduling cycle (on the scheduler's thread): schedule → assume → Reserve → Permit. Binding
+cycle (may run on a worker thread): wait on Permit → PreBind → Bind → finish binding → PostBind.
+Any failure after assume runs Unreserve and forgets the pod, so the cache never keeps a pod
+that was not bound. The cache is reached through :class:`Assumer` to keep the framework free of
+backend imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import FitError
+from corral.scheduler.framework.runtime.schedule import PodScheduler, ScheduleResult
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status, StatusError
+from corral.scheduler.framework.types import PodInfo
+
+
+class Assumer(Protocol):
+    """The cache's assume/forget/finish-binding half (``backend.cache.Cache`` implements it)."""
+
+    def assume_pod(self, pod: PodInfo, node_name: str) -> None: ...
+
+    def forget_pod(self, pod: PodInfo) -> None: ...
+
+    def finish_binding(self, pod: PodInfo) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CycleOutcome:
+    """What the scheduling cycle decided: a host to bind to, or a failure to requeue with."""
+
+    result: ScheduleResult | None = None
+    status: Status | None = None  # None: success (or Wait, see ``waiting``)
+    fit_error: FitError | None = None
+    nominated_node_name: str = ""
+    waiting: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and (self.status is None or self.status.is_wait)
+
+
+def scheduling_cycle(
+    scheduler: PodScheduler,
+    state: CycleState,
+    pod: PodInfo,
+    snapshot: Snapshot,
+    assumer: Assumer,
+) -> CycleOutcome:
+    fwk = scheduler.fwk
+    try:
+        result = scheduler.schedule_pod(state, pod, snapshot)
+    except FitError as err:
+        nominated = ""
+        if fwk.post_filter:
+            # Even a PostFilter error only adds its message: the pod is still Unschedulable.
+            post, s = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+            err.diagnosis.post_filter_msg = s.message
+            nominated = post.nominated_node_name if post is not None else ""
+        status = Status.of(Code.UNSCHEDULABLE, err.message())
+        return CycleOutcome(status=status, fit_error=err, nominated_node_name=nominated)
+    except StatusError as err:
+        return CycleOutcome(status=err.status)
+
+    host = result.suggested_host
+    assumer.assume_pod(pod, host)
+    reserved = fwk.run_reserve(state, pod, host)
+    if reserved is not None:
+        fwk.run_unreserve(state, pod, host)
+        assumer.forget_pod(pod)
+        return CycleOutcome(result=result, status=reserved)
+    permitted = fwk.run_permit(state, pod, host)
+    if permitted is not None and not permitted.is_wait:
+        fwk.run_unreserve(state, pod, host)
+        assumer.forget_pod(pod)
+        return CycleOutcome(result=result, status=permitted)
+    return CycleOutcome(result=result, status=permitted, waiting=permitted is not None)
+
+
+def binding_cycle(
+    scheduler: PodScheduler,
+    state: CycleState,
+    pod: PodInfo,
+    host: str,
+    assumer: Assumer,
+) -> Status | None:
+    """Returns ``None`` when bound; otherwise the failure (the pod was forgotten)."""
+    fwk = scheduler.fwk
+    s = fwk.wait_on_permit(pod)
+    if s is None:
+        s = fwk.run_pre_bind(state, pod, host)
+    if s is None:
+        s = fwk.run_bind(state, pod, host)
+    if s is not None:
+        fwk.run_unreserve(state, pod, host)
+        assumer.forget_pod(pod)
+        return s
+    assumer.finish_binding(pod)
+    fwk.run_post_bind(state, pod, host)
+    return None

@@ -1,0 +1,393 @@
+"""A profile's plugins, built and checked once, and the runners for every extension point.
+
+Build-time checks follow upstream ``NewFramework``: every listed plugin exists and implements
+the point it is listed at, no plugin appears twice at one point, exactly one QueueSort, at
+least one Bind, and the score weights cannot overflow the total score. Runners return upstream's
+statuses and error wording; the node-level work of Filter and Score lives in ``schedule.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from corral.scheduler.framework import interface as fw
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import NodeToStatus
+from corral.scheduler.framework.events import ClusterEvent
+from corral.scheduler.framework.profile import ResolvedProfile
+from corral.scheduler.framework.runtime.waiting_pods import (
+    MAX_PERMIT_TIMEOUT,
+    WaitingPod,
+    WaitingPods,
+)
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+
+_P = TypeVar("_P")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FilterStep:
+    """A Filter plugin with its forms resolved at build time (isinstance on Protocols is slow)."""
+
+    name: str
+    batch: Callable[[CycleState, PodInfo, Snapshot], fw.FilterVerdict] | None
+    single: Callable[[CycleState, PodInfo, NodeInfo], Status | None] | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScoreStep:
+    name: str
+    weight: int
+    batch: (
+        Callable[[CycleState, PodInfo, Snapshot, fw.Slots], tuple[fw.Scores, Status | None]] | None
+    )
+    single: Callable[[CycleState, PodInfo, NodeInfo], tuple[int, Status | None]] | None
+    normalize: Callable[[CycleState, PodInfo, fw.Scores], Status | None] | None
+
+
+class FrameworkError(Exception):
+    """The profile cannot be built (unknown plugin, wrong extension point, bad args, ...)."""
+
+
+_POINTS: Final[tuple[tuple[str, type[Any], str], ...]] = (
+    ("pre_enqueue", fw.PreEnqueuePlugin, "PreEnqueuePlugin"),
+    ("queue_sort", fw.QueueSortPlugin, "QueueSortPlugin"),
+    ("pre_filter", fw.PreFilterPlugin, "PreFilterPlugin"),
+    ("post_filter", fw.PostFilterPlugin, "PostFilterPlugin"),
+    ("pre_score", fw.PreScorePlugin, "PreScorePlugin"),
+    ("reserve", fw.ReservePlugin, "ReservePlugin"),
+    ("permit", fw.PermitPlugin, "PermitPlugin"),
+    ("pre_bind", fw.PreBindPlugin, "PreBindPlugin"),
+    ("bind", fw.BindPlugin, "BindPlugin"),
+    ("post_bind", fw.PostBindPlugin, "PostBindPlugin"),
+)
+
+
+class Framework:
+    """Implements :class:`~corral.scheduler.framework.interface.Handle` for its plugins."""
+
+    def __init__(
+        self,
+        profile: ResolvedProfile,
+        registry: Mapping[str, fw.PluginFactory],
+        *,
+        pod_binder: fw.PodBinder | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.profile = profile
+        self.clock = clock
+        self._pod_binder = pod_binder
+        self.waiting_pods = WaitingPods()
+        self.plugins: dict[str, fw.Plugin] = {}
+        for name in profile.plugin_names():
+            factory = registry.get(name)
+            if factory is None:
+                continue  # reported below with the point it is listed at
+            try:
+                plugin = factory(profile.plugin_args.get(name), self)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise FrameworkError(f"initializing plugin {name!r}: {exc}") from exc
+            if plugin.name != name:
+                raise FrameworkError(f"plugin {name!r} calls itself {plugin.name!r}")
+            self.plugins[name] = plugin
+
+        lists = {
+            attr: self._point(getattr(profile, attr), kind, label) for attr, kind, label in _POINTS
+        }
+        self.pre_enqueue: list[fw.PreEnqueuePlugin] = lists["pre_enqueue"]
+        queue_sort: list[fw.QueueSortPlugin] = lists["queue_sort"]
+        self.pre_filter: list[fw.PreFilterPlugin] = lists["pre_filter"]
+        self.post_filter: list[fw.PostFilterPlugin] = lists["post_filter"]
+        self.pre_score: list[fw.PreScorePlugin] = lists["pre_score"]
+        self.reserve: list[fw.ReservePlugin] = lists["reserve"]
+        self.permit: list[fw.PermitPlugin] = lists["permit"]
+        self.pre_bind: list[fw.PreBindPlugin] = lists["pre_bind"]
+        self.bind: list[fw.BindPlugin] = lists["bind"]
+        self.post_bind: list[fw.PostBindPlugin] = lists["post_bind"]
+        # Filter and Score accept either form; the batch form is preferred at run time.
+        self.filter: list[fw.Plugin] = self._either(
+            profile.filter, fw.BatchFilterPlugin, fw.FilterPlugin, "FilterPlugin"
+        )
+        self.score: list[fw.Plugin] = self._either(
+            tuple(s.name for s in profile.score), fw.BatchScorePlugin, fw.ScorePlugin, "ScorePlugin"
+        )
+        self.score_weights: dict[str, int] = {s.name: s.weight or 1 for s in profile.score}
+        self.filter_steps = [
+            FilterStep(
+                p.name,
+                p.filter_batch if isinstance(p, fw.BatchFilterPlugin) else None,
+                p.filter if isinstance(p, fw.FilterPlugin) else None,
+            )
+            for p in self.filter
+        ]
+        self.score_steps = [
+            ScoreStep(
+                p.name,
+                self.score_weights[p.name],
+                p.score_batch if isinstance(p, fw.BatchScorePlugin) else None,
+                p.score if isinstance(p, fw.ScorePlugin) else None,
+                p.normalize_score if isinstance(p, fw.ScoreExtensions) else None,
+            )
+            for p in self.score
+        ]
+        total = 0
+        for name, weight in self.score_weights.items():
+            if total > fw.MAX_TOTAL_SCORE - weight * fw.MAX_NODE_SCORE:
+                raise FrameworkError(f"total score of Score plugins could overflow at {name!r}")
+            total += weight * fw.MAX_NODE_SCORE
+
+        if not queue_sort:
+            raise FrameworkError("no queue sort plugin is enabled")
+        if len(queue_sort) > 1:
+            raise FrameworkError("only one queue sort plugin can be enabled")
+        if not self.bind:
+            raise FrameworkError("at least one bind plugin is needed")
+        self.queue_sort = queue_sort[0]
+
+    # --- build helpers ----------------------------------------------------------------------
+
+    def _lookup(self, name: str, label: str) -> fw.Plugin:
+        plugin = self.plugins.get(name)
+        if plugin is None:
+            raise FrameworkError(f"{label} {name!r} does not exist")
+        return plugin
+
+    def _point(self, names: Sequence[str], kind: type[_P], label: str) -> list[_P]:
+        out: list[_P] = []
+        seen: set[str] = set()
+        for name in names:
+            plugin = self._lookup(name, label)
+            if not isinstance(plugin, kind):
+                raise FrameworkError(f"plugin {name!r} does not extend {label} plugin")
+            if name in seen:
+                raise FrameworkError(f"plugin {name!r} already registered as {label!r}")
+            seen.add(name)
+            out.append(plugin)
+        return out
+
+    def _either(
+        self, names: Sequence[str], batch: type[Any], single: type[Any], label: str
+    ) -> list[fw.Plugin]:
+        out: list[fw.Plugin] = []
+        for name in names:
+            plugin = self._lookup(name, label)
+            if not isinstance(plugin, batch | single):
+                raise FrameworkError(f"plugin {name!r} does not extend {label} plugin")
+            if plugin in out:
+                raise FrameworkError(f"plugin {name!r} already registered as {label!r}")
+            out.append(plugin)
+        return out
+
+    # --- Handle -----------------------------------------------------------------------------
+
+    @property
+    def pod_binder(self) -> fw.PodBinder | None:
+        return self._pod_binder
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_waiting_pods(self) -> Iterator[WaitingPod]:
+        return iter(self.waiting_pods)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    # --- queue-side points ------------------------------------------------------------------
+
+    @property
+    def has_score_plugins(self) -> bool:
+        return bool(self.score)
+
+    @property
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter)
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return self.queue_sort.less(a, b)
+
+    def events_by_plugin(self) -> dict[str, tuple[ClusterEvent, ...]]:
+        return {
+            name: tuple(p.events_to_register())
+            for name, p in self.plugins.items()
+            if isinstance(p, fw.EnqueueExtensions)
+        }
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        for pl in self.pre_enqueue:
+            s = pl.pre_enqueue(pod)
+            if s is None or s.is_success:
+                continue
+            if s.is_rejected:
+                return s.with_plugin(pl.name)
+            return Status.error(f"running PreEnqueue plugin {pl.name!r}: {s.message}").with_plugin(
+                pl.name
+            )
+        return None
+
+    # --- scheduling cycle -------------------------------------------------------------------
+
+    def run_pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[fw.PreFilterResult | None, Status | None, set[str]]:
+        """Upstream ``RunPreFilterPlugins``: (merged result, status, narrowing plugins)."""
+        result: fw.PreFilterResult | None = None
+        with_nodes: set[str] = set()
+        skipped: set[str] = set()
+        returned: Status | None = None
+        for pl in self.pre_filter:
+            r, s = pl.pre_filter(state, pod, snapshot)
+            if s is not None and s.is_skip:
+                skipped.add(pl.name)
+                continue
+            if s is not None and not s.is_success:
+                s = s.with_plugin(pl.name)
+                if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, s, set()
+                if s.code is Code.UNSCHEDULABLE:
+                    returned = s  # keep running: preemption needs every PreFilter's state
+                    continue
+                msg = f"running PreFilter plugin {pl.name!r}: {s.message}"
+                return None, Status.error(msg).with_plugin(pl.name), set()
+            if r is not None and not r.all_nodes():
+                with_nodes.add(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and result.node_names is not None and not result.node_names:
+                names = sorted(with_nodes)
+                if len(names) == 1:
+                    msg = f"node(s) didn't satisfy plugin {names[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                return result, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
+        state.skip_filter_plugins = frozenset(skipped)
+        return result, returned, with_nodes
+
+    def run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[fw.PostFilterResult | None, Status]:
+        result: fw.PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.post_filter:
+            r, s = pl.post_filter(state, pod, statuses)
+            if s is None or s.is_success:
+                return r, Status(Code.SUCCESS, plugin=pl.name)
+            if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(pl.name)
+            if not s.is_rejected:
+                msg = f"running PostFilter plugin {pl.name!r}: {s.message}"
+                return None, Status.error(msg).with_plugin(pl.name)
+            reasons.extend(s.reasons)
+            rejector = rejector or pl.name
+            if r is not None:
+                result = r
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    def run_pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: fw.Slots
+    ) -> Status | None:
+        skipped: set[str] = set()
+        for pl in self.pre_score:
+            s = pl.pre_score(state, pod, snapshot, slots)
+            if s is None or s.is_success:
+                continue
+            if s.is_skip:
+                skipped.add(pl.name)
+                continue
+            return Status.error(f"running PreScore plugin {pl.name!r}: {s.message}").with_plugin(
+                pl.name
+            )
+        state.skip_score_plugins = frozenset(skipped)
+        return None
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.reserve:
+            s = pl.reserve(state, pod, node_name)
+            if s is None or s.is_success:
+                continue
+            if s.is_rejected:
+                return s.with_plugin(pl.name)
+            return Status.error(f"running Reserve plugin {pl.name!r}: {s.message}").with_plugin(
+                pl.name
+            )
+        return None
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Reserve plugins in reverse order, as upstream."""
+        for pl in reversed(self.reserve):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Success, a rejection, an error, or Wait (the pod is then in ``waiting_pods``)."""
+        timeouts: dict[str, float] = {}
+        for pl in self.permit:
+            s, timeout = pl.permit(state, pod, node_name)
+            if s is None or s.is_success:
+                continue
+            if s.is_rejected:
+                return s.with_plugin(pl.name)
+            if s.is_wait:
+                timeouts[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                continue
+            return Status.error(f"running Permit plugin {pl.name!r}: {s.message}").with_plugin(
+                pl.name
+            )
+        if timeouts:
+            self.waiting_pods.add(WaitingPod(pod, timeouts, self.clock))
+            msg = f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}"
+            return Status.of(Code.WAIT, msg)
+        return None
+
+    # --- binding cycle ----------------------------------------------------------------------
+
+    def wait_on_permit(self, pod: PodInfo) -> Status | None:
+        wp = self.waiting_pods.get(pod.uid)
+        if wp is None:
+            return None
+        try:
+            s = wp.wait()
+        finally:
+            self.waiting_pods.remove(pod.uid)
+        if s is None or s.is_success or s.is_rejected:
+            return s
+        return Status.error(f"waiting on permit for pod: {s.message}").with_plugin(s.plugin)
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.pre_bind:
+            s = pl.pre_bind(state, pod, node_name)
+            if s is None or s.is_success or s.is_skip:
+                continue
+            if s.is_rejected:
+                return s.with_plugin(pl.name)
+            return Status.error(f"running PreBind plugin {pl.name!r}: {s.message}").with_plugin(
+                pl.name
+            )
+        return None
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s: Status | None = Status(Code.SKIP)
+        for pl in self.bind:
+            s = pl.bind(state, pod, node_name)
+            if s is not None and s.is_skip:
+                continue
+            if s is None or s.is_success:
+                return None
+            if s.is_rejected:
+                return s.with_plugin(pl.name)
+            return Status.error(f"running Bind plugin {pl.name!r}: {s.message}").with_plugin(
+                pl.name
+            )
+        return s
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in self.post_bind:
+            pl.post_bind(state, pod, node_name)

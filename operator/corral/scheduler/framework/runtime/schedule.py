@@ -1,0 +1,282 @@
+"""Find a node for one pod: PreFilter → Filter (sampled) → PreScore → Score → select host.
+
+Follows upstream ``schedule_one.go`` (``schedulePod``, ``findNodesThatFitPod``,
+``findNodesThatPassFilters``, ``prioritizeNodes``, ``selectHost``) with columns instead of
+goroutines:
+
+- Filter: each batch plugin yields a mask over all slots; a node fails at the first plugin (in
+  profile order) whose mask rejects it, and only that plugin's reasons count. Per-node plugins
+  are looped only over nodes still alive. Nodes are then taken in rotation order from
+  ``next_start_node_index`` until ``num_feasible_nodes_to_find`` feasible ones are found; only
+  the nodes up to that point count as processed (feasible + statuses), which advances the index.
+  Upstream's 16 parallel workers stop at about the same point; sequential order makes ours exact.
+- Score: batch scores over the feasible slots; normalize; each plugin's scores must lie in
+  [0, 100]; weighted sum.
+- selectHost picks uniformly among the top-scored nodes, the distribution of upstream's
+  reservoir sampling (1.30-1.34) and of its per-node random tiebreak (1.35+).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from corral.scheduler.framework import interface as fw
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
+from corral.scheduler.framework.runtime.framework import Framework, ScoreStep
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status, StatusError
+from corral.scheduler.framework.types import PodInfo
+
+MIN_FEASIBLE_NODES_TO_FIND: Final = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """Upstream ``numFeasibleNodesToFind``: 0 is adaptive (50 - n/125, at least 5%)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    # Per-plugin weighted scores over the feasible slots, for --explain and logs.
+    slots: npt.NDArray[np.intp] = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    plugin_scores: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
+
+
+class PodScheduler:
+    """The state one profile keeps across cycles: the rotating start index and the RNG."""
+
+    def __init__(
+        self,
+        fwk: Framework,
+        *,
+        percentage_of_nodes_to_score: int = 0,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.fwk = fwk
+        profile_pct = fwk.profile.percentage_of_nodes_to_score
+        self.percentage = percentage_of_nodes_to_score if profile_pct is None else profile_pct
+        self.rng = rng or random.Random()
+        self.next_start_node_index = 0
+
+    def schedule_pod(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
+        """Raises :class:`FitError` when no node fits, :class:`StatusError` on an Error."""
+        if snapshot.num_nodes == 0:
+            raise StatusError(Status.error(NO_NODES_AVAILABLE))
+        feasible, diagnosis = self._find_nodes_that_fit(state, pod, snapshot)
+        if len(feasible) == 0:
+            raise FitError(pod.key, snapshot.num_nodes, diagnosis)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        if len(feasible) == 1:
+            return ScheduleResult(snapshot.names[int(feasible[0])], evaluated, 1, feasible)
+        total, per_plugin = self._prioritize(state, pod, snapshot, feasible)
+        top = total.max()
+        ties = np.flatnonzero(total == top)
+        chosen = int(feasible[int(ties[self.rng.randrange(len(ties))])])
+        return ScheduleResult(
+            snapshot.names[chosen], evaluated, len(feasible), feasible, per_plugin
+        )
+
+    # --- filter -----------------------------------------------------------------------------
+
+    def _find_nodes_that_fit(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[npt.NDArray[np.intp], Diagnosis]:
+        fwk = self.fwk
+        diagnosis = Diagnosis()
+        pre_res, s, with_nodes = fwk.run_pre_filter(state, pod, snapshot)
+        diagnosis.unschedulable_plugins = set(with_nodes)
+        if s is not None and not s.is_success:
+            if not s.is_rejected:
+                raise StatusError(s)
+            diagnosis.node_to_status.absent = s
+            diagnosis.pre_filter_msg = s.message
+            diagnosis.add_plugin_status(s)
+            return np.zeros(0, dtype=np.intp), diagnosis
+
+        num_all = snapshot.num_nodes
+        nodes = snapshot.order
+        if pre_res is not None and pre_res.node_names is not None:
+            wanted = {snapshot.slot_of[n] for n in pre_res.node_names if n in snapshot.slot_of}
+            nodes = nodes[np.isin(nodes, np.fromiter(wanted, dtype=np.intp, count=len(wanted)))]
+            msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
+            diagnosis.node_to_status.absent = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+        feasible = np.zeros(0, dtype=np.intp)
+        try:
+            feasible = self._pass_filters(state, pod, snapshot, diagnosis, nodes)
+        finally:
+            # Advanced even when the cycle errors, so that every node gets its turn.
+            processed = len(feasible) + len(diagnosis.node_to_status)
+            self.next_start_node_index = (self.next_start_node_index + processed) % num_all
+        return feasible, diagnosis
+
+    def _pass_filters(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        diagnosis: Diagnosis,
+        nodes: npt.NDArray[np.intp],
+    ) -> npt.NDArray[np.intp]:
+        fwk = self.fwk
+        n = len(nodes)
+        if n == 0:
+            return nodes
+        to_find = num_feasible_nodes_to_find(self.percentage, n)
+        if not fwk.has_score_plugins:
+            to_find = 1
+        start = self.next_start_node_index % n
+        rotated = np.concatenate([nodes[start:], nodes[:start]]) if start else nodes
+        steps = [p for p in fwk.filter_steps if p.name not in state.skip_filter_plugins]
+        if not steps:
+            return rotated[:to_find]
+
+        alive = np.zeros(snapshot.capacity, dtype=np.bool_)
+        alive[nodes] = True
+        failed_at = np.full(snapshot.capacity, -1, dtype=np.int16)
+        verdicts: list[fw.FilterVerdict | None] = []
+        explicit: dict[int, Status] = {}
+        for i, step in enumerate(steps):
+            if step.batch is not None:
+                verdict = step.batch(state, pod, snapshot)
+                newly = alive & ~verdict.passed
+                failed_at[newly] = i
+                alive &= verdict.passed
+                verdicts.append(verdict)
+                continue
+            assert step.single is not None
+            verdicts.append(None)
+            for slot in rotated[alive[rotated]].tolist():
+                s = step.single(state, pod, snapshot.node_info(slot))
+                if s is None or s.is_success:
+                    continue
+                if not s.is_rejected:
+                    msg = f"running {step.name!r} filter plugin: {s.message}"
+                    raise StatusError(Status.error(msg).with_plugin(step.name))
+                alive[slot] = False
+                failed_at[slot] = i
+                explicit[slot] = s.with_plugin(step.name)
+
+        passed = alive[rotated]
+        positions = np.flatnonzero(passed)
+        if len(positions) > to_find:
+            processed = rotated[: int(positions[to_find - 1]) + 1]
+            feasible = rotated[positions[:to_find]]
+        else:
+            processed = rotated
+            feasible = rotated[positions]
+        failed = processed[~alive[processed]]
+        if len(failed):
+            _record_failures(
+                diagnosis,
+                names=[step.name for step in steps],
+                verdicts=verdicts,
+                explicit=explicit,
+                failed=failed,
+                stages=failed_at[failed],
+            )
+        return feasible
+
+    # --- score ------------------------------------------------------------------------------
+
+    def _prioritize(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: npt.NDArray[np.intp]
+    ) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.int64]]]:
+        fwk = self.fwk
+        if not fwk.has_score_plugins:
+            return np.ones(len(slots), dtype=np.int64), {}
+        s = fwk.run_pre_score(state, pod, snapshot, slots)
+        if s is not None:
+            raise StatusError(s)
+        total = np.zeros(len(slots), dtype=np.int64)
+        per_plugin: dict[str, npt.NDArray[np.int64]] = {}
+        for step in fwk.score_steps:
+            if step.name in state.skip_score_plugins:
+                continue
+            scores, s = _score_one(step, state, pod, snapshot, slots)
+            if s is not None and not s.is_success:
+                msg = f"running Score plugins: plugin {step.name!r} failed with: {s.message}"
+                raise StatusError(Status.error(msg).with_plugin(step.name))
+            if step.normalize is not None:
+                s = step.normalize(state, pod, scores)
+                if s is not None and not s.is_success:
+                    msg = (
+                        f"running Normalize on Score plugins: plugin {step.name!r} "
+                        f"failed with: {s.message}"
+                    )
+                    raise StatusError(Status.error(msg).with_plugin(step.name))
+            if len(scores) and (
+                scores.min() < fw.MIN_NODE_SCORE or scores.max() > fw.MAX_NODE_SCORE
+            ):
+                bad = (scores < fw.MIN_NODE_SCORE) | (scores > fw.MAX_NODE_SCORE)
+                value = int(scores[np.flatnonzero(bad)[0]])
+                msg = (
+                    f"applying score defaultWeights on Score plugins: plugin {step.name!r} "
+                    f"returns an invalid score {value}, it should in the range of "
+                    f"[{fw.MIN_NODE_SCORE}, {fw.MAX_NODE_SCORE}] after normalizing"
+                )
+                raise StatusError(Status.error(msg).with_plugin(step.name))
+            weighted = scores * np.int64(step.weight)
+            per_plugin[step.name] = weighted
+            total += weighted
+        return total, per_plugin
+
+
+def _score_one(
+    step: ScoreStep,
+    state: CycleState,
+    pod: PodInfo,
+    snapshot: Snapshot,
+    slots: npt.NDArray[np.intp],
+) -> tuple[npt.NDArray[np.int64], Status | None]:
+    if step.batch is not None:
+        scores, s = step.batch(state, pod, snapshot, slots)
+        return np.array(scores, dtype=np.int64, copy=True), s
+    assert step.single is not None
+    out = np.zeros(len(slots), dtype=np.int64)
+    for i, slot in enumerate(slots.tolist()):
+        value, s = step.single(state, pod, snapshot.node_info(slot))
+        if s is not None and not s.is_success:
+            return out, s
+        out[i] = value
+    return out, None
+
+
+def _record_failures(
+    diagnosis: Diagnosis,
+    *,
+    names: list[str],
+    verdicts: list[fw.FilterVerdict | None],
+    explicit: dict[int, Status],
+    failed: npt.NDArray[np.intp],
+    stages: npt.NDArray[np.int16],
+) -> None:
+    """Statuses of the processed nodes that failed, each by its first failing plugin."""
+    for i, name in enumerate(names):
+        slots = failed[stages == i]
+        if not len(slots):
+            continue
+        found = verdicts[i]
+        if found is None:
+            for slot in slots.tolist():
+                diagnosis.node_to_status.set(slot, explicit[slot])
+            diagnosis.add_plugin_status(explicit[int(slots[0])])
+            continue
+        diagnosis.node_to_status.add_batch(slots, found, name)
+        # One status tells the rejection kind (filters only reject); describing every code
+        # would cost a np.unique per cycle for nothing.
+        code = 0 if found.reasons is None else int(found.reasons[slots[0]])
+        diagnosis.add_plugin_status(found.describe(code).with_plugin(name))

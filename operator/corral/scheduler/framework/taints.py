@@ -1,0 +1,73 @@
+"""Taints and tolerations: compact records, parsing from API JSON, and upstream's matching."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+NO_SCHEDULE: Final = "NoSchedule"
+PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
+NO_EXECUTE: Final = "NoExecute"
+# Effects the Filter checks (upstream ``helper.DoNotScheduleTaintsFilterFunc``).
+DO_NOT_SCHEDULE_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
+
+TAINT_NODE_UNSCHEDULABLE: Final = "node.kubernetes.io/unschedulable"
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = ""  # "" means Equal
+    value: str = ""
+    effect: str = ""  # "" matches every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Upstream ``Toleration.ToleratesTaint``."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+def tolerations_tolerate(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def find_untolerated(
+    taints: Sequence[Taint], tolerations: Sequence[Toleration], effects: frozenset[str]
+) -> Taint | None:
+    """The first taint with one of ``effects`` that no toleration tolerates, in node order."""
+    for taint in taints:
+        if taint.effect in effects and not tolerations_tolerate(tolerations, taint):
+            return taint
+    return None
+
+
+def parse_taints(raw: Sequence[Mapping[str, Any]] | None) -> tuple[Taint, ...]:
+    return tuple(
+        Taint(key=t.get("key") or "", value=t.get("value") or "", effect=t.get("effect") or "")
+        for t in raw or ()
+    )
+
+
+def parse_tolerations(raw: Sequence[Mapping[str, Any]] | None) -> tuple[Toleration, ...]:
+    return tuple(
+        Toleration(
+            key=t.get("key") or "",
+            operator=t.get("operator") or "",
+            value=t.get("value") or "",
+            effect=t.get("effect") or "",
+        )
+        for t in raw or ()
+    )

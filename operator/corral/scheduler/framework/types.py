@@ -1,0 +1,142 @@
+"""Compact pod and node records the engine works on (never the client library's models).
+
+Contract: records are parsed once from the API's raw JSON (``corral.scheduler.backend.records``)
+and then treated as immutable; an update replaces the record. ``raw`` keeps the JSON for the
+fields later plugins read (pod affinity, volumes, ports) and for binding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from corral.scheduler.framework import nodeselector, taints
+
+CPU: Final = "cpu"
+MEMORY: Final = "memory"
+EPHEMERAL_STORAGE: Final = "ephemeral-storage"
+PODS: Final = "pods"
+
+# Non-zero defaults used for scoring containers without a cpu/memory request
+# (upstream pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest).
+DEFAULT_MILLI_CPU_REQUEST: Final = 100
+DEFAULT_MEMORY_REQUEST: Final = 200 * 1024 * 1024
+
+
+def is_extended_resource(name: str) -> bool:
+    """Upstream ``IsExtendedResourceName``: namespaced, not kubernetes.io, not a quota name."""
+    if "/" not in name or "kubernetes.io/" in name:
+        return False
+    return not name.startswith("requests.")
+
+
+def is_scalar_resource(name: str) -> bool:
+    """Upstream ``IsScalarResourceName``: extended, hugepages, prefixed native, attachable."""
+    return (
+        is_extended_resource(name)
+        or name.startswith("hugepages-")
+        or "kubernetes.io/" in name
+        or name.startswith("attachable-volumes-")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """Upstream ``framework.Resource``: cpu in millis, memory and storage in bytes."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pods: int = 0  # allocatable only
+    scalar: Mapping[str, int] = field(default_factory=dict)
+
+    def is_zero(self) -> bool:
+        """True when nothing is requested at all (scalar entries count even when 0, as upstream)."""
+        return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalar)
+
+    def get(self, name: str) -> int:
+        if name == CPU:
+            return self.milli_cpu
+        if name == MEMORY:
+            return self.memory
+        if name == EPHEMERAL_STORAGE:
+            return self.ephemeral_storage
+        if name == PODS:
+            return self.allowed_pods
+        return self.scalar.get(name, 0)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PodInfo:
+    """One pod, as the scheduler needs it."""
+
+    uid: str
+    namespace: str
+    name: str
+    node_name: str = ""
+    scheduler_name: str = "default-scheduler"
+    priority: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    # None when the pod has no nodeSelector (upstream distinguishes nil from empty).
+    node_selector: Mapping[str, str] | None = None
+    required_affinity: nodeselector.NodeSelector | None = None
+    # None when the pod lists no preferred node affinity.
+    preferred_affinity: nodeselector.PreferredTerms | None = None
+    tolerations: tuple[taints.Toleration, ...] = ()
+    requests: Resources = field(default_factory=Resources)
+    non_zero_milli_cpu: int = 0
+    non_zero_memory: int = 0
+    scheduling_gates: tuple[str, ...] = ()
+    deleting: bool = False
+    nominated_node_name: str = ""
+    resource_version: str = ""
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NodeRecord:
+    """One node's scheduling-relevant state, parsed from the Node object."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[taints.Taint, ...] = ()
+    unschedulable: bool = False
+    allocatable: Resources = field(default_factory=Resources)
+    resource_version: str = ""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NodeInfo:
+    """Per-node view handed to per-node plugin forms (upstream ``NodeInfo``)."""
+
+    name: str
+    labels: Mapping[str, str]
+    taints: tuple[taints.Taint, ...]
+    unschedulable: bool
+    allocatable: Resources
+    requested: Resources
+    non_zero_milli_cpu: int
+    non_zero_memory: int
+    num_pods: int
+    slot: int = -1  # the snapshot column, or -1 for a node built outside a snapshot
+
+
+@dataclass(slots=True, eq=False)
+class QueuedPodInfo:
+    """A pending pod in the scheduling queue (upstream ``QueuedPodInfo``)."""
+
+    pod: PodInfo
+    # When the pod entered the queue or last failed; PrioritySort and backoff read it.
+    timestamp: float
+    initial_attempt_timestamp: float | None = None
+    attempts: int = 0
+    unschedulable_plugins: frozenset[str] = frozenset()
+    pending_plugins: frozenset[str] = frozenset()
+    # Rejected by a PreEnqueue plugin; waits in unschedulablePods until an update lifts it.
+    gated: bool = False
+    gating_plugin: str = ""

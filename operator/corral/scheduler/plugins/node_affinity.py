@@ -1,0 +1,168 @@
+"""NodeAffinity (PreFilter, Filter, PreScore, Score, NormalizeScore).
+
+Required: ``nodeSelector`` AND required node affinity AND the scheduler-enforced
+``addedAffinity`` (checked first, with its own reason). PreFilter narrows the cycle to the
+node names of ``matchFields metadata.name In`` terms. Score: the summed weights of matching
+preferred terms, the pod's and ``addedAffinity``'s; normalized by the maximum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from corral.scheduler.framework import nodeselector as ns
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.events import NODE, ActionType, ClusterEvent
+from corral.scheduler.framework.interface import (
+    FilterVerdict,
+    Handle,
+    PreFilterExtensions,
+    PreFilterResult,
+    Scores,
+    Slots,
+)
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.plugins import helper, names
+
+NAME: Final = names.NODE_AFFINITY
+ERR_REASON_POD: Final = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED: Final = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
+
+_ENFORCED: Final = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
+_POD: Final = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
+_CODE_ENFORCED, _CODE_POD = 0, 1
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinityArgs:
+    # A core/v1 NodeAffinity as raw JSON (required and/or preferred terms), enforced on every pod.
+    added_affinity: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> NodeAffinityArgs:
+        return cls(added_affinity=raw.get("addedAffinity"))
+
+
+class NodeAffinity:
+    name: str = NAME
+
+    def __init__(self, args: NodeAffinityArgs) -> None:
+        added = args.added_affinity or {}
+        required = added.get("requiredDuringSchedulingIgnoredDuringExecution")
+        self.added_selector = ns.parse_node_selector(required) if required is not None else None
+        if self.added_selector is not None:
+            errors = [t.error for t in self.added_selector.terms if t.error]
+            if errors:
+                raise ValueError(
+                    "parsing addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+                    + "; ".join(errors)
+                )
+        preferred = added.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+        self.added_preferred = ns.parse_preferred(preferred) if preferred else None
+        if self.added_preferred is not None and self.added_preferred.error:
+            raise ValueError(
+                "parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
+                + self.added_preferred.error
+            )
+
+    # --- filter -----------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        required = pod.required_affinity
+        if required is None and self.added_selector is None and pod.node_selector is None:
+            return None, Status(Code.SKIP)
+        if required is None or required.empty_terms or not required.terms:
+            return None, None
+        names_: frozenset[str] = frozenset()
+        for term in required.terms:
+            term_names: frozenset[str] | None = None
+            for req in term.fields:
+                if req.key == ns.OBJECT_NAME_FIELD and req.operator == ns.IN:
+                    values = frozenset(req.values)
+                    term_names = values if term_names is None else term_names & values
+            if term_names is None:
+                return None, None  # this term admits every node name
+            names_ |= term_names
+        if not names_:
+            return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
+        return PreFilterResult(names_), None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if self.added_selector is not None and not ns.selector_matches(
+            self.added_selector, node.labels, node.name
+        ):
+            return _ENFORCED
+        if pod.node_selector and not ns.map_matches(pod.node_selector, node.labels):
+            return _POD
+        if pod.required_affinity is not None and not ns.selector_matches(
+            pod.required_affinity, node.labels, node.name
+        ):
+            return _POD
+        return None
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
+        passed = np.ones(snapshot.capacity, dtype=np.bool_)
+        if pod.node_selector:
+            passed &= ns.map_mask(pod.node_selector, snapshot)
+        if pod.required_affinity is not None:
+            passed &= ns.selector_mask(pod.required_affinity, snapshot)
+        if self.added_selector is None:
+            return FilterVerdict.uniform(passed, _POD)
+        enforced = ns.selector_mask(self.added_selector, snapshot)
+        reasons = np.where(enforced, _CODE_POD, _CODE_ENFORCED).astype(np.int64)
+        return FilterVerdict(
+            enforced & passed, reasons, lambda c: _ENFORCED if c == _CODE_ENFORCED else _POD
+        )
+
+    # --- score ------------------------------------------------------------------------------
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status | None:
+        preferred = pod.preferred_affinity
+        if preferred is not None and preferred.error:
+            return Status.error(preferred.error)
+        if preferred is None and self.added_preferred is None:
+            return Status(Code.SKIP)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        total = 0
+        for terms in (self.added_preferred, pod.preferred_affinity):
+            if terms is not None:
+                total += ns.preferred_score(terms, node.labels, node.name)
+        return total, None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> tuple[Scores, Status | None]:
+        total = np.zeros(len(slots), dtype=np.int64)
+        for terms in (self.added_preferred, pod.preferred_affinity):
+            if terms is not None and terms.terms:
+                total += ns.preferred_scores(terms, snapshot)[slots]
+        return total, None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: Scores) -> Status | None:
+        helper.default_normalize_score(scores, reverse=False)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        # Add | UpdateNodeLabel, plus UpdateNodeTaint as upstream registers it without hints.
+        action = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        return (ClusterEvent(NODE, action),)
+
+
+def new(args: object, handle: Handle) -> NodeAffinity:
+    return NodeAffinity(helper.coerce_args(args, NodeAffinityArgs, NodeAffinityArgs.from_mapping))

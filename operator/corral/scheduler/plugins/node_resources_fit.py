@@ -1,0 +1,353 @@
+"""NodeResourcesFit (PreFilter, Filter, PreScore, Score).
+
+Filter (upstream ``fitsRequest``) collects every shortage: ``Too many pods`` when the node's pod
+count + 1 exceeds its allowed pods; then, unless the pod requests nothing,
+``Insufficient cpu|memory|ephemeral-storage|<scalar>`` when a positive request exceeds
+allocatable - requested. Ignored extended resources (by name or by group prefix) are skipped.
+The status is UnschedulableAndUnresolvable when some request exceeds the node's whole
+allocatable (preemption cannot help), else Unschedulable.
+
+Score uses the configured strategy (``resource_scoring``) over the configured resources, with
+non-zero requests (100m / 200Mi defaults) for cpu and memory.
+
+Batch reason codes: bit 0 pods, bits 1-3 cpu/memory/ephemeral-storage, bits 4.. the pod's
+scalar resources in request order, bit 62 unresolvable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from corral.scheduler.framework import snapshot as snap
+from corral.scheduler.framework import types
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework.interface import (
+    FilterVerdict,
+    Handle,
+    PreFilterExtensions,
+    PreFilterResult,
+    Scores,
+    Slots,
+)
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins import resource_scoring as rs
+
+NAME: Final = names.NODE_RESOURCES_FIT
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+REASON_TOO_MANY_PODS: Final = "Too many pods"
+
+_UNRESOLVABLE_BIT: Final = 1 << 62
+_MAX_BATCH_SCALARS: Final = 58
+_FIXED_REASONS: Final = (
+    REASON_TOO_MANY_PODS,
+    "Insufficient cpu",
+    "Insufficient memory",
+    "Insufficient ephemeral-storage",
+)
+_LABEL_NAME = re.compile(
+    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z"
+)
+
+
+def insufficient(resource: str) -> str:
+    return f"Insufficient {resource}"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    name: str
+    weight: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringStrategy:
+    type: str = rs.LEAST_ALLOCATED
+    resources: tuple[ResourceSpec, ...] = (ResourceSpec(types.CPU), ResourceSpec(types.MEMORY))
+    # (utilization 0..100, score 0..10) points, RequestedToCapacityRatio only.
+    shape: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResourcesFitArgs:
+    ignored_resources: tuple[str, ...] = ()
+    ignored_resource_groups: tuple[str, ...] = ()
+    scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> NodeResourcesFitArgs:
+        strategy = raw.get("scoringStrategy") or {}
+        resources = tuple(
+            ResourceSpec(r["name"], int(r.get("weight") or 1))
+            for r in strategy.get("resources") or ({"name": "cpu"}, {"name": "memory"})
+        )
+        rtcr = strategy.get("requestedToCapacityRatio") or {}
+        shape = tuple((int(p["utilization"]), int(p["score"])) for p in rtcr.get("shape") or ())
+        return cls(
+            ignored_resources=tuple(raw.get("ignoredResources") or ()),
+            ignored_resource_groups=tuple(raw.get("ignoredResourceGroups") or ()),
+            scoring_strategy=ScoringStrategy(
+                type=strategy.get("type") or rs.LEAST_ALLOCATED, resources=resources, shape=shape
+            ),
+        )
+
+    def validate(self) -> None:
+        """Upstream ``ValidateNodeResourcesFitArgs``."""
+        errors: list[str] = []
+        for i, name in enumerate(self.ignored_resources):
+            if not _LABEL_NAME.match(name):
+                errors.append(f"ignoredResources[{i}]: Invalid value: {name!r}")
+        for i, group in enumerate(self.ignored_resource_groups):
+            if "/" in group:
+                errors.append(f"ignoredResourceGroups[{i}]: resource group name can't contain '/'")
+            elif not _LABEL_NAME.match(group):
+                errors.append(f"ignoredResourceGroups[{i}]: Invalid value: {group!r}")
+        s = self.scoring_strategy
+        if s.type not in rs.STRATEGIES:
+            errors.append(f"scoringStrategy.type: Unsupported value: {s.type!r}")
+        for i, r in enumerate(s.resources):
+            if not 1 <= r.weight <= 100:
+                errors.append(
+                    f"scoringStrategy.resources[{i}].weight: Invalid value: {r.weight}: "
+                    f"resource weight of {r.name} should be in range [1, 100]"
+                )
+        if s.type == rs.REQUESTED_TO_CAPACITY_RATIO:
+            if not s.shape:
+                errors.append("scoringStrategy.requestedToCapacityRatio.shape: Required value")
+            for i, (u, sc) in enumerate(s.shape):
+                if not 0 <= u <= 100:
+                    errors.append(
+                        f"shape[{i}].utilization: Invalid value: {u}: not in valid range [0, 100]"
+                    )
+                if i and u <= s.shape[i - 1][0]:
+                    errors.append(
+                        f"shape[{i}].utilization: Invalid value: {u}: "
+                        "utilization values must be sorted in increasing order"
+                    )
+                if not 0 <= sc <= 10:
+                    errors.append(
+                        f"shape[{i}].score: Invalid value: {sc}: not in valid range [0, 10]"
+                    )
+        elif s.shape:
+            errors.append(
+                "scoringStrategy.requestedToCapacityRatio: Forbidden: "
+                "only for RequestedToCapacityRatio"
+            )
+        if errors:
+            raise ValueError("; ".join(errors))
+
+
+class NodeResourcesFit:
+    name: str = NAME
+
+    def __init__(self, args: NodeResourcesFitArgs) -> None:
+        args.validate()
+        self.ignored = frozenset(args.ignored_resources)
+        self.ignored_groups = frozenset(args.ignored_resource_groups)
+        strategy = args.scoring_strategy
+        self.strategy = strategy.type
+        self.resources = tuple(r.name for r in strategy.resources)
+        self.weights = tuple(r.weight for r in strategy.resources)
+        self.shape = tuple((u, s * rs.SHAPE_SCORE_SCALE) for u, s in strategy.shape)
+
+    def _checked_scalars(self, pod: PodInfo) -> list[tuple[str, int]]:
+        """The pod's positive scalar requests that the filter checks, in request order."""
+        out = []
+        for name, amount in pod.requests.scalar.items():
+            if amount == 0:
+                continue
+            if types.is_extended_resource(name) and (
+                name in self.ignored or name.split("/", 1)[0] in self.ignored_groups
+            ):
+                continue
+            out.append((name, amount))
+        return out
+
+    # --- filter -----------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        # Requests were computed once when the pod record was parsed (PodInfo.requests).
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        reasons: list[str] = []
+        unresolvable = False
+        alloc, used, req = node.allocatable, node.requested, pod.requests
+        if node.num_pods + 1 > alloc.allowed_pods:
+            reasons.append(REASON_TOO_MANY_PODS)
+        if not req.is_zero():
+            for resource, want, have, total in (
+                (types.CPU, req.milli_cpu, used.milli_cpu, alloc.milli_cpu),
+                (types.MEMORY, req.memory, used.memory, alloc.memory),
+                (
+                    types.EPHEMERAL_STORAGE,
+                    req.ephemeral_storage,
+                    used.ephemeral_storage,
+                    alloc.ephemeral_storage,
+                ),
+            ):
+                if want > 0 and want > total - have:
+                    reasons.append(insufficient(resource))
+                    unresolvable |= want > total
+            for name, want in self._checked_scalars(pod):
+                total = alloc.scalar.get(name, 0)
+                if want > total - used.scalar.get(name, 0):
+                    reasons.append(insufficient(name))
+                    unresolvable |= want > total
+        if not reasons:
+            return None
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+        return Status(code, tuple(reasons))
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
+        alloc, used, req = snapshot.allocatable, snapshot.requested, pod.requests
+        codes = (used[snap.ROW_PODS] + 1 > alloc[snap.ROW_PODS]).astype(np.int64)
+        scalars = self._checked_scalars(pod) if not req.is_zero() else []
+        if len(scalars) > _MAX_BATCH_SCALARS:
+            return self._filter_by_node(state, pod, snapshot)
+        if not req.is_zero():
+            checks = [
+                (1, snap.ROW_CPU, req.milli_cpu),
+                (2, snap.ROW_MEMORY, req.memory),
+                (3, snap.ROW_EPHEMERAL, req.ephemeral_storage),
+            ]
+            zeros = np.zeros(snapshot.capacity, dtype=np.int64)
+            for bit, row, want in checks:
+                if want > 0:
+                    short = want > alloc[row] - used[row]
+                    codes |= short.astype(np.int64) << bit
+                    codes |= (short & (want > alloc[row])).astype(np.int64) * _UNRESOLVABLE_BIT
+            for j, (name, want) in enumerate(scalars):
+                found = snapshot.resource_row(name)
+                total = alloc[found] if found is not None else zeros
+                have = used[found] if found is not None else zeros
+                short = want > total - have
+                codes |= short.astype(np.int64) << (4 + j)
+                codes |= (short & (want > total)).astype(np.int64) * _UNRESOLVABLE_BIT
+        labels = list(_FIXED_REASONS) + [insufficient(n) for n, _ in scalars]
+
+        def describe(code: int) -> Status:
+            reasons = tuple(r for bit, r in enumerate(labels) if code >> bit & 1)
+            unresolvable = code & _UNRESOLVABLE_BIT
+            return Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, reasons
+            )
+
+        return FilterVerdict(codes == 0, codes, describe)
+
+    def _filter_by_node(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
+        statuses: list[Status] = []
+        passed = np.ones(snapshot.capacity, dtype=np.bool_)
+        codes = np.zeros(snapshot.capacity, dtype=np.int64)
+        for slot in snapshot.order.tolist():
+            s = self.filter(state, pod, snapshot.node_info(slot))
+            if s is not None:
+                passed[slot] = False
+                codes[slot] = len(statuses)
+                statuses.append(s)
+        return FilterVerdict(passed, codes, statuses.__getitem__)
+
+    # --- score ------------------------------------------------------------------------------
+
+    def _pod_requests(self, pod: PodInfo) -> list[int]:
+        out = []
+        for name in self.resources:
+            if name == types.CPU:
+                out.append(pod.non_zero_milli_cpu)
+            elif name == types.MEMORY:
+                out.append(pod.non_zero_memory)
+            else:
+                out.append(pod.requests.get(name) if name != types.PODS else 0)
+        return out
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(tuple(self._pod_requests(pod))))
+        return None
+
+    def _requests(self, state: CycleState, pod: PodInfo) -> Sequence[int]:
+        s = state.read(PRE_SCORE_STATE_KEY, _PreScoreState)
+        return s.pod_requests if s is not None else self._pod_requests(pod)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        requested: list[int] = []
+        allocatable: list[int] = []
+        for name, want in zip(self.resources, self._requests(state, pod), strict=True):
+            if name == types.CPU:
+                alloc, used = node.allocatable.milli_cpu, node.non_zero_milli_cpu
+            elif name == types.MEMORY:
+                alloc, used = node.allocatable.memory, node.non_zero_memory
+            elif name == types.EPHEMERAL_STORAGE:
+                alloc, used = node.allocatable.ephemeral_storage, node.requested.ephemeral_storage
+            elif types.is_scalar_resource(name) and want != 0 and name in node.allocatable.scalar:
+                alloc, used = node.allocatable.scalar[name], node.requested.scalar.get(name, 0)
+            else:
+                alloc = used = 0
+            requested.append(used + want if alloc else 0)
+            allocatable.append(alloc)
+        return rs.score(self.strategy, requested, allocatable, self.weights, self.shape), None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> tuple[Scores, Status | None]:
+        zeros = np.zeros(len(slots), dtype=np.int64)
+        requested: list[Scores] = []
+        allocatable: list[Scores] = []
+        for name, want in zip(self.resources, self._requests(state, pod), strict=True):
+            if name == types.CPU:
+                alloc = snapshot.allocatable[snap.ROW_CPU, slots]
+                used = snapshot.non_zero_requested[0, slots]
+            elif name == types.MEMORY:
+                alloc = snapshot.allocatable[snap.ROW_MEMORY, slots]
+                used = snapshot.non_zero_requested[1, slots]
+            elif name == types.EPHEMERAL_STORAGE:
+                alloc = snapshot.allocatable[snap.ROW_EPHEMERAL, slots]
+                used = snapshot.requested[snap.ROW_EPHEMERAL, slots]
+            elif (
+                types.is_scalar_resource(name)
+                and want != 0
+                and (row := snapshot.resource_row(name)) is not None
+            ):
+                # A node without the resource has allocatable 0 here and is skipped, as upstream.
+                alloc = snapshot.allocatable[row, slots]
+                used = snapshot.requested[row, slots]
+            else:
+                alloc = used = zeros
+            requested.append(used + want)  # nodes with allocatable 0 are left out by the scorer
+            allocatable.append(alloc)
+        return rs.score_vec(self.strategy, requested, allocatable, self.weights, self.shape), None
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        # Without queueing hints upstream registers every Node update, not just allocatable.
+        return (
+            ClusterEvent(POD, ActionType.DELETE),
+            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def new(args: object, handle: Handle) -> NodeResourcesFit:
+    return NodeResourcesFit(
+        helper.coerce_args(args, NodeResourcesFitArgs, NodeResourcesFitArgs.from_mapping)
+    )

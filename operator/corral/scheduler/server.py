@@ -1,0 +1,59 @@
+"""The engine's HTTP endpoints: ``/healthz`` and ``/livez`` (the process serves requests),
+``/readyz`` (caches synced; leader or standby, both are ready), ``/metrics`` (Prometheus).
+
+Probes answer ``ok`` with 200, or 503 with the reason, as kube-scheduler's healthz does.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+ReadyCheck = Callable[[], str | None]  # None when ready, else the reason it is not
+
+
+class HealthServer:
+    def __init__(
+        self, host: str, port: int, registry: CollectorRegistry, ready: ReadyCheck
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.registry = registry
+        self.ready = ready
+        self._runner: web.AppRunner | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/healthz", self._ok)
+        app.router.add_get("/livez", self._ok)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/metrics", self._metrics)
+        return app
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None)
+        await self._runner.setup()
+        # Bind ourselves so that port 0 works and the chosen port is known to the caller.
+        sock = socket.create_server((self.host, self.port), reuse_port=False)
+        self.port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock).start()
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _ok(self, _: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _readyz(self, _: web.Request) -> web.Response:
+        reason = self.ready()
+        if reason is None:
+            return web.Response(text="ok")
+        return web.Response(status=503, text=f"not ready: {reason}")
+
+    async def _metrics(self, _: web.Request) -> web.Response:
+        body = generate_latest(self.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

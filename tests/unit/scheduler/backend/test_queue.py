@@ -1,0 +1,220 @@
+"""Scheduling queue: order, backoff, requeue by event, flush, gates, deletion (fake clock)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework.runtime.framework import Framework
+from corral.scheduler.framework.types import QueuedPodInfo
+from corral.scheduler.plugins.priority_sort import PrioritySort
+from corral.scheduler.plugins.registry import default_profile, in_tree_registry
+from corral.scheduler.plugins.scheduling_gates import SchedulingGates
+from scheduler.builders import pod_info
+
+NODE_ADD = ClusterEvent(NODE, ActionType.ADD)
+POD_DELETE = ClusterEvent(POD, ActionType.DELETE)
+EVENTS = {
+    "NodeResourcesFit": (
+        ClusterEvent(POD, ActionType.DELETE),
+        ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE),
+    ),
+    "NodeAffinity": (ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),),
+}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _queue(clock: Clock, **kwargs: float) -> SchedulingQueue:
+    return SchedulingQueue(
+        less=PrioritySort().less,
+        pre_enqueue=SchedulingGates().pre_enqueue,
+        events_by_plugin=EVENTS,
+        clock=clock,
+        **kwargs,
+    )
+
+
+def _fail(q: SchedulingQueue, qpi: QueuedPodInfo, *plugins: str) -> None:
+    qpi.unschedulable_plugins = frozenset(plugins)
+    q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle)
+
+
+def test_pops_by_priority_then_arrival() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    for name, prio in [("low", 1), ("high", 10), ("low2", 1)]:
+        q.add(pod_info(name, priority=prio))
+        clock.now += 1
+    assert [q.pop(timeout=0).pod.name for _ in range(3)] == ["high", "low", "low2"]  # type: ignore[union-attr]
+    assert q.pop(timeout=0) is None
+
+
+@pytest.mark.parametrize(
+    ("attempts", "want"),
+    [
+        pytest.param(1, 1.0, id="first failure"),
+        pytest.param(2, 2.0, id="doubles"),
+        pytest.param(4, 8.0, id="doubles again"),
+        pytest.param(5, 10.0, id="capped"),
+        pytest.param(60, 10.0, id="capped for good"),
+    ],
+)
+def test_backoff_duration(attempts: int, want: float) -> None:
+    q = _queue(Clock())
+    assert q.backoff_duration(QueuedPodInfo(pod=pod_info(), timestamp=0, attempts=attempts)) == want
+
+
+def test_error_goes_to_backoff_then_active_after_expiry() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    _fail(q, qpi)  # no rejector plugin: an error
+    assert q.where(qpi.pod.uid) == "backoff"
+    clock.now += 0.9
+    assert q.flush_backoff_completed() == 0
+    clock.now += 0.2
+    assert q.flush_backoff_completed() == 1
+    assert q.where(qpi.pod.uid) == "active"
+
+
+def test_only_a_registered_event_moves_an_unschedulable_pod() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    _fail(q, qpi, "NodeAffinity")
+    assert q.where(qpi.pod.uid) == "unschedulable"
+    assert q.move_all_to_active_or_backoff(POD_DELETE) == 0
+    assert q.where(qpi.pod.uid) == "unschedulable"
+    clock.now += 5  # backoff (1s) is over: straight to activeQ
+    assert q.move_all_to_active_or_backoff(NODE_ADD) == 1
+    assert q.where(qpi.pod.uid) == "active"
+
+
+def test_moved_while_backing_off_goes_to_backoff() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    _fail(q, qpi, "NodeResourcesFit")
+    q.move_all_to_active_or_backoff(POD_DELETE)
+    assert q.where(qpi.pod.uid) == "backoff"
+
+
+def test_event_during_the_cycle_sends_the_pod_to_backoff() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    q.move_all_to_active_or_backoff(NODE_ADD)  # arrives while the pod is in flight
+    _fail(q, qpi, "NodeAffinity")
+    assert q.where(qpi.pod.uid) == "backoff"
+
+
+def test_unschedulable_pods_are_flushed_after_five_minutes() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    _fail(q, qpi, "NodeAffinity")
+    clock.now += 299
+    assert q.flush_unschedulable_leftover() == 0
+    clock.now += 2
+    assert q.flush_unschedulable_leftover() == 1
+    assert q.where(qpi.pod.uid) == "active"
+
+
+def test_gated_pod_waits_until_its_gates_are_removed() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    gated = pod_info("p", gates=["wait"])
+    q.add(gated)
+    assert q.where(gated.uid) == "gated"
+    assert q.pending().gated == 1
+    assert q.move_all_to_active_or_backoff(ClusterEvent("*", ActionType.ALL)) == 0
+    clock.now += 1000
+    assert q.flush_unschedulable_leftover() == 0
+    still = pod_info("p", gates=["wait"], labels={"x": "y"})
+    q.update(gated, still)
+    assert q.where(gated.uid) == "gated"
+    q.update(still, pod_info("p"))
+    assert q.where(gated.uid) == "active"
+
+
+def test_update_of_unschedulable_pod_retries_it() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    old = pod_info("p")
+    q.add(old)
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    _fail(q, qpi, "NodeAffinity")
+    q.update(old, old)  # no real change
+    assert q.where(old.uid) == "unschedulable"
+    clock.now += 5
+    q.update(old, pod_info("p", node_selector={"zone": "a"}))
+    assert q.where(old.uid) == "active"
+
+
+def test_deleted_or_bound_elsewhere_leaves_the_queue() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    q.add(pod_info("a"))
+    q.add(pod_info("b"))
+    q.delete(pod_info("a").uid)
+    popped = q.pop(timeout=0)
+    assert popped is not None
+    assert popped.pod.name == "b"
+    q.delete(popped.pod.uid)  # deleted while in flight: not requeued
+    _fail(q, popped, "NodeAffinity")
+    assert q.where(popped.pod.uid) == ""
+    assert q.pending().active == q.pending().unschedulable == 0
+
+
+def test_wired_to_a_framework_the_plugins_events_decide() -> None:
+    fwk = Framework(default_profile(), in_tree_registry())
+    clock = Clock()
+    q = SchedulingQueue(
+        less=fwk.less,
+        pre_enqueue=fwk.run_pre_enqueue,
+        events_by_plugin=fwk.events_by_plugin(),
+        clock=clock,
+    )
+    q.add(pod_info("gated", gates=["g"]))
+    assert q.where(pod_info("gated").uid) == "gated"
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    _fail(q, qpi, "NodeResourcesFit")
+    clock.now += 5
+    assert q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL)) == 1
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    _fail(q, qpi, "NodeName")
+    assert q.move_all_to_active_or_backoff(POD_DELETE) == 0  # NodeName ignores pod deletions
+
+
+def test_close_wakes_a_blocked_pop() -> None:
+    q = _queue(Clock())
+    popped: list[object] = []
+    worker = threading.Thread(target=lambda: popped.append(q.pop()))
+    worker.start()
+    q.close()
+    worker.join(timeout=30)
+    assert popped == [None]

@@ -1,0 +1,75 @@
+"""Plugin registry: in-tree names, duplicates, out-of-tree plugins from entry points."""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import metadata
+from typing import Any
+
+import pytest
+
+from corral.scheduler.framework import registry as registry_module
+from corral.scheduler.framework.registry import Registry, RegistryError, load_out_of_tree
+from corral.scheduler.framework.runtime.framework import Framework
+from corral.scheduler.plugins import names
+from corral.scheduler.plugins.registry import default_profile, in_tree_registry
+
+
+def test_in_tree_registry_builds_the_default_profile() -> None:
+    fwk = Framework(default_profile(), in_tree_registry())
+    assert [p.name for p in fwk.filter] == [
+        names.NODE_UNSCHEDULABLE,
+        names.NODE_NAME,
+        names.TAINT_TOLERATION,
+        names.NODE_AFFINITY,
+        names.NODE_RESOURCES_FIT,
+    ]
+    assert fwk.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1}
+    assert set(fwk.events_by_plugin()) >= {"NodeResourcesFit", "NodeAffinity", "TaintToleration"}
+
+
+def test_duplicate_names_are_refused() -> None:
+    reg = Registry({"A": lambda _a, _h: None})  # type: ignore[arg-type,return-value]
+    with pytest.raises(RegistryError, match="already exists"):
+        reg.register("A", lambda _a, _h: None)  # type: ignore[arg-type,return-value]
+    with pytest.raises(RegistryError):
+        in_tree_registry().merge({names.NODE_NAME: lambda _a, _h: None})  # type: ignore[dict-item]
+
+
+class _Plugin:
+    name = "OutOfTree"
+
+    def filter(self, state: Any, pod: Any, node: Any) -> None:
+        return None
+
+
+def _new(args: object, handle: object) -> _Plugin:
+    return _Plugin()
+
+
+def _entry(name: str, value: str) -> metadata.EntryPoint:
+    return metadata.EntryPoint(name=name, value=value, group=registry_module.ENTRY_POINT_GROUP)
+
+
+def test_out_of_tree_plugins_load_from_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        registry_module.metadata,
+        "entry_points",
+        lambda group: (
+            [_entry("OutOfTree", f"{__name__}:_new")] if group == "corral.plugins" else []
+        ),
+    )
+    reg = in_tree_registry().merge(load_out_of_tree())
+    profile = dataclasses.replace(default_profile(), filter=("OutOfTree",))
+    fwk = Framework(profile, reg)
+    assert [p.name for p in fwk.filter] == ["OutOfTree"]
+
+
+def test_broken_entry_point_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        registry_module.metadata,
+        "entry_points",
+        lambda group: [_entry("Broken", "no.such.module:new")],
+    )
+    with pytest.raises(RegistryError, match="loading plugin Broken"):
+        load_out_of_tree()

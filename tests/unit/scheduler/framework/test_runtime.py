@@ -1,0 +1,418 @@
+"""The runtime: build checks, PreFilter/Filter/Score semantics, sampling, host selection,
+Reserve/Permit/Bind, and a full cycle with the in-tree plugins."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from corral.scheduler.backend.cache import Cache
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import FitError
+from corral.scheduler.framework.interface import PreFilterResult
+from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
+from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_cycle
+from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
+from corral.scheduler.framework.runtime.schedule import PodScheduler, num_feasible_nodes_to_find
+from corral.scheduler.framework.status import Code, Status, StatusError
+from corral.scheduler.plugins.registry import default_profile, in_tree_registry
+from scheduler.builders import build_cache, node, pod, pod_info
+from scheduler.fakes import (
+    SKIP,
+    FakeBatchFilter,
+    FakeBatchScore,
+    FakeBind,
+    FakeNodeFilter,
+    FakeNormalizedScore,
+    FakePermit,
+    FakePreFilter,
+    FakeReserve,
+    FakeScore,
+    registry_of,
+)
+
+UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def _profile(**points: Any) -> ResolvedProfile:
+    base: dict[str, Any] = {"queue_sort": ("FakeQueueSort",), "bind": ("FakeBind",)}
+    return ResolvedProfile(scheduler_name="test", **{**base, **points})
+
+
+def _scheduler(*plugins: Any, pct: int | None = None, seed: int = 0, **points: Any) -> PodScheduler:
+    profile = _profile(percentage_of_nodes_to_score=pct, **points)
+    return PodScheduler(Framework(profile, registry_of(*plugins)), rng=random.Random(seed))
+
+
+def _cache(count: int) -> Cache:
+    return build_cache([node(f"n{i}") for i in range(count)])
+
+
+# --- build ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("points", "message"),
+    [
+        pytest.param({"filter": ("Nope",)}, "FilterPlugin 'Nope' does not exist", id="unknown"),
+        pytest.param(
+            {"filter": ("FakeQueueSort",)},
+            "plugin 'FakeQueueSort' does not extend FilterPlugin plugin",
+            id="wrong point",
+        ),
+        pytest.param({"queue_sort": ()}, "no queue sort plugin is enabled", id="no queue sort"),
+        pytest.param({"bind": ()}, "at least one bind plugin is needed", id="no bind"),
+        pytest.param(
+            {"score": (ScorePluginRef("S", 2**62),)}, "could overflow", id="weights overflow"
+        ),
+        pytest.param(
+            {"pre_filter": ("P", "P")}, "already registered as 'PreFilterPlugin'", id="duplicate"
+        ),
+    ],
+)
+def test_build_errors(points: dict[str, Any], message: str) -> None:
+    base: dict[str, Any] = {"queue_sort": ("FakeQueueSort",), "bind": ("FakeBind",)}
+    profile = ResolvedProfile(scheduler_name="t", **{**base, **points})
+    registry = registry_of(FakeScore("S", {}), FakePreFilter("P"))
+    with pytest.raises(FrameworkError, match=message):
+        Framework(profile, registry)
+
+
+def test_bad_plugin_args_fail_the_build() -> None:
+    profile = default_profile(plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "X"}}})
+    with pytest.raises(FrameworkError, match="NodeResourcesFit"):
+        Framework(profile, in_tree_registry())
+
+
+# --- sampling ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pct", "nodes", "want"),
+    [
+        pytest.param(0, 50, 50, id="fewer than 100: all"),
+        pytest.param(0, 500, 230, id="adaptive 46%"),
+        pytest.param(0, 1000, 420, id="adaptive 42%"),
+        pytest.param(0, 2000, 680, id="adaptive 34%"),
+        pytest.param(0, 5000, 500, id="adaptive 10%"),
+        pytest.param(0, 6000, 300, id="floor 5%"),
+        pytest.param(10, 500, 100, id="at least 100"),
+        pytest.param(100, 5000, 5000, id="all"),
+    ],
+)
+def test_num_feasible_nodes_to_find(pct: int, nodes: int, want: int) -> None:
+    assert num_feasible_nodes_to_find(pct, nodes) == want
+
+
+def test_sampling_stops_at_enough_feasible_nodes_and_rotates() -> None:
+    cache = _cache(300)
+    odd = {f"n{i}" for i in range(1, 300, 2)}
+    reject = FakeBatchFilter("F", odd, Status.of(Code.UNSCHEDULABLE, "odd"))
+    sched = _scheduler(reject, FakeBatchScore("S", 1), filter=("F",), score=(ScorePluginRef("S"),))
+    snapshot = cache.snapshot()
+    result = sched.schedule_pod(CycleState(), pod_info("p"), snapshot)
+    # 300 nodes → 48% → 144 feasible wanted; 150 exist. The 144th even node is at index 286.
+    assert (result.feasible_nodes, result.evaluated_nodes) == (144, 287)
+    assert sched.next_start_node_index == 287
+    # From index 287 (odd): 6 evens up to n298, wrap, 138 more up to n274 → 13 + 275 processed.
+    result = sched.schedule_pod(CycleState(), pod_info("p"), snapshot)
+    assert result.evaluated_nodes == 288
+    assert sched.next_start_node_index == (287 + 288) % 300
+
+
+def test_without_scoring_one_feasible_node_is_enough() -> None:
+    sched = _scheduler(FakeBatchFilter("F", set(), Status(Code.UNSCHEDULABLE)), filter=("F",))
+    result = sched.schedule_pod(CycleState(), pod_info("p"), _cache(10).snapshot())
+    assert (result.suggested_host, result.feasible_nodes, result.evaluated_nodes) == ("n0", 1, 1)
+
+
+# --- prefilter and filter ---------------------------------------------------------------------
+
+
+def test_pre_filter_unschedulable_runs_the_rest_unresolvable_stops() -> None:
+    first = FakePreFilter("A", status=Status.of(Code.UNSCHEDULABLE, "later"))
+    second = FakePreFilter("B", status=Status.of(UUR, "stop"))
+    third = FakePreFilter("C")
+    sched = _scheduler(first, second, third, pre_filter=("A", "B", "C"))
+    with pytest.raises(FitError) as err:
+        sched.schedule_pod(CycleState(), pod_info("p"), _cache(3).snapshot())
+    assert (first.calls, second.calls, third.calls) == (1, 1, 0)
+    assert str(err.value) == "0/3 nodes are available: stop."
+
+
+@pytest.mark.parametrize(
+    ("results", "message"),
+    [
+        pytest.param(
+            [frozenset({"n0"}), frozenset({"n1"})],
+            "0/3 nodes are available: node(s) didn't satisfy plugin(s) [A B] simultaneously.",
+            id="disjoint",
+        ),
+        pytest.param(
+            [frozenset(), None],
+            "0/3 nodes are available: node(s) didn't satisfy plugin A.",
+            id="empty",
+        ),
+    ],
+)
+def test_pre_filter_results_intersect(results: list[frozenset[str] | None], message: str) -> None:
+    plugins = [FakePreFilter(n, PreFilterResult(r)) for n, r in zip("AB", results, strict=True)]
+    sched = _scheduler(*plugins, pre_filter=("A", "B"))
+    with pytest.raises(FitError) as err:
+        sched.schedule_pod(CycleState(), pod_info("p"), _cache(3).snapshot())
+    assert str(err.value) == message
+
+
+def test_pre_filter_result_restricts_nodes_and_others_count_as_absent() -> None:
+    narrow = FakePreFilter("A", PreFilterResult(frozenset({"n1", "n2", "ghost"})))
+    reject = FakeBatchFilter("F", {"n1", "n2"}, Status.of(Code.UNSCHEDULABLE, "busy"))
+    sched = _scheduler(narrow, reject, pre_filter=("A",), filter=("F",))
+    with pytest.raises(FitError) as err:
+        sched.schedule_pod(CycleState(), pod_info("p"), _cache(5).snapshot())
+    assert str(err.value) == (
+        "0/5 nodes are available: 2 busy, 3 node(s) didn't satisfy plugin(s) [A]."
+    )
+
+
+def test_pre_filter_skip_skips_that_plugins_filter() -> None:
+    both = FakePreFilter("F", status=SKIP)
+    filt = FakeBatchFilter("F", {"n0", "n1"}, Status(Code.UNSCHEDULABLE, ("no",)))
+    registry = registry_of(filt)
+    registry["F"] = lambda _a, _h: _Both(both, filt)
+    profile = _profile(pre_filter=("F",), filter=("F",))
+    result = PodScheduler(Framework(profile, registry)).schedule_pod(
+        CycleState(), pod_info("p"), _cache(2).snapshot()
+    )
+    assert result.feasible_nodes == 1  # no scoring: one is enough; the filter did not run
+
+
+class _Both:
+    def __init__(self, pre: FakePreFilter, filt: FakeBatchFilter) -> None:
+        self.name = "F"
+        self.pre_filter = pre.pre_filter
+        self.pre_filter_extensions = pre.pre_filter_extensions
+        self.filter_batch = filt.filter_batch
+
+
+def test_first_failing_filter_owns_the_node_and_per_node_plugins_run_only_on_survivors() -> None:
+    batch = FakeBatchFilter("B", {"n0"}, Status.of(Code.UNSCHEDULABLE, "batch says no"))
+    single = FakeNodeFilter(
+        "S", lambda n: Status.of(UUR, "node says no") if n.name != "n2" else None
+    )
+    sched = _scheduler(batch, single, filter=("B", "S"))
+    result = sched.schedule_pod(CycleState(), pod_info("p"), _cache(3).snapshot())
+    assert result.suggested_host == "n2"
+    assert sorted(single.seen) == ["n1", "n2"]
+    batch.reject = {"n0", "n2"}
+    with pytest.raises(FitError) as err:
+        sched.schedule_pod(CycleState(), pod_info("p"), _cache(3).snapshot())
+    assert str(err.value) == "0/3 nodes are available: 1 node says no, 2 batch says no."
+    assert err.value.diagnosis.unschedulable_plugins == {"B", "S"}
+
+
+def test_filter_error_aborts_the_cycle() -> None:
+    single = FakeNodeFilter("S", lambda n: Status.error("boom"))
+    with pytest.raises(StatusError, match="running 'S' filter plugin: boom"):
+        _scheduler(single, filter=("S",)).schedule_pod(
+            CycleState(), pod_info("p"), _cache(2).snapshot()
+        )
+
+
+def test_no_nodes() -> None:
+    with pytest.raises(StatusError, match="no nodes available to schedule pods"):
+        _scheduler().schedule_pod(CycleState(), pod_info("p"), Cache().snapshot())
+
+
+# --- score ------------------------------------------------------------------------------------
+
+
+def _halve(scores: np.ndarray[Any, Any]) -> None:
+    scores //= 2
+
+
+def test_scores_are_normalized_weighted_and_summed() -> None:
+    a = FakeNormalizedScore("A", {"n0": 100, "n1": 40, "n2": 0}, normalize=_halve)
+    b = FakeScore("B", {"n0": 0, "n1": 30, "n2": 20})
+    sched = _scheduler(a, b, score=(ScorePluginRef("A", 1), ScorePluginRef("B", 3)))
+    result = sched.schedule_pod(CycleState(), pod_info("p"), _cache(3).snapshot())
+    assert result.plugin_scores["A"].tolist() == [50, 20, 0]
+    assert result.plugin_scores["B"].tolist() == [0, 90, 60]
+    assert result.suggested_host == "n1"  # 110 beats 50 and 60
+
+
+def test_out_of_range_score_is_an_error() -> None:
+    bad = FakeScore("A", {"n0": 101})
+    with pytest.raises(StatusError) as err:
+        _scheduler(bad, score=(ScorePluginRef("A"),)).schedule_pod(
+            CycleState(), pod_info("p"), _cache(2).snapshot()
+        )
+    assert err.value.status.message == (
+        "applying score defaultWeights on Score plugins: plugin 'A' returns an invalid score 101, "
+        "it should in the range of [0, 100] after normalizing"
+    )
+
+
+def test_ties_are_broken_uniformly_among_top_nodes_only() -> None:
+    table = {"n0": 10, "n1": 90, "n2": 90, "n3": 50, "n4": 90}
+    chosen = set()
+    for seed in range(60):
+        sched = _scheduler(FakeScore("A", table), seed=seed, score=(ScorePluginRef("A"),))
+        chosen.add(
+            sched.schedule_pod(CycleState(), pod_info("p"), _cache(5).snapshot()).suggested_host
+        )
+    assert chosen == {"n1", "n2", "n4"}
+
+
+def test_a_single_feasible_node_is_not_scored() -> None:
+    scorer = FakeScore("A", {})
+    reject = FakeBatchFilter("F", {"n0", "n2"}, Status(Code.UNSCHEDULABLE, ("x",)))
+    sched = _scheduler(reject, scorer, filter=("F",), score=(ScorePluginRef("A"),))
+    assert (
+        sched.schedule_pod(CycleState(), pod_info("p"), _cache(3).snapshot()).suggested_host == "n1"
+    )
+    assert scorer.calls == 0
+
+
+# --- reserve, permit, bind --------------------------------------------------------------------
+
+
+def test_reserve_failure_unreserves_and_forgets() -> None:
+    reserve = FakeReserve("R", Status.of(Code.UNSCHEDULABLE, "taken"))
+    cache = _cache(1)
+    sched = _scheduler(reserve, reserve=("R",))
+    p = pod_info("p", cpu="1")
+    outcome = scheduling_cycle(sched, CycleState(), p, cache.snapshot(), cache)
+    assert outcome.status == Status(Code.UNSCHEDULABLE, ("taken",), "R")
+    assert reserve.log == ["reserve n0", "unreserve n0"]
+    assert cache.get_pod(p.uid) is None
+
+
+@pytest.mark.parametrize(
+    ("decide", "want"),
+    [
+        pytest.param("allow", None, id="allowed"),
+        pytest.param("reject", Status(Code.UNSCHEDULABLE, ("not now",), "W"), id="rejected"),
+        pytest.param(
+            "timeout",
+            Status(
+                Code.UNSCHEDULABLE, ("rejected due to timeout after waiting 0s at plugin W",), "W"
+            ),
+            id="timed out",
+        ),
+    ],
+)
+def test_permit_wait(decide: str, want: Status | None) -> None:
+    permit = FakePermit("W", Status(Code.WAIT), timeout=0.0 if decide == "timeout" else 60.0)
+    bind = FakeBind("FakeBind", None)
+    cache = _cache(1)
+    sched = _scheduler(permit, bind, permit=("W",))
+    p = pod_info("p", cpu="1")
+    state = CycleState()
+    outcome = scheduling_cycle(sched, state, p, cache.snapshot(), cache)
+    assert outcome.waiting
+    assert outcome.ok
+    waiting = sched.fwk.get_waiting_pod(p.uid)
+    assert waiting is not None
+    assert waiting.pending_plugins() == ["W"]
+    if decide == "allow":
+        waiting.allow("W")
+    elif decide == "reject":
+        waiting.reject("W", "not now")
+    assert binding_cycle(sched, state, p, "n0", cache) == want
+    assert bind.bound == ([("p", "n0")] if want is None else [])
+    assert (cache.get_pod(p.uid) is not None) is (want is None)
+    assert sched.fwk.get_waiting_pod(p.uid) is None
+
+
+def test_permit_rejection_fails_the_scheduling_cycle() -> None:
+    cache = _cache(1)
+    sched = _scheduler(FakePermit("W", Status.of(Code.UNSCHEDULABLE, "no")), permit=("W",))
+    outcome = scheduling_cycle(sched, CycleState(), pod_info("p"), cache.snapshot(), cache)
+    assert not outcome.ok
+    assert outcome.status == Status(Code.UNSCHEDULABLE, ("no",), "W")
+
+
+def test_bind_skip_passes_to_the_next_binder_and_errors_forget() -> None:
+    skipper, binder = FakeBind("A", SKIP), FakeBind("B", None)
+    cache = _cache(1)
+    sched = _scheduler(skipper, binder, bind=("A", "B"))
+    p = pod_info("p")
+    scheduling_cycle(sched, CycleState(), p, cache.snapshot(), cache)
+    assert binding_cycle(sched, CycleState(), p, "n0", cache) is None
+    assert binder.bound == [("p", "n0")]
+    assert cache.is_assumed(p.uid)  # bound; stays assumed until the informer confirms it
+    failing = _scheduler(FakeBind("A", Status.error("409")), bind=("A",))
+    q = pod_info("q")
+    scheduling_cycle(failing, CycleState(), q, cache.snapshot(), cache)
+    assert binding_cycle(failing, CycleState(), q, "n0", cache) == Status(
+        Code.ERROR, ("running Bind plugin 'A': 409",), "A"
+    )
+    assert cache.get_pod(q.uid) is None
+
+
+# --- the in-tree plugins together -------------------------------------------------------------
+
+
+def test_failed_scheduling_message_with_in_tree_plugins() -> None:
+    gpu = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    nodes = [node("a", cpu="1"), node("b", cpu="1")] + [
+        node(f"t{i}", taints=(gpu,)) for i in range(3)
+    ]
+    cache = build_cache(nodes)
+    fwk = Framework(default_profile(), in_tree_registry(), pod_binder=lambda _p, _n: None)
+    outcome = scheduling_cycle(
+        PodScheduler(fwk), CycleState(), pod_info("p", cpu="2"), cache.snapshot(), cache
+    )
+    assert outcome.fit_error is not None
+    assert outcome.status is not None
+    assert outcome.status.code is Code.UNSCHEDULABLE
+    assert outcome.status.message == (
+        "0/5 nodes are available: 2 Insufficient cpu, "
+        "3 node(s) had untolerated taint {dedicated: gpu}."
+    )
+    assert outcome.fit_error.diagnosis.unschedulable_plugins == {
+        "NodeResourcesFit",
+        "TaintToleration",
+    }
+
+
+def test_in_tree_cycle_places_on_the_least_allocated_node_and_assumes() -> None:
+    cache = build_cache(
+        [node("busy"), node("idle")], [pod("r", cpu="3", memory="16Gi", node_name="busy")]
+    )
+    fwk = Framework(default_profile(), in_tree_registry(), pod_binder=lambda _p, _n: None)
+    sched = PodScheduler(fwk)
+    p = pod_info("p", cpu="500m")
+    state = CycleState()
+    outcome = scheduling_cycle(sched, state, p, cache.snapshot(), cache)
+    assert outcome.result is not None
+    assert outcome.result.suggested_host == "idle"
+    assert cache.is_assumed(p.uid)
+    assert binding_cycle(sched, state, p, "idle", cache) is None
+
+
+class _PostFilter:
+    name = "Preempt"
+
+    def __init__(self, status: Status) -> None:
+        self.status = status
+
+    def post_filter(self, state: Any, pod: Any, statuses: Any) -> tuple[None, Status]:
+        self.seen = len(statuses)
+        return None, self.status
+
+
+def test_post_filter_message_is_appended_to_the_failure() -> None:
+    post = _PostFilter(Status.of(Code.UNSCHEDULABLE, "preemption: 0/2 nodes are available: 2 No."))
+    reject = FakeBatchFilter("F", {"n0", "n1"}, Status.of(Code.UNSCHEDULABLE, "busy"))
+    cache = _cache(2)
+    sched = _scheduler(reject, post, filter=("F",), post_filter=("Preempt",))
+    outcome = scheduling_cycle(sched, CycleState(), pod_info("p"), cache.snapshot(), cache)
+    assert post.seen == 2
+    assert outcome.status == Status.of(
+        Code.UNSCHEDULABLE,
+        "0/2 nodes are available: 2 busy. preemption: 0/2 nodes are available: 2 No.",
+    )

@@ -1,0 +1,239 @@
+"""NodeResourcesFit: upstream's shortage reasons, status codes, scoring arithmetic and args."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.plugins import node_resources_fit, resource_scoring
+from scheduler.builders import container, node, pod, pod_from_json, snapshot_of
+
+UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def _filter(
+    node_json: Any, pod_json: Any, running: tuple[Any, ...] = (), args: Any = None
+) -> Status | None:
+    snapshot = snapshot_of([node_json], running)
+    plugin = node_resources_fit.new(args, None)  # type: ignore[arg-type]
+    return plugin.filter(CycleState(), pod_from_json(pod_json), snapshot.node_info(0))
+
+
+@pytest.mark.parametrize(
+    ("node_json", "pod_json", "running", "want"),
+    [
+        pytest.param(node("n", cpu="2"), pod("p", cpu="1"), (), None, id="fits"),
+        pytest.param(
+            node("n", cpu="1"),
+            pod("p", cpu="2"),
+            (),
+            Status(UUR, ("Insufficient cpu",)),
+            id="more than the whole node is unresolvable",
+        ),
+        pytest.param(
+            node("n", cpu="2"),
+            pod("p", cpu="1"),
+            (pod("r", cpu="1500m", node_name="n"),),
+            Status(Code.UNSCHEDULABLE, ("Insufficient cpu",)),
+            id="not enough left",
+        ),
+        pytest.param(
+            node("n", cpu="1", memory="1Gi"),
+            pod("p", cpu="2", memory="2Gi"),
+            (),
+            Status(UUR, ("Insufficient cpu", "Insufficient memory")),
+            id="every shortage is kept",
+        ),
+        pytest.param(
+            node("n", pods="1"),
+            pod("p"),
+            (pod("r", node_name="n"),),
+            Status(Code.UNSCHEDULABLE, ("Too many pods",)),
+            id="pod count applies to best-effort pods",
+        ),
+        pytest.param(
+            node("n", cpu="1"),
+            pod("p"),
+            (pod("r", cpu="1", node_name="n"),),
+            None,
+            id="best-effort pod ignores cpu",
+        ),
+        pytest.param(
+            node("n"),
+            pod("p", containers=[container(**{"example.com/gpu": "1"})]),
+            (),
+            Status(UUR, ("Insufficient example.com/gpu",)),
+            id="scalar resource the node lacks",
+        ),
+        pytest.param(
+            node("n", cpu="2"),
+            pod("p", cpu="1", init_containers=[container("init", cpu="3")]),
+            (),
+            Status(UUR, ("Insufficient cpu",)),
+            id="init container needs more than the app",
+        ),
+        pytest.param(
+            node("n", cpu="2"),
+            pod(
+                "p",
+                cpu="1",
+                init_containers=[
+                    {**container("side", cpu="600m"), "restartPolicy": "Always"},
+                    container("init", cpu="1"),
+                ],
+            ),
+            (),
+            None,
+            id="sidecar adds to the app (1.6 <= 2)",
+        ),
+        pytest.param(
+            node("n", cpu="2"),
+            pod(
+                "p",
+                cpu="1500m",
+                init_containers=[{**container("side", cpu="600m"), "restartPolicy": "Always"}],
+            ),
+            (),
+            Status(UUR, ("Insufficient cpu",)),
+            id="sidecar plus app exceeds (2.1 > 2)",
+        ),
+        pytest.param(
+            node("n", cpu="2"),
+            pod("p", cpu="1800m", overhead={"cpu": "250m"}),
+            (),
+            Status(UUR, ("Insufficient cpu",)),
+            id="pod overhead counts",
+        ),
+    ],
+)
+def test_filter(
+    node_json: Any, pod_json: Any, running: tuple[Any, ...], want: Status | None
+) -> None:
+    assert _filter(node_json, pod_json, running) == want
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param({"ignoredResources": ["example.com/gpu"]}, id="by name"),
+        pytest.param({"ignoredResourceGroups": ["example.com"]}, id="by group"),
+    ],
+)
+def test_ignored_extended_resources(args: dict[str, Any]) -> None:
+    gpu_pod = pod("p", containers=[container(**{"example.com/gpu": "1"})])
+    assert _filter(node("n"), gpu_pod, args=args) is None
+
+
+def test_filter_message_counts_reasons_of_every_node() -> None:
+    snapshot = snapshot_of([node("a", cpu="1"), node("b", cpu="1", memory="1Gi")])
+    plugin = node_resources_fit.new(None, None)  # type: ignore[arg-type]
+    verdict = plugin.filter_batch(
+        CycleState(), pod_from_json(pod("p", cpu="2", memory="2Gi")), snapshot
+    )
+    assert not verdict.passed[:2].any()
+    assert verdict.reasons is not None
+    assert verdict.describe(int(verdict.reasons[0])).reasons == ("Insufficient cpu",)
+    assert verdict.describe(int(verdict.reasons[1])).reasons == (
+        "Insufficient cpu",
+        "Insufficient memory",
+    )
+
+
+# Scores from upstream's least/most_allocated_test.go and requested_to_capacity_ratio_test.go:
+# pod 3000m / 5000 bytes on nodes of 4000m/10000 and 6000m/10000.
+TWO_NODES = [node("n1", cpu="4", memory="10000"), node("n2", cpu="6", memory="10000")]
+POD_3CPU = pod("p", cpu="3", memory="5000")
+
+
+@pytest.mark.parametrize(
+    ("args", "want"),
+    [
+        pytest.param(None, [37, 50], id="LeastAllocated"),
+        pytest.param({"scoringStrategy": {"type": "MostAllocated"}}, [62, 50], id="MostAllocated"),
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "type": "RequestedToCapacityRatio",
+                    "requestedToCapacityRatio": {
+                        "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+                    },
+                }
+            },
+            [38, 50],  # round(37.5) = 38, as Go's math.Round
+            id="RequestedToCapacityRatio",
+        ),
+    ],
+)
+def test_score(args: Any, want: list[int]) -> None:
+    snapshot = snapshot_of(TWO_NODES)
+    plugin = node_resources_fit.new(args, None)  # type: ignore[arg-type]
+    state, p = CycleState(), pod_from_json(POD_3CPU)
+    plugin.pre_score(state, p, snapshot, snapshot.order)
+    scores, _ = plugin.score_batch(state, p, snapshot, snapshot.order)
+    assert scores.tolist() == want
+
+
+def test_score_uses_non_zero_defaults_for_missing_requests() -> None:
+    # 100m of 1000m and 200Mi of 1000Mi are requested: (90 + 80) / 2 = 85.
+    snapshot = snapshot_of([node("n", cpu="1", memory="1000Mi")])
+    plugin = node_resources_fit.new(None, None)  # type: ignore[arg-type]
+    state, p = CycleState(), pod_from_json(pod("p"))
+    plugin.pre_score(state, p, snapshot, snapshot.order)
+    assert plugin.score(state, p, snapshot.node_info(0)) == (85, None)
+
+
+@pytest.mark.parametrize(
+    ("shape", "utilization", "want"),
+    [
+        pytest.param([(0, 100), (30, 0)], 7, 77, id="truncates toward zero like Go (not 76)"),
+        pytest.param([(0, 0), (100, 100)], 50, 50, id="linear"),
+        pytest.param([(10, 20), (50, 60)], 5, 20, id="below the first point"),
+        pytest.param([(10, 20), (50, 60)], 80, 60, id="beyond the last point"),
+    ],
+)
+def test_broken_linear(shape: list[tuple[int, int]], utilization: int, want: int) -> None:
+    assert resource_scoring.broken_linear(shape, utilization) == want
+    vec = resource_scoring.broken_linear_vec(shape, np.array([utilization], dtype=np.int64))
+    assert vec.tolist() == [want]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        pytest.param(
+            {"scoringStrategy": {"type": "Bogus"}}, "Unsupported value", id="strategy type"
+        ),
+        pytest.param(
+            {"scoringStrategy": {"resources": [{"name": "cpu", "weight": 101}]}},
+            "should be in range [1, 100]",
+            id="resource weight",
+        ),
+        pytest.param(
+            {"scoringStrategy": {"type": "RequestedToCapacityRatio"}},
+            "shape: Required",
+            id="no shape",
+        ),
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "type": "RequestedToCapacityRatio",
+                    "requestedToCapacityRatio": {
+                        "shape": [{"utilization": 50, "score": 1}, {"utilization": 40, "score": 2}]
+                    },
+                }
+            },
+            "increasing order",
+            id="shape order",
+        ),
+        pytest.param(
+            {"ignoredResourceGroups": ["a/b"]}, "can't contain '/'", id="group with slash"
+        ),
+    ],
+)
+def test_invalid_args(args: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(ValueError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+        node_resources_fit.new(args, None)  # type: ignore[arg-type]
