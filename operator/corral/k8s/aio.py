@@ -2,8 +2,8 @@
 
 Same contract as :mod:`corral.k8s.client`: plain JSON in and out, :class:`ApiError` for every
 non-2xx answer. Credentials and trust come from the synchronous :class:`Client`'s configuration
-(kubeconfig or in-cluster). Requests other than watches pass a client-side token bucket that
-honours ``clientConnection.qps`` / ``burst`` the way client-go's flowcontrol does.
+(kubeconfig or in-cluster). Requests other than watches pass a client-side token bucket
+(:mod:`corral.k8s.ratelimit`) honouring ``clientConnection.qps`` / ``burst``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 from urllib.parse import urlencode
@@ -19,41 +18,24 @@ from urllib.parse import urlencode
 import aiohttp
 
 from corral.k8s.client import CONTENT_APPLY_PATCH, CONTENT_JSON, JSON, ApiError, Client, api_error
+from corral.k8s.ratelimit import TokenBucket
 
 WATCH_READ_TIMEOUT: Final = 600.0  # longer than any timeoutSeconds the informers ask for
-
-
-class TokenBucket:
-    """``qps`` tokens a second, at most ``burst`` saved up; ``qps <= 0`` means unlimited."""
-
-    def __init__(self, qps: float, burst: int) -> None:
-        self.qps = qps
-        self.burst = max(1, burst)
-        self._tokens = float(self.burst)
-        self._stamp = time.monotonic()
-        self._lock = asyncio.Lock()
-
-    async def take(self) -> None:
-        if self.qps <= 0:
-            return
-        async with self._lock:
-            now = time.monotonic()
-            self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.qps)
-            self._stamp = now
-            if self._tokens < 1:
-                # Waiting while holding the lock keeps callers in FIFO order, as client-go does.
-                await asyncio.sleep((1 - self._tokens) / self.qps)
-                self._tokens = 1.0
-                self._stamp = time.monotonic()
-            self._tokens -= 1
 
 
 class AsyncClient:
     """JSON requests and watch streams against one API server with one identity."""
 
-    def __init__(self, sync: Client, *, qps: float = 50.0, burst: int = 100) -> None:
+    def __init__(
+        self,
+        sync: Client,
+        *,
+        qps: float = 50.0,
+        burst: int = 100,
+        bucket: TokenBucket | None = None,
+    ) -> None:
         self._sync = sync
-        self._bucket = TokenBucket(qps, burst)
+        self.bucket = bucket or TokenBucket(qps, burst)
         self._session: aiohttp.ClientSession | None = None
         self._ssl = _ssl_context(sync.configuration)
 
@@ -99,7 +81,9 @@ class AsyncClient:
         content_type: str = CONTENT_JSON,
         timeout: float = 30.0,
     ) -> Any:
-        await self._bucket.take()
+        delay = self.bucket.reserve()
+        if delay:
+            await asyncio.sleep(delay)
         payload = None if body is None else json.dumps(body).encode()
         headers = self._headers(content_type if payload is not None else None)
         url = self._url(path, params)

@@ -1,0 +1,159 @@
+"""``corral scheduler --config FILE``: run the embedded scheduler engine.
+
+Exit codes: 0 after a graceful stop (SIGTERM/SIGINT), 1 when the configuration is invalid or
+the leader lost its Lease (the restart policy brings it back as a candidate), 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from corral.cli import UsageError
+from corral.k8s import Client
+from corral.scheduler.config import ValidationError
+from corral.scheduler.engine import Engine, EngineOptions
+from corral.scheduler.leaderelection import default_identity
+from corral.scheduler.profiles import load_engine_config
+
+LOG_LEVELS = {"Normal": logging.INFO, "Debug": logging.DEBUG, "Trace": 5}
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "scheduler",
+        help="run the scheduler engine",
+        description="Run Corral's scheduler engine from a KubeSchedulerConfiguration v1 file.",
+    )
+    parser.add_argument(
+        "--config",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="KubeSchedulerConfiguration v1 (YAML or JSON)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="kubeconfig to use (default: clientConnection.kubeconfig, then the "
+        "in-cluster ServiceAccount)",
+    )
+    parser.add_argument(
+        "--namespaces", metavar="NS[,NS...]", help="tenancy: schedule only pods in these namespaces"
+    )
+    parser.add_argument(
+        "--namespace-selector",
+        metavar="SELECTOR",
+        help="tenancy: also schedule pods in namespaces matching this label selector",
+    )
+    parser.add_argument(
+        "--bind-address",
+        default="0.0.0.0:10259",
+        metavar="HOST:PORT",
+        help="where /healthz, /readyz and /metrics are served "
+        "(default 0.0.0.0:10259; port 0 picks a free one)",
+    )
+    parser.add_argument("--log-level", choices=sorted(LOG_LEVELS), default="Normal")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    parser.set_defaults(handler=run)  # fmt: skip
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "ts": round(record.created, 6),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+def setup_logging(level: str, fmt: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(_JsonFormatter())
+    else:
+        formatter = logging.Formatter(
+            "%(asctime)s.%(msecs)03d %(levelname).1s %(name)s] %(message)s", "%Y-%m-%dT%H:%M:%S"
+        )
+        formatter.converter = time.gmtime
+        handler.setFormatter(formatter)
+    logging.basicConfig(level=LOG_LEVELS[level], handlers=[handler], force=True)
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+def parse_bind_address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--bind-address: {text!r} is not HOST:PORT")
+    return host or "0.0.0.0", int(port)
+
+
+def make_client(flag: str | None, from_config: str | None) -> Client:
+    path = flag or from_config
+    try:
+        if path:
+            return Client.from_kubeconfig(path)
+        return Client.in_cluster()
+    except Exception as exc:  # the client library raises a zoo of config exceptions
+        where = f"kubeconfig {path}" if path else "the in-cluster ServiceAccount"
+        raise UsageError(f"cannot load credentials from {where}: {exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging(args.log_level, args.log_format)
+    try:
+        engine_config = load_engine_config(args.config)
+    except ValidationError as exc:
+        for err in exc.errors:
+            print(f"{args.config}: {err}", file=sys.stderr)
+        return 1
+    host, port = parse_bind_address(args.bind_address)
+    namespaces = (
+        frozenset(n.strip() for n in args.namespaces.split(",") if n.strip())
+        if args.namespaces
+        else None
+    )
+    client = make_client(args.kubeconfig, engine_config.config.client_connection.kubeconfig)
+    options = EngineOptions(
+        identity=default_identity(),
+        namespaces=namespaces,
+        namespace_selector=args.namespace_selector,
+        bind_host=host,
+        bind_port=port,
+    )
+    try:
+        engine = Engine(engine_config, client, options)
+    except ValidationError as exc:
+        for err in exc.errors:
+            print(f"{args.config}: {err}", file=sys.stderr)
+        return 1
+    return asyncio.run(_serve(engine))
+
+
+async def _serve(engine: Engine) -> int:
+    main = asyncio.create_task(engine.run())
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, main.cancel)
+    try:
+        return await main
+    except asyncio.CancelledError:
+        logging.getLogger("corral.scheduler").info("stopped (pid %d)", os.getpid())
+        return 0
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)

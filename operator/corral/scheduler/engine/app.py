@@ -1,0 +1,281 @@
+"""The engine process: informers, queue, cache, the scheduling loop, leader election, Events,
+pod conditions, metrics and health endpoints, wired from one KubeSchedulerConfiguration.
+
+Threads: the asyncio event loop runs every API stream and side effect; the scheduling loop runs
+on its own thread and binds on a pool (see :mod:`.loop`). One token bucket, sized by
+``clientConnection.qps``/``burst``, paces every request the engine makes.
+
+Leadership: with ``leaderElection.leaderElect`` (the default) only the holder of the Lease
+schedules; informers run on standbys too, so a new leader starts with warm caches. A leader that
+loses its Lease stops scheduling at once and ``run`` returns 1, as kube-scheduler exits: its
+in-memory assumptions may no longer hold, and the restart policy brings it back as a candidate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from corral.k8s import Client
+from corral.k8s.aio import AsyncClient
+from corral.k8s.informer import EventType, Informer
+from corral.k8s.ratelimit import TokenBucket
+from corral.scheduler.backend.cache import Cache
+from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.engine.binding import ApiBinder
+from corral.scheduler.engine.handlers import ClusterState
+from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
+from corral.scheduler.events import EventRecorder, PodRef
+from corral.scheduler.framework.runtime.schedule import PodScheduler
+from corral.scheduler.framework.status import Status
+from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.leaderelection import LeaderElectionConfig, LeaderElector
+from corral.scheduler.metrics import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    RESULT_UNSCHEDULABLE,
+    SchedulerMetrics,
+)
+from corral.scheduler.podstatus import record_failure
+from corral.scheduler.profiles import EngineConfig, build_frameworks, engine_registry
+from corral.scheduler.server import HealthServer
+
+log = logging.getLogger("corral.scheduler")
+
+ACTIVE_PODS_PATH: Final = "/api/v1/pods"
+NON_TERMINAL: Final = "status.phase!=Succeeded,status.phase!=Failed"
+FLUSH_BACKOFF_SECONDS: Final = 1.0
+FLUSH_UNSCHEDULABLE_SECONDS: Final = 30.0
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    identity: str
+    namespaces: frozenset[str] | None = None  # tenancy: serve only pods in these
+    namespace_selector: str | None = None  # tenancy: ... or in namespaces matching this
+    bind_host: str = "0.0.0.0"
+    bind_port: int = 10259
+
+
+class Engine:
+    def __init__(self, engine: EngineConfig, client: Client, options: EngineOptions) -> None:
+        self.engine = engine
+        self.options = options
+        cfg = engine.config
+        conn = cfg.client_connection
+        self.bucket = TokenBucket(conn.qps if conn.qps is not None else 50.0, conn.burst or 100)
+        self.client = client
+        self.aio = AsyncClient(client, bucket=self.bucket)
+        self.metrics = SchedulerMetrics()
+        frameworks = build_frameworks(engine, engine_registry(), ApiBinder(client, self.bucket))
+        pct = cfg.percentage_of_nodes_to_score or 0
+        self.schedulers = {
+            name: PodScheduler(fwk, percentage_of_nodes_to_score=pct)
+            for name, fwk in frameworks.items()
+        }
+        first = next(iter(frameworks.values()))
+        events_by_plugin: dict[str, Any] = {}
+        for fwk in frameworks.values():
+            events_by_plugin.update(fwk.events_by_plugin())
+        self.cache = Cache()
+        self.queue = SchedulingQueue(
+            less=first.less,  # validation makes every profile use the same QueueSort
+            pre_enqueue=self._pre_enqueue,
+            events_by_plugin=events_by_plugin,
+            initial_backoff=float(cfg.pod_initial_backoff_seconds or 1),
+            max_backoff=float(cfg.pod_max_backoff_seconds or 10),
+        )
+        self._selected_namespaces: set[str] = set()
+        self.state = ClusterState(
+            self.cache, self.queue, set(self.schedulers), self._serves_namespace
+        )
+        self.recorders = {name: EventRecorder(self.aio, name) for name in self.schedulers}
+        self.reporter = _Reporter(self)
+        self.loop = SchedulingLoop(self.queue, self.cache, self.schedulers, self.reporter)
+        self.informers = self._informers()
+        self.server = HealthServer(
+            options.bind_host, options.bind_port, self.metrics.registry, self._not_ready
+        )
+        self.leading = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # --- wiring -----------------------------------------------------------------------------
+
+    def _pre_enqueue(self, pod: PodInfo) -> Status | None:
+        scheduler = self.schedulers.get(pod.scheduler_name)
+        return None if scheduler is None else scheduler.fwk.run_pre_enqueue(pod)
+
+    def _serves_namespace(self, namespace: str) -> bool:
+        if self.options.namespaces is not None and namespace in self.options.namespaces:
+            return True
+        if self.options.namespace_selector is not None:
+            return namespace in self._selected_namespaces
+        return self.options.namespaces is None
+
+    def _on_namespace(self, kind: EventType, raw: dict[str, Any]) -> None:
+        name = raw["metadata"]["name"]
+        if kind == "DELETED":
+            self._selected_namespaces.discard(name)
+        else:
+            self._selected_namespaces.add(name)
+
+    def _informers(self) -> list[Informer]:
+        informers = [
+            Informer(self.aio, "/api/v1/nodes", self.state.on_node),
+            Informer(self.aio, ACTIVE_PODS_PATH, self.state.on_pod, field_selector=NON_TERMINAL),
+        ]
+        if self.options.namespace_selector is not None:
+            informers.insert(
+                0,
+                Informer(
+                    self.aio,
+                    "/api/v1/namespaces",
+                    self._on_namespace,
+                    label_selector=self.options.namespace_selector,
+                ),
+            )
+        return informers
+
+    def _not_ready(self) -> str | None:
+        waiting = [i.path for i in self.informers if not i.synced.is_set()]
+        return f"caches not synced: {', '.join(waiting)}" if waiting else None
+
+    # --- running ----------------------------------------------------------------------------
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def run(self) -> int:
+        """Run until cancelled (returns 0 after a graceful stop) or leadership is lost (1)."""
+        self.reporter.loop = asyncio.get_running_loop()
+        await self.server.start()
+        log.info("serving health and metrics on %s:%d", self.options.bind_host, self.server.port)
+        for informer in self.informers:
+            self._spawn(informer.run())
+        for recorder in self.recorders.values():
+            self._spawn(recorder.run())
+        self._spawn(self._housekeeping())
+        try:
+            for informer in self.informers:
+                await informer.synced.wait()
+            log.info("caches synced: %d nodes, %d pending pods", len(self.informers[-2]),
+                     self.state.pending_count)  # fmt: skip
+            election = self.engine.config.leader_election
+            if not election.leader_elect:
+                await self._lead()
+                return 0
+            elector = LeaderElector(
+                self.aio,
+                LeaderElectionConfig(
+                    namespace=election.resource_namespace or "kube-system",
+                    name=election.resource_name or "kube-scheduler",
+                    identity=self.options.identity,
+                    lease_duration=self.engine.seconds(election.lease_duration, 15.0),
+                    renew_deadline=self.engine.seconds(election.renew_deadline, 10.0),
+                    retry_period=self.engine.seconds(election.retry_period, 2.0),
+                ),
+            )
+            log.info("attempting to acquire leader lease %s", elector.path)
+            await elector.run(self._lead, self._stop_leading)
+            log.error("leaderelection lost")
+            return 1
+        finally:
+            await self._shutdown()
+
+    async def _lead(self) -> None:
+        self.leading = True
+        self._leader_gauge().set(1)
+        log.info("starting to schedule for profiles %s", ", ".join(self.schedulers))
+        self.loop.start()
+        await asyncio.Event().wait()
+
+    def _stop_leading(self) -> None:
+        self.leading = False
+        self._leader_gauge().set(0)
+        self.loop.stop(wait_for_bindings=False)
+
+    def _leader_gauge(self) -> Any:
+        return self.metrics.leader.labels(name=self.engine.config.leader_election.resource_name)
+
+    async def _shutdown(self) -> None:
+        if self.loop.running:
+            await asyncio.to_thread(self.loop.stop)
+        for recorder in self.recorders.values():
+            await recorder.flush(timeout=2.0)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.server.stop()
+        await self.aio.close()
+
+    async def _housekeeping(self) -> None:
+        since_leftover = 0.0
+        while True:
+            await asyncio.sleep(FLUSH_BACKOFF_SECONDS)
+            self.queue.flush_backoff_completed()
+            self.cache.cleanup_assumed_pods()
+            since_leftover += FLUSH_BACKOFF_SECONDS
+            if since_leftover >= FLUSH_UNSCHEDULABLE_SECONDS:
+                self.queue.flush_unschedulable_leftover()
+                since_leftover = 0.0
+            pending = self.queue.pending()
+            for queue, count in (("active", pending.active), ("backoff", pending.backoff),
+                                 ("unschedulable", pending.unschedulable),
+                                 ("gated", pending.gated)):  # fmt: skip
+                self.metrics.pending_pods.labels(queue=queue).set(count)
+            self.metrics.events_dropped.set(sum(r.dropped for r in self.recorders.values()))
+
+
+class _Reporter:
+    """Outcomes from the scheduling/binding threads -> metrics and logs at once, Events and
+    pod status through the event loop (the only thread that talks to the API asynchronously)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(fn, *args)
+
+    def scheduled(self, outcome: Success) -> None:
+        m = self.engine.metrics
+        m.schedule_attempts.labels(result=RESULT_SCHEDULED, profile=outcome.profile).inc()
+        m.attempt_duration.labels(result=RESULT_SCHEDULED, profile=outcome.profile).observe(
+            outcome.duration
+        )
+        pod = outcome.pod
+        log.info(
+            'Successfully bound pod to node pod="%s" node="%s" evaluatedNodes=%d feasibleNodes=%d',
+            pod.key, outcome.node, outcome.evaluated_nodes, outcome.feasible_nodes,
+        )  # fmt: skip
+        ref = PodRef(pod.namespace, pod.name, pod.uid)
+        self._on_loop(self.engine.recorders[outcome.profile].scheduled, ref, outcome.node)
+
+    def failed(self, outcome: Failure) -> None:
+        m = self.engine.metrics
+        result = RESULT_UNSCHEDULABLE if outcome.reason == "Unschedulable" else RESULT_ERROR
+        m.schedule_attempts.labels(result=result, profile=outcome.profile).inc()
+        m.attempt_duration.labels(result=result, profile=outcome.profile).observe(outcome.duration)
+        log.info('Unable to schedule pod pod="%s" reason=%s err="%s"',
+                 outcome.pod.key, outcome.reason, outcome.message)  # fmt: skip
+        self._on_loop(self._failed_on_loop, outcome)
+
+    def _failed_on_loop(self, outcome: Failure) -> None:
+        pod = outcome.pod
+        ref = PodRef(pod.namespace, pod.name, pod.uid)
+        self.engine.recorders[outcome.profile].failed_scheduling(ref, outcome.message)
+        self.engine._spawn(self._patch_status(outcome))
+
+    async def _patch_status(self, outcome: Failure) -> None:
+        try:
+            await record_failure(self.engine.aio, outcome.pod.raw, outcome.reason,
+                                 outcome.message, outcome.nominated_node or None)  # fmt: skip
+        except Exception as exc:  # the pod may be gone; the next attempt writes it again
+            log.debug("updating the status of %s: %s", outcome.pod.key, exc)

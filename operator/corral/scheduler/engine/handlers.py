@@ -1,0 +1,154 @@
+"""Informer events -> the cache and the scheduling queue (upstream ``eventhandlers.go``).
+
+- Assigned pods (``spec.nodeName`` set) live in the cache: adding one confirms an assumed pod;
+  deleting one frees room, so unschedulable pods are moved (AssignedPodDelete).
+- Pending pods this engine is responsible for live in the queue: a pod is ours when its
+  ``schedulerName`` is one of our profiles' and its namespace is served (tenancy). A pending pod
+  that becomes bound (by us or anyone else) or is deleted leaves the queue.
+- Node changes go to the cache and move the pods whose rejecting plugins registered for that
+  kind of change (label, taint, allocatable, condition...).
+
+These run on the event loop thread; the cache and the queue are thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from corral.k8s import JSON
+from corral.k8s.informer import EventType
+from corral.scheduler.backend.cache import Cache, CacheError
+from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.framework import events
+from corral.scheduler.framework.events import ActionType, ClusterEvent
+from corral.scheduler.framework.types import NodeRecord, PodInfo
+
+log = logging.getLogger(__name__)
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def node_extras(raw: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """What a NodeRecord leaves out but node updates are classified by: the status of each
+    condition, and the annotations. Kept instead of the whole Node object."""
+    conditions = (raw.get("status") or {}).get("conditions") or []
+    annotations = (raw.get("metadata") or {}).get("annotations") or {}
+    return {c.get("type", ""): c.get("status", "") for c in conditions}, dict(annotations)
+
+
+NodeExtras = tuple[dict[str, str], dict[str, str]]
+
+
+def node_change(
+    old: NodeRecord, new: NodeRecord, old_x: NodeExtras, new_x: NodeExtras
+) -> ActionType:
+    """Which scheduling-relevant properties changed (upstream nodeSchedulingPropertiesChange)."""
+    action = ActionType(0)
+    if old.unschedulable != new.unschedulable or old.taints != new.taints:
+        action |= ActionType.UPDATE_NODE_TAINT  # upstream files spec.unschedulable here too
+    if old.labels != new.labels:
+        action |= ActionType.UPDATE_NODE_LABEL
+    if old.allocatable != new.allocatable:
+        action |= ActionType.UPDATE_NODE_ALLOCATABLE
+    if old_x[0] != new_x[0]:
+        action |= ActionType.UPDATE_NODE_CONDITION
+    if old_x[1] != new_x[1]:
+        action |= ActionType.UPDATE_NODE_ANNOTATION
+    return action
+
+
+class ClusterState:
+    """Routes informer events; knows which pending pods are ours."""
+
+    def __init__(
+        self,
+        cache: Cache,
+        queue: SchedulingQueue,
+        scheduler_names: set[str],
+        serves_namespace: Callable[[str], bool],
+    ) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.scheduler_names = scheduler_names
+        self.serves_namespace = serves_namespace
+        self._pending: dict[str, PodInfo] = {}
+        self._assigned: dict[str, PodInfo] = {}
+        self._nodes: dict[str, tuple[NodeRecord, NodeExtras]] = {}
+
+    def responsible_for(self, pod: PodInfo) -> bool:
+        return pod.scheduler_name in self.scheduler_names and self.serves_namespace(pod.namespace)
+
+    # --- pods -------------------------------------------------------------------------------
+
+    def on_pod(self, kind: EventType, raw: JSON) -> None:
+        uid = (raw.get("metadata") or {}).get("uid", "")
+        phase = (raw.get("status") or {}).get("phase")
+        if kind == "DELETED" or phase in TERMINAL_PHASES:
+            self._pod_gone(uid)
+            return
+        pod = pod_from_json(raw)
+        if pod.node_name:
+            self._pod_assigned(pod)
+        elif self.responsible_for(pod):
+            old = self._pending.get(uid)
+            self._pending[uid] = pod
+            if old is None:
+                self.queue.add(pod)
+            else:
+                self.queue.update(old, pod)
+        elif uid in self._pending:  # e.g. its schedulerName or namespace no longer ours
+            del self._pending[uid]
+            self.queue.delete(uid)
+
+    def _pod_assigned(self, pod: PodInfo) -> None:
+        if self._pending.pop(pod.uid, None) is not None:
+            self.queue.delete(pod.uid)  # bound: by us (confirmed below) or by someone else
+        old = self._assigned.get(pod.uid)
+        self._assigned[pod.uid] = pod
+        try:
+            if old is None:
+                self.cache.add_pod(pod)  # also confirms a pod we assumed
+            else:
+                self.cache.update_pod(old, pod)
+        except CacheError as exc:
+            log.warning("cache: pod %s: %s", pod.key, exc)
+
+    def _pod_gone(self, uid: str) -> None:
+        if self._pending.pop(uid, None) is not None:
+            self.queue.delete(uid)
+        old = self._assigned.pop(uid, None)
+        if old is None:
+            return
+        try:
+            self.cache.remove_pod(old)
+        except CacheError as exc:
+            log.warning("cache: pod %s: %s", old.key, exc)
+        self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+
+    # --- nodes ------------------------------------------------------------------------------
+
+    def on_node(self, kind: EventType, raw: JSON) -> None:
+        name = (raw.get("metadata") or {}).get("name", "")
+        if kind == "DELETED":
+            if self._nodes.pop(name, None) is not None:
+                self.cache.remove_node(name)
+            return
+        node, extras = node_from_json(raw), node_extras(raw)
+        old = self._nodes.get(name)
+        self._nodes[name] = (node, extras)
+        self.cache.add_node(node)
+        if old is None:
+            self.queue.move_all_to_active_or_backoff(events.NODE_ADD)
+            return
+        action = node_change(old[0], node, old[1], extras)
+        if action:
+            self.queue.move_all_to_active_or_backoff(
+                ClusterEvent(events.NODE, action, "NodeUpdate")
+            )
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)

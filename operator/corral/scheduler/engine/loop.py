@@ -1,0 +1,199 @@
+"""``schedule_one`` on a dedicated thread, binding cycles on a bounded pool (upstream
+``schedule_one.go``: scheduleOne, bindingCycle, handleSchedulingFailure).
+
+The scheduling thread pops one pod at a time and runs the scheduling cycle against a fresh
+snapshot; the binding cycle (Permit wait, PreBind, Bind, PostBind) runs on a worker so the next
+pod is considered while the Binding is in flight. Outcomes are reported through a
+:class:`Reporter`, which turns them into Events, pod conditions, metrics and log lines without
+blocking this thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol
+
+from corral.scheduler.backend.cache import Cache, CacheError
+from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_cycle
+from corral.scheduler.framework.runtime.schedule import PodScheduler
+from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
+
+log = logging.getLogger("corral.scheduler")
+
+POP_TIMEOUT = 0.2  # how often the thread looks up from an empty queue to check for stop
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    pod: PodInfo
+    profile: str
+    reason: str  # Unschedulable | SchedulerError
+    message: str
+    nominated_node: str
+    duration: float
+
+
+@dataclass(frozen=True, slots=True)
+class Success:
+    pod: PodInfo
+    profile: str
+    node: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    duration: float
+
+
+class Reporter(Protocol):
+    """Side effects of outcomes; called from the scheduling and binding threads."""
+
+    def scheduled(self, outcome: Success) -> None: ...
+
+    def failed(self, outcome: Failure) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Binding:
+    """One binding cycle's inputs, handed from the scheduling thread to a worker."""
+
+    scheduler: PodScheduler
+    state: CycleState
+    qpi: QueuedPodInfo
+    host: str
+    cycle: int
+    started: float
+    evaluated: int
+    feasible: int
+
+
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+
+
+class SchedulingLoop:
+    def __init__(
+        self,
+        queue: SchedulingQueue,
+        cache: Cache,
+        schedulers: dict[str, PodScheduler],
+        reporter: Reporter,
+        *,
+        binding_workers: int = 16,
+    ) -> None:
+        self.queue = queue
+        self.cache = cache
+        self.schedulers = schedulers
+        self.reporter = reporter
+        self.binding_workers = binding_workers
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._pool = ThreadPoolExecutor(self.binding_workers, thread_name_prefix="binding")
+        self._thread = threading.Thread(target=self._run, name="scheduling", daemon=True)
+        self._thread.start()
+
+    def stop(self, *, wait_for_bindings: bool = True) -> None:
+        """Stop popping pods at once; bindings already posted finish (or are abandoned)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait_for_bindings, cancel_futures=True)
+            self._pool = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and not self._stop.is_set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            qpi = self.queue.pop(timeout=POP_TIMEOUT)
+            if qpi is None:
+                continue
+            try:
+                self.schedule_one(qpi)
+            except Exception:  # a bug must not kill the scheduler: fail this pod, go on
+                log.exception("scheduling %s failed unexpectedly", qpi.pod.key)
+                self._requeue(qpi, self.queue.scheduling_cycle, frozenset())
+
+    # --- one pod ----------------------------------------------------------------------------
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        pod = qpi.pod
+        scheduler = self.schedulers.get(pod.scheduler_name)
+        if scheduler is None or pod.deleting:
+            self.queue.done(pod.uid)  # not ours (any more), or on its way out
+            return
+        started = time.monotonic()
+        cycle = self.queue.scheduling_cycle
+        state = CycleState()
+        outcome = scheduling_cycle(scheduler, state, pod, self.cache.snapshot(), self.cache)
+        if not outcome.ok:
+            assert outcome.status is not None
+            fit = outcome.fit_error
+            plugins = (
+                frozenset(fit.diagnosis.unschedulable_plugins) if fit is not None else frozenset()
+            )
+            qpi.pending_plugins = (
+                frozenset(fit.diagnosis.pending_plugins) if fit is not None else frozenset()
+            )
+            self._requeue(qpi, cycle, plugins)
+            rejected = fit is not None or outcome.status.is_rejected
+            self.reporter.failed(
+                Failure(
+                    pod,
+                    pod.scheduler_name,
+                    REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
+                    fit.message() if fit is not None else outcome.status.message,
+                    outcome.nominated_node_name,
+                    time.monotonic() - started,
+                )
+            )
+            return
+        assert outcome.result is not None
+        assert self._pool is not None
+        result = outcome.result
+        job = _Binding(scheduler, state, qpi, result.suggested_host, cycle, started,
+                       result.evaluated_nodes, result.feasible_nodes)  # fmt: skip
+        self._pool.submit(self._bind, job)
+
+    def _bind(self, job: _Binding) -> None:
+        qpi, host, scheduler, state = job.qpi, job.host, job.scheduler, job.state
+        cycle, started, evaluated, feasible = job.cycle, job.started, job.evaluated, job.feasible
+        pod = qpi.pod
+        try:
+            status = binding_cycle(scheduler, state, pod, host, self.cache)
+            ok, error = status is None, "" if status is None else status.message
+        except Exception as exc:  # the binding cycle must always end in done or requeue
+            log.exception("binding %s to %s failed unexpectedly", pod.key, host)
+            with contextlib.suppress(CacheError):
+                self.cache.forget_pod(pod)
+            ok, error = False, str(exc) or type(exc).__name__
+        if ok:
+            self.queue.done(pod.uid)
+            self.reporter.scheduled(
+                Success(pod, pod.scheduler_name, host, evaluated, feasible,
+                        time.monotonic() - started)
+            )  # fmt: skip
+            return
+        self._requeue(qpi, cycle, frozenset())
+        self.reporter.failed(
+            Failure(pod, pod.scheduler_name, REASON_SCHEDULER_ERROR,
+                    f"binding rejected: {error}", "", time.monotonic() - started)
+        )  # fmt: skip
+
+    def _requeue(self, qpi: QueuedPodInfo, cycle: int, plugins: frozenset[str]) -> None:
+        qpi.unschedulable_plugins = plugins
+        self.queue.add_unschedulable_if_not_present(qpi, cycle)

@@ -1,0 +1,119 @@
+"""From a KubeSchedulerConfiguration file to the engine's running profiles.
+
+``load_engine_config`` parses, defaults and validates the file exactly as ``corral validate``
+does (same catalog of plugin names and extension points, out-of-tree plugins included), then
+expands every profile into a :class:`ResolvedProfile` and builds its :class:`Framework` from the
+engine's plugin registry. Every problem is a :class:`ValidationError` with field paths; a plugin
+the catalog knows but this engine does not implement is reported by name and profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from corral.api.catalog import default_catalog
+from corral.scheduler.config import (
+    FieldError,
+    KubeSchedulerConfiguration,
+    ValidationError,
+    expand_profiles,
+    load_config,
+)
+from corral.scheduler.config.decode import parse_duration
+from corral.scheduler.config.multipoint import ExpandedProfile
+from corral.scheduler.framework.interface import PodBinder
+from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
+from corral.scheduler.framework.registry import Registry, load_out_of_tree
+from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
+from corral.scheduler.plugins.registry import in_tree_registry
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    config: KubeSchedulerConfiguration
+    profiles: list[ResolvedProfile]
+
+    @property
+    def scheduler_names(self) -> list[str]:
+        return [p.scheduler_name for p in self.profiles]
+
+    def seconds(self, duration: str | None, default: float) -> float:
+        return parse_duration(duration) if duration else default
+
+
+def engine_registry() -> Registry:
+    """In-tree plugins plus those installed through the ``corral.plugins`` entry points."""
+    return in_tree_registry().merge(load_out_of_tree())
+
+
+def load_engine_config(source: Path | str | bytes | Mapping[str, Any]) -> EngineConfig:
+    """Load, default, validate and expand; raises :class:`ValidationError`."""
+    data: str | bytes | Mapping[str, Any]
+    if isinstance(source, Path):
+        try:
+            data = source.read_bytes()
+        except OSError as exc:
+            raise ValidationError(
+                [FieldError("--config", f"cannot read {source}: {exc}")]
+            ) from None
+    else:
+        data = source
+    names = default_catalog().registry()
+    cfg = load_config(data, registry=names)
+    expanded = expand_profiles(cfg, names)
+    profiles = []
+    for profile, plan in zip(cfg.profiles, expanded, strict=True):
+
+        def at(point: str, plan: ExpandedProfile = plan) -> tuple[str, ...]:
+            return tuple(plan.points.get(point, ()))
+
+        profiles.append(
+            ResolvedProfile(
+                scheduler_name=plan.scheduler_name,
+                pre_enqueue=at("preEnqueue"),
+                queue_sort=at("queueSort"),
+                pre_filter=at("preFilter"),
+                filter=at("filter"),
+                post_filter=at("postFilter"),
+                pre_score=at("preScore"),
+                score=tuple(ScorePluginRef(n, plan.score_weights.get(n, 1)) for n in at("score")),
+                reserve=at("reserve"),
+                permit=at("permit"),
+                pre_bind=at("preBind"),
+                bind=at("bind"),
+                post_bind=at("postBind"),
+                plugin_args={pc.name: pc.args for pc in profile.plugin_config},
+                percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+            )
+        )
+    return EngineConfig(cfg, profiles)
+
+
+def build_frameworks(
+    engine: EngineConfig, registry: Registry, binder: PodBinder | None
+) -> dict[str, Framework]:
+    """One Framework per profile; raises :class:`ValidationError` naming what is missing."""
+    out: dict[str, Framework] = {}
+    errs: list[FieldError] = []
+    for i, profile in enumerate(engine.profiles):
+        path = f"profiles[{i}].plugins"
+        missing = [n for n in profile.plugin_names() if n not in registry]
+        if missing:
+            errs.append(
+                FieldError(
+                    path,
+                    f"plugin(s) {', '.join(sorted(missing))} are known but not implemented by "
+                    "this engine; disable them in the profile",
+                )
+            )
+            continue
+        try:
+            out[profile.scheduler_name] = Framework(profile, registry, pod_binder=binder)
+        except FrameworkError as exc:
+            errs.append(FieldError(path, str(exc)))
+    if errs:
+        raise ValidationError(errs)
+    return out
