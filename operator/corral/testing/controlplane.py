@@ -65,6 +65,7 @@ class Component:
     executable: str
     pid: int
     port: int
+    argv: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -187,6 +188,26 @@ class LocalCluster:
         _post_json(f"{base}/compaction", {"revision": revision, "physical": True})
         return revision
 
+    def restart(self, name: str, *, timeout: float = READY_TIMEOUT) -> None:
+        """Stop one component and start it again with the same arguments (same port), e.g. to
+        prove clients survive an API server restart. Waits for the API server to be ready."""
+        component = self.component(name)
+        terminate(component.pid, component.executable)
+        process = spawn(name, component.argv, self.directory / "logs", self.directory)
+        component.pid = process.pid
+        self.state.save(self.directory)
+        if name == "kube-apiserver":
+            token = (self.admin.authorization() or "").removeprefix("Bearer ")
+
+            def died() -> str | None:
+                if is_running(process.pid):
+                    return None
+                return "kube-apiserver exited:\n" + log_tail(self.directory / "logs", name)
+
+            wait_for("kube-apiserver /readyz after restart",
+                     lambda: _http_ok(f"{self.state.server}/readyz", token=token),
+                     timeout=timeout, alive=died)  # fmt: skip
+
     def component(self, name: str) -> Component:
         for component in self.state.components:
             if component.name == name:
@@ -213,8 +234,9 @@ class _Starter:
             terminate(component.pid, component.executable)
 
     def launch(self, name: str, binary: Path, args: list[str], port: int) -> Component:
-        process = spawn(name, [str(binary), *args], self.logs, self.directory)
-        component = Component(name, str(binary), process.pid, port)
+        argv = [str(binary), *args]
+        process = spawn(name, argv, self.logs, self.directory)
+        component = Component(name, str(binary), process.pid, port, argv)
         self.started.append(component)
         return component
 

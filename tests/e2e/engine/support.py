@@ -1,0 +1,123 @@
+"""Running `corral scheduler` processes against the real control plane (helpers for tests)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from corral.k8s import JSON, Client
+from corral.testing import LocalCluster
+from corral.testing.processes import free_port
+
+# The plugins the engine implements today, in upstream's default order and weights.
+IMPLEMENTED = [
+    ("PrioritySort", None), ("SchedulingGates", None), ("NodeUnschedulable", None),
+    ("NodeName", None), ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+    ("DefaultBinder", None),
+]  # fmt: skip
+
+
+def engine_config(kubeconfig: Path, scheduler_name: str, **top: Any) -> JSON:
+    enabled = [{"name": n, **({"weight": w} if w else {})} for n, w in IMPLEMENTED]
+    config: JSON = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(kubeconfig), "qps": 500, "burst": 1000},
+        "leaderElection": {"leaderElect": False},
+        "profiles": [
+            {
+                "schedulerName": scheduler_name,
+                "plugins": {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}},
+            }
+        ],
+    }
+    config.update(top)
+    return config
+
+
+class EngineProcess:
+    def __init__(self, config: JSON, work: Path, name: str) -> None:
+        self.config_path = work / f"{name}.yaml"
+        self.config_path.write_text(yaml.safe_dump(config))
+        self.log_path = work / f"{name}.log"
+        self.port = free_port()
+        self.name = name
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> EngineProcess:
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "corral", "scheduler", "--config", str(self.config_path),
+                 f"--bind-address=127.0.0.1:{self.port}", "--log-level=Debug"],
+                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "POD_NAME": self.name},
+            )  # fmt: skip
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.alive():
+            assert self.process is not None
+            self.process.send_signal(sig)
+            self.process.wait(timeout=30)
+
+
+def scheduler_name() -> str:
+    return f"corral-{uuid.uuid4().hex[:6]}"
+
+
+def pod(name: str, namespace: str, scheduler: str, **spec: Any) -> JSON:
+    requests = spec.pop("requests", {"cpu": "100m", "memory": "64Mi"})
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": spec.pop("labels", {})},
+        "spec": {
+            "schedulerName": scheduler,
+            "containers": [{"name": "c", "image": "pause", "resources": {"requests": requests}}],
+            **spec,
+        },
+    }
+
+
+def create_all(kube: Client, objects: list[JSON]) -> None:
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(kube.create, objects))
+
+
+def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f}s waiting for {what}"
+        time.sleep(0.25)
+
+
+def pods_in(kube: Client, namespace: str) -> list[JSON]:
+    return kube.list_items("v1", "Pod", namespace)
+
+
+def kubeconfig_of(cluster: LocalCluster) -> Path:
+    return cluster.kubeconfig
+
+
+def all_bound(kube: Client, namespace: str) -> bool:
+    return all(p["spec"].get("nodeName") for p in pods_in(kube, namespace))

@@ -1,0 +1,105 @@
+"""Three engines on one config: exactly one schedules, and kill -9 of the leader hands over."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from corral.k8s import Client
+from corral.scheduler.leaderelection import JITTER_FACTOR
+from corral.testing import LocalCluster
+from engine.support import (
+    EngineProcess,
+    all_bound,
+    engine_config,
+    pod,
+    pods_in,
+    scheduler_name,
+    wait_until,
+)
+
+LEASE, RENEW, RETRY = 4.0, 3.0, 1.0
+KILLS = 10
+# The issue's bound, leaseDuration + 2 x retryPeriod, with client-go's retry jitter (x1.2).
+TAKEOVER_BOUND = LEASE + 2 * RETRY * (1 + JITTER_FACTOR)
+
+
+def holder(kube: Client, namespace: str, lease: str) -> str:
+    try:
+        found = kube.get("coordination.k8s.io/v1", "Lease", lease, namespace)
+    except Exception:
+        return ""
+    return str(found["spec"].get("holderIdentity") or "")
+
+
+def test_only_the_leader_schedules_and_kills_hand_over(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+) -> None:
+    pool = {"pool": namespace}
+    fake_nodes(5, cpu="64", memory="128Gi", pods=500, labels=pool)
+    name = scheduler_name()
+    election = {
+        "leaderElect": True,
+        "leaseDuration": f"{LEASE:.0f}s",
+        "renewDeadline": f"{RENEW:.0f}s",
+        "retryPeriod": f"{RETRY:.0f}s",
+        "resourceName": name,
+        "resourceNamespace": namespace,
+    }
+    config = engine_config(cluster.kubeconfig, name, leaderElection=election)
+    running = {e.name: e for e in (engines(config, f"{name}-{i}") for i in range(3))}
+    wait_until("a leader", lambda: holder(kube, namespace, name) in running, timeout=30)
+
+    stop = threading.Event()
+    created: list[str] = []
+
+    def stream() -> None:  # a steady trickle of new pods throughout the kills
+        while not stop.is_set():
+            pod_name = f"p-{len(created)}"
+            kube.create(pod(pod_name, namespace, name, nodeSelector=pool))
+            created.append(pod_name)
+            time.sleep(0.1)
+
+    creator = threading.Thread(target=stream, daemon=True)
+    creator.start()
+    takeovers: list[float] = []
+    try:
+        for kill in range(KILLS):
+            leader = holder(kube, namespace, name)
+            assert leader in running
+            # Standbys never schedule: only the leader's log has bindings since it took over.
+            running[leader].kill()  # SIGKILL: no release, the Lease must expire
+            killed_at = time.monotonic()
+            del running[leader]
+            old = leader
+            wait_until("a new leader", lambda old=old: holder(kube, namespace, name) not in ("", old),
+                       timeout=30)  # fmt: skip
+            takeovers.append(time.monotonic() - killed_at)
+            replacement = engines(config, f"{name}-r{kill}")  # like a new pod, a new identity
+            running[replacement.name] = replacement
+            time.sleep(1.0)
+    finally:
+        stop.set()
+        creator.join()
+
+    wait_until("every pod bound", lambda: all_bound(kube, namespace), timeout=60)
+    assert len(pods_in(kube, namespace)) == len(created)
+    print(f"takeover seconds after kill -9: {[round(t, 2) for t in takeovers]}")
+    assert max(takeovers) <= TAKEOVER_BOUND, f"takeovers: {[round(t, 1) for t in takeovers]}"
+    logs = [e.log() for e in running.values()]
+    # A second Binding for a bound pod would be refused by the API server (409): none was.
+    assert not any("binding rejected" in log for log in logs)
+    scheduled = kube.list_items("v1", "Event", namespace, field_selector="reason=Scheduled")
+    per_pod = Counter(e["involvedObject"]["name"] for e in scheduled)
+    assert per_pod
+    assert max(per_pod.values()) == 1
+    # Exactly one live engine schedules: the others' logs show no binding at all.
+    leader = holder(kube, namespace, name)
+    standbys = [e for n, e in running.items() if n != leader]
+    assert all("Successfully bound" not in e.log() for e in standbys)

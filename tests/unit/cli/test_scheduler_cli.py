@@ -1,0 +1,71 @@
+"""`corral scheduler` refuses bad input with field paths, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GOOD_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            GOOD_HEAD + "profiles:\n- schedulerName: a\n  plugins:\n    filter:\n"
+            "      enabled: [{name: NodeResourceFit}]\n",
+            'profiles[0].plugins.filter.enabled[0].name: unknown plugin "NodeResourceFit"; '
+            'did you mean "NodeResourcesFit"?',
+            id="unknown-plugin",
+        ),
+        pytest.param(
+            GOOD_HEAD + "leaderElection: {leaseDuration: 5s, renewDeadline: 10s}\n",
+            "leaderElection.leaseDuration",
+            id="lease-order",
+        ),
+        pytest.param("apiVersion: [unclosed\n", "invalid YAML", id="malformed-yaml"),
+        pytest.param(
+            "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
+            'apiVersion: "kubescheduler.config.k8s.io/v1beta3": must be',
+            id="wrong-api-version",
+        ),
+    ],
+)
+def test_bad_config_exits_1_with_field_paths(tmp_path: Path, text: str, expected: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(text)
+    result = subprocess.run(
+        [sys.executable, "-m", "corral", "scheduler", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_config_file_is_reported(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "corral", "scheduler", "--config", str(tmp_path / "nope.yaml")],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "cannot read" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_bind_address_is_a_usage_error(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(GOOD_HEAD + "profiles:\n- schedulerName: a\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "corral", "scheduler", "--config", str(config),
+         "--bind-address", "nowhere"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--bind-address: 'nowhere' is not HOST:PORT" in result.stderr
