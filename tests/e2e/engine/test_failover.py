@@ -77,9 +77,11 @@ def test_only_the_leader_schedules_and_kills_hand_over(
             running[leader].kill()  # SIGKILL: no release, the Lease must expire
             killed_at = time.monotonic()
             del running[leader]
-            old = leader
-            wait_until("a new leader", lambda old=old: holder(kube, namespace, name) not in ("", old),
-                       timeout=30)  # fmt: skip
+
+            def replaced(old: str = leader) -> bool:
+                return holder(kube, namespace, name) not in ("", old)
+
+            wait_until("a new leader", replaced, timeout=30)
             takeovers.append(time.monotonic() - killed_at)
             replacement = engines(config, f"{name}-r{kill}")  # like a new pod, a new identity
             running[replacement.name] = replacement

@@ -27,6 +27,7 @@ import numpy as np
 
 from corral.scheduler.backend.node_columns import NodeColumns
 from corral.scheduler.backend.node_tree import NodeTree
+from corral.scheduler.backend.pod_columns import PodColumns
 from corral.scheduler.framework import snapshot as snap
 from corral.scheduler.framework import types
 
@@ -49,6 +50,7 @@ class Cache:
         self._clock = clock
         self._lock = threading.RLock()
         self._columns = NodeColumns()
+        self._pod_rows = PodColumns()
         self._tree = NodeTree()
         self._pods: dict[str, _PodState] = {}
         # Pods by node name, also for nodes not (yet) in the cache, as upstream keeps them.
@@ -66,8 +68,10 @@ class Cache:
             known = node.name in self._columns.slot_of
             slot = self._columns.set_node(node)
             if not known:
-                for pod in self._node_pods.get(node.name, {}).values():
+                on_node = self._node_pods.get(node.name, {})
+                for pod in on_node.values():
                     self._columns.add_usage(slot, pod, 1)
+                self._pod_rows.move(list(on_node), slot)
             if self._tree.add(node.name, node.labels):
                 self._order_dirty = True  # a new node, or one whose zone changed
             self._bump()
@@ -78,6 +82,7 @@ class Cache:
         with self._lock:
             if self._columns.remove_node(name) is None:
                 return
+            self._pod_rows.move(list(self._node_pods.get(name, {})), -1)
             self._tree.remove(name)
             self._order_dirty = True
             self._bump()
@@ -91,6 +96,7 @@ class Cache:
     def _place(self, pod: types.PodInfo) -> None:
         self._node_pods.setdefault(pod.node_name, {})[pod.uid] = pod
         slot = self._columns.slot_of.get(pod.node_name)
+        self._pod_rows.add(pod, -1 if slot is None else slot)
         if slot is not None:
             self._columns.add_usage(slot, pod, 1)
 
@@ -100,6 +106,7 @@ class Cache:
             on_node.pop(pod.uid, None)
             if not on_node:
                 del self._node_pods[pod.node_name]
+        self._pod_rows.remove(pod.uid)
         slot = self._columns.slot_of.get(pod.node_name)
         if slot is not None:
             self._columns.add_usage(slot, pod, -1)
@@ -217,5 +224,7 @@ class Cache:
                 order = [slot_of[n] for n in self._tree.list()]
                 self._order = np.array(order, dtype=np.intp)
                 self._order_dirty = False
-            self._last = self._columns.snapshot(self._generation, self._order)
+            self._last = self._columns.snapshot(
+                self._generation, self._order, self._pod_rows.snapshot()
+            )
             return self._last

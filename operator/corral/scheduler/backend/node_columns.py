@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from corral.scheduler.framework import pod_table
 from corral.scheduler.framework import snapshot as snap
 from corral.scheduler.framework import types
 from corral.scheduler.framework.taints import Taint
@@ -39,6 +40,8 @@ class NodeColumns:
         self.unschedulable = np.zeros(self.capacity, dtype=np.bool_)
         self.taints = np.full((self.capacity, 0), -1, dtype=np.int32)
         self.labels: dict[str, np.ndarray[Any, np.dtype[np.int32]]] = {}
+        # Image name → slot → size. Inner dicts are replaced, never changed in place.
+        self.images: dict[str, dict[int, int]] = {}
         self._shared: set[str] = set()
 
     # --- copy-on-write ----------------------------------------------------------------------
@@ -56,10 +59,15 @@ class NodeColumns:
             self._shared.discard(shared_key)
             self.labels[key] = self.labels[key].copy()
 
-    def snapshot(self, generation: int, order: npt.NDArray[np.intp]) -> snap.Snapshot:
+    def snapshot(
+        self,
+        generation: int,
+        order: npt.NDArray[np.intp],
+        pods: pod_table.PodTable = pod_table.EMPTY,
+    ) -> snap.Snapshot:
         self._shared = {
             "names", "records", "slot_of", "allocatable", "requested", "non_zero",
-            "unschedulable", "taints", "labels",
+            "unschedulable", "taints", "labels", "images",
         } | {f"label:{k}" for k in self.labels}  # fmt: skip
         return snap.Snapshot(
             generation=generation,
@@ -76,6 +84,8 @@ class NodeColumns:
             resources=self.resources,
             label_vocab=self.label_vocab,
             taint_vocab=self.taint_vocab,
+            pods=pods,
+            images=self.images,
         )
 
     # --- growth -----------------------------------------------------------------------------
@@ -135,6 +145,8 @@ class NodeColumns:
             self._write_taints(slot, record.taints)
         if previous is None or previous.labels != record.labels:
             self._write_labels(slot, record.labels, previous.labels if previous else {})
+        if previous is None or previous.images != record.images:
+            self._write_images(slot, record.images, previous.images if previous else ())
         return slot
 
     def remove_node(self, name: str) -> int | None:
@@ -152,6 +164,7 @@ class NodeColumns:
         self.non_zero[:, slot] = 0
         if previous is not None:
             self._write_labels(slot, {}, previous.labels)
+            self._write_images(slot, (), previous.images)
             if previous.taints:
                 self._write_taints(slot, ())
             if previous.unschedulable:
@@ -201,6 +214,26 @@ class NodeColumns:
             else:
                 self._own_label(key)
             self.labels[key][slot] = vid
+
+    def _write_images(
+        self,
+        slot: int,
+        images: Sequence[tuple[tuple[str, ...], int]],
+        previous: Sequence[tuple[tuple[str, ...], int]],
+    ) -> None:
+        self._own("images")
+        for names, _size in previous:
+            for name in names:
+                holders = self.images.get(name)
+                if holders is not None and slot in holders:
+                    rest = {s: v for s, v in holders.items() if s != slot}
+                    if rest:
+                        self.images[name] = rest
+                    else:
+                        del self.images[name]
+        for names, size in images:
+            for name in names:
+                self.images[name] = {**self.images.get(name, {}), slot: size}
 
     # --- pods -------------------------------------------------------------------------------
 

@@ -12,11 +12,12 @@ Pod-level resources (``spec.resources``) are not read yet.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from fractions import Fraction
 from typing import Any, Final
 
 from corral.scheduler.backend import quantity
-from corral.scheduler.framework import nodeselector, taints, types
+from corral.scheduler.framework import nodeselector, podaffinity, taints, types
 
 _NON_ZERO_DEFAULTS: Final[dict[str, Fraction]] = {
     types.CPU: Fraction(types.DEFAULT_MILLI_CPU_REQUEST, 1000),
@@ -35,6 +36,14 @@ def _requests(container: Mapping[str, Any], non_zero: bool) -> Amounts:
     return out
 
 
+def _limits_or_requests(container: Mapping[str, Any], _non_zero: bool) -> Amounts:
+    """Per resource the container's limit, or its request where it sets no limit."""
+    resources = container.get("resources") or {}
+    out = {name: quantity.parse(q) for name, q in (resources.get("requests") or {}).items()}
+    out.update({name: quantity.parse(q) for name, q in (resources.get("limits") or {}).items()})
+    return out
+
+
 def _add(into: Amounts, more: Mapping[str, Fraction]) -> None:
     for name, amount in more.items():
         into[name] = into.get(name, Fraction(0)) + amount
@@ -46,15 +55,18 @@ def _max(into: Amounts, other: Mapping[str, Fraction]) -> None:
             into[name] = amount
 
 
-def pod_requests(spec: Mapping[str, Any], *, non_zero: bool = False) -> Amounts:
-    """Exact per-resource requests of a pod spec (upstream ``PodRequests``)."""
+def pod_requests(
+    spec: Mapping[str, Any], *, non_zero: bool = False, of: Any = _requests
+) -> Amounts:
+    """Exact per-resource requests of a pod spec (upstream ``PodRequests``); ``of`` picks what
+    each container contributes (requests, or limits falling back to requests)."""
     reqs: Amounts = {}
     for container in spec.get("containers") or ():
-        _add(reqs, _requests(container, non_zero))
+        _add(reqs, of(container, non_zero))
     sidecars: Amounts = {}
     init_max: Amounts = {}
     for container in spec.get("initContainers") or ():
-        own = _requests(container, non_zero)
+        own = of(container, non_zero)
         if container.get("restartPolicy") == "Always":
             _add(reqs, own)
             _add(sidecars, own)
@@ -82,6 +94,51 @@ def to_resources(amounts: Mapping[str, Fraction], *, with_pods: bool = False) ->
         allowed_pods=quantity.value(amounts.get(types.PODS, Fraction(0))) if with_pods else 0,
         scalar=scalar,
     )
+
+
+def _host_ports(spec: Mapping[str, Any]) -> tuple[types.HostPort, ...]:
+    """Ports with hostPort > 0 of containers and restartable init containers (1.34+)."""
+    containers = list(spec.get("containers") or ())
+    containers += [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+    out = []
+    for container in containers:
+        for port in container.get("ports") or ():
+            host_port = int(port.get("hostPort") or 0)
+            if host_port > 0:
+                ip = port.get("hostIP") or "0.0.0.0"
+                out.append(types.HostPort(ip, port.get("protocol") or "TCP", host_port))
+    return tuple(out)
+
+
+def _pvc_names(name: str, spec: Mapping[str, Any]) -> tuple[str, ...]:
+    out = []
+    for volume in spec.get("volumes") or ():
+        claim = volume.get("persistentVolumeClaim")
+        if claim is not None:
+            out.append(str(claim.get("claimName", "")))
+        elif volume.get("ephemeral") is not None:
+            out.append(f"{name}-{volume.get('name', '')}")  # upstream ephemeral.VolumeClaimName
+    return tuple(out)
+
+
+def _timestamp(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _terminating_by_preemption(meta: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    if meta.get("deletionTimestamp") is None:
+        return False
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "DisruptionTarget":
+            return bool(
+                cond.get("status") == "True" and cond.get("reason") == "PreemptionByScheduler"
+            )
+    return False
 
 
 def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
@@ -116,6 +173,19 @@ def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
         deleting=meta.get("deletionTimestamp") is not None,
         nominated_node_name=status.get("nominatedNodeName") or "",
         resource_version=meta.get("resourceVersion") or "",
+        affinity=podaffinity.parse(meta.get("namespace") or "default", spec.get("affinity")),
+        host_ports=_host_ports(spec),
+        limits=to_resources(pod_requests(spec, of=_limits_or_requests)),
+        images=tuple(
+            str(c.get("image", ""))
+            for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+        ),
+        pvc_names=_pvc_names(meta.get("name") or "", spec),
+        has_resource_claims=bool(spec.get("resourceClaims")),
+        phase=status.get("phase") or "",
+        start_time=_timestamp(status.get("startTime")),
+        preemption_policy=spec.get("preemptionPolicy") or "",
+        terminating_by_preemption=_terminating_by_preemption(meta, status),
         raw=raw,
     )
 
@@ -133,4 +203,8 @@ def node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
             {name: quantity.parse(q) for name, q in allocatable.items()}, with_pods=True
         ),
         resource_version=meta.get("resourceVersion") or "",
+        images=tuple(
+            (tuple(str(n) for n in image.get("names") or ()), int(image.get("sizeBytes") or 0))
+            for image in (raw.get("status") or {}).get("images") or ()
+        ),
     )

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from corral.scheduler.framework import nodeselector, types
+from corral.scheduler.framework import nodeselector, pod_table, types
 from corral.scheduler.framework.taints import Taint
 
 # Fixed resource rows; scalar resources get rows from 4 on, in order of first sight.
@@ -144,6 +144,10 @@ class Snapshot:
     resources: ResourceIndex
     label_vocab: Mapping[str, LabelVocab]
     taint_vocab: TaintVocab
+    # Bound and assumed pods as columns (InterPodAffinity, PodTopologySpread, ...).
+    pods: pod_table.PodTable = pod_table.EMPTY
+    # Image name (as in node.status.images[].names) → slot → size in bytes.
+    images: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
 
     @property
     def num_nodes(self) -> int:
@@ -189,7 +193,18 @@ class Snapshot:
             non_zero_memory=int(self.non_zero_requested[1, slot]),
             num_pods=int(req[ROW_PODS]),
             slot=slot,
+            pods=self.pods.pods_on(slot),
+            image_states=self.image_states(record),
         )
+
+    def image_states(self, record: types.NodeRecord) -> dict[str, types.ImageState]:
+        """Upstream ``NodeInfo.ImageStates``: every name of the node's images, with the number
+        of nodes in the snapshot that have it."""
+        out: dict[str, types.ImageState] = {}
+        for names, size in record.images:
+            for name in names:
+                out[name] = types.ImageState(size, len(self.images.get(name, ())))
+        return out
 
     def node_infos(self) -> list[types.NodeInfo]:
         return [self.node_info(int(s)) for s in self.order]

@@ -8,10 +8,10 @@ fields later plugins read (pod affinity, volumes, ports) and for binding.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from corral.scheduler.framework import nodeselector, taints
+from corral.scheduler.framework import nodeselector, podaffinity, taints
 
 CPU: Final = "cpu"
 MEMORY: Final = "memory"
@@ -67,6 +67,23 @@ class Resources:
         return self.scalar.get(name, 0)
 
 
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """A container port with ``hostPort > 0``; ip "" → 0.0.0.0 and protocol "" → TCP."""
+
+    ip: str
+    protocol: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    """Upstream ``ImageStateSummary``: the image's size and on how many nodes it is."""
+
+    size: int
+    num_nodes: int
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class PodInfo:
     """One pod, as the scheduler needs it."""
@@ -91,11 +108,28 @@ class PodInfo:
     deleting: bool = False
     nominated_node_name: str = ""
     resource_version: str = ""
+    # Pod (anti-)affinity, interned (None: the pod has neither).
+    affinity: podaffinity.PodAffinity | None = None
+    host_ports: tuple[HostPort, ...] = ()
+    # Per container the limit, or the request where no limit is set, summed as requests are.
+    limits: Resources = field(default_factory=Resources)
+    images: tuple[str, ...] = ()  # init containers' then containers' images
+    pvc_names: tuple[str, ...] = ()  # persistentVolumeClaim and generic ephemeral volumes
+    has_resource_claims: bool = False
+    phase: str = ""
+    start_time: float | None = None  # status.startTime, seconds since the epoch
+    preemption_policy: str = ""  # "" means PreemptLowerPriority
+    # deletionTimestamp set and DisruptionTarget=True with reason PreemptionByScheduler.
+    terminating_by_preemption: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -108,6 +142,11 @@ class NodeRecord:
     unschedulable: bool = False
     allocatable: Resources = field(default_factory=Resources)
     resource_version: str = ""
+    # The Node's JSON, for extenders that are not nodeCacheCapable (they receive full Node
+    # objects); empty when the record was built without it.
+    raw: Mapping[str, Any] = field(default_factory=dict)
+    # status.images: (names, sizeBytes) per image (ImageLocality).
+    images: tuple[tuple[tuple[str, ...], int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -124,6 +163,38 @@ class NodeInfo:
     non_zero_memory: int
     num_pods: int
     slot: int = -1  # the snapshot column, or -1 for a node built outside a snapshot
+    pods: tuple[PodInfo, ...] = ()  # bound and assumed pods on the node
+    image_states: Mapping[str, ImageState] = field(default_factory=dict)
+
+    def with_pod(self, pod: PodInfo) -> NodeInfo:
+        """This node with ``pod`` added (upstream ``NodeInfo.AddPod``), for what-if filtering."""
+        return self._changed(pod, 1)
+
+    def without_pod(self, pod: PodInfo) -> NodeInfo:
+        """This node with ``pod`` (matched by uid) removed (upstream ``NodeInfo.RemovePod``)."""
+        if not any(p.uid == pod.uid for p in self.pods):
+            return self
+        return self._changed(pod, -1)
+
+    def _changed(self, pod: PodInfo, sign: int) -> NodeInfo:
+        req, have = pod.requests, self.requested
+        scalar = dict(have.scalar)
+        for name, amount in req.scalar.items():
+            scalar[name] = scalar.get(name, 0) + sign * amount
+        pods = self.pods + (pod,) if sign > 0 else tuple(p for p in self.pods if p.uid != pod.uid)
+        return replace(
+            self,
+            requested=Resources(
+                milli_cpu=have.milli_cpu + sign * req.milli_cpu,
+                memory=have.memory + sign * req.memory,
+                ephemeral_storage=have.ephemeral_storage + sign * req.ephemeral_storage,
+                scalar=scalar,
+            ),
+            non_zero_milli_cpu=self.non_zero_milli_cpu + sign * pod.non_zero_milli_cpu,
+            non_zero_memory=self.non_zero_memory + sign * pod.non_zero_memory,
+            num_pods=self.num_pods + sign,
+            pods=pods,
+        )
 
 
 @dataclass(slots=True, eq=False)

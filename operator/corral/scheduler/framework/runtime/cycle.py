@@ -2,6 +2,7 @@
 
 Scheduling cycle (on the scheduler's thread): schedule → assume → Reserve → Permit. Binding
 cycle (may run on a worker thread): wait on Permit → PreBind → Bind → finish binding → PostBind.
+Bind asks an interested binder extender first and the Bind plugins only when none took it.
 Any failure after assume runs Unreserve and forgets the pod, so the cache never keeps a pod
 that was not bound. The cache is reached through :class:`Assumer` to keep the framework free of
 backend imports.
@@ -14,6 +15,7 @@ from typing import Protocol
 
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import FitError
+from corral.scheduler.framework.runtime.extenders import extenders_binding
 from corral.scheduler.framework.runtime.schedule import PodScheduler, ScheduleResult
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
@@ -95,7 +97,9 @@ def binding_cycle(
     if s is None:
         s = fwk.run_pre_bind(state, pod, host)
     if s is None:
-        s = fwk.run_bind(state, pod, host)
+        bound, s = extenders_binding(scheduler.extenders, pod, host)
+        if not bound:
+            s = fwk.run_bind(state, pod, host)
     if s is not None:
         fwk.run_unreserve(state, pod, host)
         assumer.forget_pod(pod)

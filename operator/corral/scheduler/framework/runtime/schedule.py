@@ -12,6 +12,8 @@ goroutines:
   Upstream's 16 parallel workers stop at about the same point; sequential order makes ours exact.
 - Score: batch scores over the feasible slots; normalize; each plugin's scores must lie in
   [0, 100]; weighted sum.
+- Extenders (``runtime/extenders.py``) filter the feasible nodes after the plugins and add
+  their scores after the plugins'; their HTTP calls block the cycle, as upstream's do.
 - selectHost picks uniformly among the top-scored nodes, the distribution of upstream's
   reservoir sampling (1.30-1.34) and of its per-node random tiebreak (1.35+).
 """
@@ -19,6 +21,7 @@ goroutines:
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -28,6 +31,8 @@ import numpy.typing as npt
 from corral.scheduler.framework import interface as fw
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
+from corral.scheduler.framework.extender import Extender
+from corral.scheduler.framework.runtime import extenders as ext
 from corral.scheduler.framework.runtime.framework import Framework, ScoreStep
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
@@ -65,8 +70,11 @@ class PodScheduler:
         *,
         percentage_of_nodes_to_score: int = 0,
         rng: random.Random | None = None,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         self.fwk = fwk
+        # Shared by every profile, in upstream's order: configured order, ignorable ones last.
+        self.extenders = tuple(extenders)
         profile_pct = fwk.profile.percentage_of_nodes_to_score
         self.percentage = percentage_of_nodes_to_score if profile_pct is None else profile_pct
         self.rng = rng or random.Random()
@@ -121,6 +129,10 @@ class PodScheduler:
             # Advanced even when the cycle errors, so that every node gets its turn.
             processed = len(feasible) + len(diagnosis.node_to_status)
             self.next_start_node_index = (self.next_start_node_index + processed) % num_all
+        if self.extenders:
+            feasible = ext.find_nodes_that_pass_extenders(
+                self.extenders, pod, snapshot, feasible, diagnosis
+            )
         return feasible, diagnosis
 
     def _pass_filters(
@@ -136,7 +148,11 @@ class PodScheduler:
         if n == 0:
             return nodes
         to_find = num_feasible_nodes_to_find(self.percentage, n)
-        if not fwk.has_score_plugins:
+        if not (
+            fwk.has_score_plugins
+            or ext.has_prioritizers(self.extenders)
+            or ext.has_filters(self.extenders)
+        ):
             to_find = 1
         start = self.next_start_node_index % n
         rotated = np.concatenate([nodes[start:], nodes[:start]]) if start else nodes
@@ -196,7 +212,7 @@ class PodScheduler:
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: npt.NDArray[np.intp]
     ) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.int64]]]:
         fwk = self.fwk
-        if not fwk.has_score_plugins:
+        if not fwk.has_score_plugins and not self.extenders:
             return np.ones(len(slots), dtype=np.int64), {}
         s = fwk.run_pre_score(state, pod, snapshot, slots)
         if s is not None:
@@ -232,6 +248,9 @@ class PodScheduler:
             weighted = scores * np.int64(step.weight)
             per_plugin[step.name] = weighted
             total += weighted
+        for name, scores in ext.extender_scores(self.extenders, pod, snapshot, slots).items():
+            per_plugin[name] = scores
+            total += scores
         return total, per_plugin
 
 
