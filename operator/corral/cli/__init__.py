@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from corral import __version__
 
 # Sub-command modules, in the order `corral --help` lists them.
-COMMANDS: tuple[str, ...] = ("render", "validate", "scheduler", "operator")
+COMMANDS: tuple[str, ...] = ("render", "validate", "scheduler", "operator", "simulate")
 
 
 class UsageError(Exception):

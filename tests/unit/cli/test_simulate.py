@@ -1,0 +1,65 @@
+"""`corral simulate` on the shipped example: the documented placements and messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from corral.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "simulate"
+
+
+def simulate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str]]:
+    code = main(["simulate", "-f", str(EXAMPLES / "cluster.yaml"), *args])
+    return code, capsys.readouterr().out.splitlines()
+
+
+def test_hand_picked_plugins_place_the_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, lines = simulate(capsys, "--config", str(EXAMPLES / "scheduler-config.yaml"))
+    assert code == 1  # one pod cannot be placed
+    assert lines == [
+        "shop/web -> node-a  (evaluated 3 nodes, 2 feasible)",
+        "shop/cache -> node-a  (evaluated 3 nodes, 1 feasible)",
+        "ml/trainer -> gpu-1  (evaluated 3 nodes, 1 feasible)",
+        "shop/batch: unschedulable: 0/3 nodes are available: 1 node(s) had untolerated taint "
+        "{dedicated: gpu}, 2 Insufficient cpu.",
+    ]
+
+
+def test_explain_shows_every_filter_verdict_and_weighted_scores(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _code, lines = simulate(
+        capsys, "--config", str(EXAMPLES / "scheduler-config.yaml"), "--explain"
+    )
+    table = lines[1:5]
+    assert table[0].split() == [
+        "NODE", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+        "NodeResourcesFit", "TaintToleration(x3)", "NodeResourcesFit(x1)", "TOTAL",
+    ]  # fmt: skip
+    # Best total first; the tainted node fails TaintToleration and gets no score.
+    assert table[1].split()[0] == "node-a"
+    assert table[1].split()[-1] == "381"
+    assert table[3].split()[0] == "gpu-1"
+    assert "node(s) had untolerated taint {dedicated: gpu}" in table[3]
+    assert table[3].split()[-1] == "-"
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        pytest.param("kind: Node\nmetadata: {name: n}\n", "status.allocatable is required",
+                     id="node-without-allocatable"),
+        pytest.param("- just\n- a list\n", "must be a Kubernetes object", id="not-an-object"),
+        pytest.param("kind: [unclosed\n", "invalid YAML", id="bad-yaml"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], document: str, message: str
+) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(document)
+    assert main(["simulate", "-f", str(path)]) == 2
+    assert message in capsys.readouterr().err
