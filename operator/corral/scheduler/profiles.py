@@ -24,6 +24,12 @@ from corral.scheduler.config import (
 )
 from corral.scheduler.config.decode import parse_duration
 from corral.scheduler.config.multipoint import ExpandedProfile
+from corral.scheduler.extender import (
+    HTTPExtender,
+    build_extenders,
+    ignored_resources,
+    with_ignored_resources,
+)
 from corral.scheduler.framework.interface import PodBinder
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
 from corral.scheduler.framework.registry import Registry, load_out_of_tree
@@ -89,7 +95,21 @@ def load_engine_config(source: Path | str | bytes | Mapping[str, Any]) -> Engine
                 percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
             )
         )
+    ignored = ignored_resources(cfg.extenders)
+    if ignored:  # resources managed by extenders are not NodeResourcesFit's business
+        try:
+            profiles = with_ignored_resources(profiles, ignored)
+        except ValueError as exc:
+            raise ValidationError([FieldError("extenders", str(exc))]) from None
     return EngineConfig(cfg, profiles)
+
+
+def load_extenders(engine: EngineConfig) -> list[HTTPExtender]:
+    """The configured HTTP extenders (ignorable ones last); bad TLS material is reported."""
+    try:
+        return build_extenders(engine.config.extenders)
+    except ValueError as exc:
+        raise ValidationError([FieldError("extenders", str(exc))]) from None
 
 
 def build_frameworks(

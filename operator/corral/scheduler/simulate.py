@@ -23,7 +23,12 @@ from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_c
 from corral.scheduler.framework.runtime.schedule import PodScheduler
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.profiles import EngineConfig, build_frameworks, engine_registry
+from corral.scheduler.profiles import (
+    EngineConfig,
+    build_frameworks,
+    engine_registry,
+    load_extenders,
+)
 
 PASS = "ok"
 
@@ -65,8 +70,9 @@ class Simulator:
         frameworks = build_frameworks(engine, engine_registry(), self.binder)
         pct = engine.config.percentage_of_nodes_to_score or 0
         rng = random.Random(seed)
+        extenders = load_extenders(engine)
         self.schedulers = {
-            name: PodScheduler(fwk, percentage_of_nodes_to_score=pct, rng=rng)
+            name: PodScheduler(fwk, percentage_of_nodes_to_score=pct, rng=rng, extenders=extenders)
             for name, fwk in frameworks.items()
         }
         self.default_profile = engine.profiles[0].scheduler_name

@@ -9,6 +9,8 @@ plugin registry, see :mod:`corral.scheduler.config.multipoint`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Final
 
 from corral.scheduler.config import args as _args
@@ -228,6 +230,7 @@ def validate_extenders(path: FieldPath, extenders: list[Extender]) -> _Errs:
             errs.append(
                 field_error(p.child("httpTimeout"), f"{ext.http_timeout}: must not be negative")
             )
+        errs += _validate_tls_data(p.child("tlsConfig"), ext)
         for j, res in enumerate(ext.managed_resources):
             rp = p.child("managedResources").index(j).child("name")
             problems = check_qualified_name(res.name)
@@ -249,4 +252,22 @@ def validate_extenders(path: FieldPath, extenders: list[Extender]) -> _Errs:
                 f"found {binders} extenders implementing bind: only one may",
             )
         )
+    return errs
+
+
+def _validate_tls_data(path: FieldPath, ext: Extender) -> _Errs:
+    """``certData``/``keyData``/``caData`` are ``[]byte`` upstream: base64 in JSON and YAML, so a
+    value that is not base64 fails upstream's decoding of the file."""
+    tls = ext.tls_config
+    if tls is None:
+        return []
+    errs: _Errs = []
+    for key, value in (("certData", tls.cert_data), ("keyData", tls.key_data),
+                       ("caData", tls.ca_data)):  # fmt: skip
+        if not value:
+            continue
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            errs.append(field_error(path.child(key), "illegal base64 data"))
     return errs

@@ -29,6 +29,8 @@ from corral.scheduler.engine.binding import ApiBinder
 from corral.scheduler.engine.handlers import ClusterState
 from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
 from corral.scheduler.events import EventRecorder, PodRef
+from corral.scheduler.framework.events import WILDCARD, ActionType, ClusterEvent
+from corral.scheduler.framework.extender import EXTENDER_NAME
 from corral.scheduler.framework.runtime.schedule import PodScheduler
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
@@ -40,7 +42,12 @@ from corral.scheduler.metrics import (
     SchedulerMetrics,
 )
 from corral.scheduler.podstatus import record_failure
-from corral.scheduler.profiles import EngineConfig, build_frameworks, engine_registry
+from corral.scheduler.profiles import (
+    EngineConfig,
+    build_frameworks,
+    engine_registry,
+    load_extenders,
+)
 from corral.scheduler.server import HealthServer
 
 log = logging.getLogger("corral.scheduler")
@@ -72,14 +79,18 @@ class Engine:
         self.metrics = SchedulerMetrics()
         frameworks = build_frameworks(engine, engine_registry(), ApiBinder(client, self.bucket))
         pct = cfg.percentage_of_nodes_to_score or 0
+        extenders = load_extenders(engine)
         self.schedulers = {
-            name: PodScheduler(fwk, percentage_of_nodes_to_score=pct)
+            name: PodScheduler(fwk, percentage_of_nodes_to_score=pct, extenders=extenders)
             for name, fwk in frameworks.items()
         }
         first = next(iter(frameworks.values()))
         events_by_plugin: dict[str, Any] = {}
         for fwk in frameworks.values():
             events_by_plugin.update(fwk.events_by_plugin())
+        # Upstream retries pods an extender rejected on any cluster event: it cannot know what
+        # an extender's verdict depends on.
+        events_by_plugin[EXTENDER_NAME] = (ClusterEvent(WILDCARD, ActionType.ALL),)
         self.cache = Cache()
         self.queue = SchedulingQueue(
             less=first.less,  # validation makes every profile use the same QueueSort

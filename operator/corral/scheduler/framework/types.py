@@ -78,10 +78,12 @@ class HostPort:
 
 @dataclass(frozen=True, slots=True)
 class ImageState:
-    """Upstream ``ImageStateSummary``: the image's size and on how many nodes it is."""
+    """Upstream ``ImageStateSummary``: the image's size and on how many nodes it is, plus the
+    number of nodes in the snapshot (ImageLocality's denominator)."""
 
     size: int
     num_nodes: int
+    total_nodes: int = 1
 
 
 @dataclass(frozen=True, slots=True, eq=False)

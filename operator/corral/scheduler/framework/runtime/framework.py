@@ -17,7 +17,10 @@ from corral.scheduler.framework import interface as fw
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.events import ClusterEvent
+from corral.scheduler.framework.extender import Extender
+from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
 from corral.scheduler.framework.profile import ResolvedProfile
+from corral.scheduler.framework.runtime import nominated
 from corral.scheduler.framework.runtime.waiting_pods import (
     MAX_PERMIT_TIMEOUT,
     WaitingPod,
@@ -78,10 +81,19 @@ class Framework:
         *,
         pod_binder: fw.PodBinder | None = None,
         clock: Callable[[], float] = time.monotonic,
+        objects: ObjectLister | None = None,
+        nominator: PodNominator | None = None,
+        preemption_executor: PreemptionExecutor | None = None,
     ) -> None:
         self.profile = profile
         self.clock = clock
         self._pod_binder = pod_binder
+        self._objects = objects
+        self._nominator = nominator
+        self._preemption_executor = preemption_executor
+        self._snapshot: Snapshot | None = None
+        # Set by the PodScheduler that runs this framework (preemption asks them too).
+        self._extenders: tuple[Extender, ...] = ()
         self.waiting_pods = WaitingPods()
         self.plugins: dict[str, fw.Plugin] = {}
         for name in profile.plugin_names():
@@ -148,6 +160,9 @@ class Framework:
         if not self.bind:
             raise FrameworkError("at least one bind plugin is needed")
         self.queue_sort = queue_sort[0]
+        self.pre_filter_extensions = [
+            (pl.name, ext) for pl in self.pre_filter if (ext := pl.pre_filter_extensions())
+        ]
 
     # --- build helpers ----------------------------------------------------------------------
 
@@ -201,6 +216,61 @@ class Framework:
             return False
         wp.reject("", "removed")
         return True
+
+    @property
+    def objects(self) -> ObjectLister | None:
+        return self._objects
+
+    @property
+    def nominator(self) -> PodNominator | None:
+        return self._nominator
+
+    @property
+    def preemption_executor(self) -> PreemptionExecutor | None:
+        return self._preemption_executor
+
+    @property
+    def extenders(self) -> tuple[Extender, ...]:
+        return self._extenders
+
+    def set_extenders(self, extenders: Sequence[Extender]) -> None:
+        self._extenders = tuple(extenders)
+
+    def snapshot(self) -> Snapshot | None:
+        return self._snapshot
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        """The runtime calls this at the start of each cycle (one cycle at a time)."""
+        self._snapshot = snapshot
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for name, ext in self.pre_filter_extensions:
+            if name in state.skip_filter_plugins:
+                continue
+            s = ext.add_pod(state, pod, pod_to_add, node)
+            if s is not None and not s.is_success:
+                msg = f"running AddPod on PreFilter plugin {name!r}: {s.message}"
+                return Status.error(msg).with_plugin(name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for name, ext in self.pre_filter_extensions:
+            if name in state.skip_filter_plugins:
+                continue
+            s = ext.remove_pod(state, pod, pod_to_remove, node)
+            if s is not None and not s.is_success:
+                msg = f"running RemovePod on PreFilter plugin {name!r}: {s.message}"
+                return Status.error(msg).with_plugin(name)
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        return nominated.run_filter_plugins_with_nominated_pods(self, state, pod, node)
 
     # --- queue-side points ------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
 from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.runtime import extenders as ext
+from corral.scheduler.framework.runtime import nominated
 from corral.scheduler.framework.runtime.framework import Framework, ScoreStep
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
@@ -75,6 +76,7 @@ class PodScheduler:
         self.fwk = fwk
         # Shared by every profile, in upstream's order: configured order, ignorable ones last.
         self.extenders = tuple(extenders)
+        fwk.set_extenders(self.extenders)
         profile_pct = fwk.profile.percentage_of_nodes_to_score
         self.percentage = percentage_of_nodes_to_score if profile_pct is None else profile_pct
         self.rng = rng or random.Random()
@@ -84,6 +86,7 @@ class PodScheduler:
         """Raises :class:`FitError` when no node fits, :class:`StatusError` on an Error."""
         if snapshot.num_nodes == 0:
             raise StatusError(Status.error(NO_NODES_AVAILABLE))
+        self.fwk.set_snapshot(snapshot)
         feasible, diagnosis = self._find_nodes_that_fit(state, pod, snapshot)
         if len(feasible) == 0:
             raise FitError(pod.key, snapshot.num_nodes, diagnosis)
@@ -114,6 +117,22 @@ class PodScheduler:
             diagnosis.pre_filter_msg = s.message
             diagnosis.add_plugin_status(s)
             return np.zeros(0, dtype=np.intp), diagnosis
+
+        # A nominated node (set by an earlier preemption) is tried alone first, before any
+        # PreFilterResult restriction; if it fits it is the only feasible node.
+        nominated_slot = snapshot.slot_of.get(pod.nominated_node_name, -1)
+        if pod.nominated_node_name and nominated_slot >= 0:
+            trial = Diagnosis()
+            only = np.array([nominated_slot], dtype=np.intp)
+            found = self._pass_filters(state, pod, snapshot, trial, only)
+            if len(found) and self.extenders:
+                found = ext.find_nodes_that_pass_extenders(
+                    self.extenders, pod, snapshot, found, trial
+                )
+            if len(found):
+                return found, trial
+            diagnosis.unschedulable_plugins |= trial.unschedulable_plugins
+            diagnosis.pending_plugins |= trial.pending_plugins
 
         num_all = snapshot.num_nodes
         nodes = snapshot.order
@@ -185,6 +204,14 @@ class PodScheduler:
                 alive[slot] = False
                 failed_at[slot] = i
                 explicit[slot] = s.with_plugin(step.name)
+        # Nodes with nominated pods of >= priority must also pass with those pods added; that
+        # first pass's failure is the node's status (RunFilterPluginsWithNominatedPods).
+        stage = len(steps)
+        for slot, s in nominated.first_pass_failures(fwk, state, pod, snapshot, nodes).items():
+            alive[slot] = False
+            failed_at[slot] = stage
+            explicit[slot] = s
+        verdicts.append(None)
 
         passed = alive[rotated]
         positions = np.flatnonzero(passed)
@@ -198,7 +225,7 @@ class PodScheduler:
         if len(failed):
             _record_failures(
                 diagnosis,
-                names=[step.name for step in steps],
+                names=[step.name for step in steps] + ["nominated"],
                 verdicts=verdicts,
                 explicit=explicit,
                 failed=failed,

@@ -1,0 +1,320 @@
+"""HTTPExtender against a real corral.extender server on 127.0.0.1: payload forms, results,
+scaling, interest, errors and timeouts, HTTPS."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from corral.extender import (
+    ExtenderArgs,
+    ExtenderFilterResult,
+    ExtenderPreemptionResult,
+    MetaPod,
+    MetaVictims,
+    serve_in_thread,
+)
+from corral.scheduler.config.types import (
+    Extender as ExtenderConfig,
+)
+from corral.scheduler.config.types import (
+    ExtenderManagedResource,
+    ExtenderTLSConfig,
+)
+from corral.scheduler.extender import HTTPExtender, build_extenders
+from corral.scheduler.framework.extender import ExtenderError, Victims
+from corral.scheduler.framework.types import NodeRecord, Resources
+from scheduler.builders import container, node, pod_info
+
+from .conftest import Pki, Script, scripted_extender
+
+NODES = [
+    NodeRecord(name=f"n{i}", labels={"zone": "a"}, allocatable=Resources(milli_cpu=4000))
+    for i in range(4)
+]
+
+
+def _ext(url: str, **kw: Any) -> HTTPExtender:
+    kw.setdefault("filter_verb", "filter")
+    kw.setdefault("prioritize_verb", "prioritize")
+    kw.setdefault("weight", 1)
+    return HTTPExtender(ExtenderConfig(url_prefix=url, **kw))
+
+
+# --- filter -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cache_capable",
+    [pytest.param(True, id="nodeCacheCapable: names"), pytest.param(False, id="full nodes")],
+)
+def test_filter_payload_form_and_result(scripted: tuple[str, Script], cache_capable: bool) -> None:
+    url, script = scripted
+    script.keep = {"n1", "n3"}
+    script.failed = {"n0": "busy"}
+    script.unresolvable = {"n2": "wrong rack"}
+    result = _ext(url, node_cache_capable=cache_capable).filter(pod_info("p"), NODES)
+    assert result.node_names == ("n1", "n3")
+    assert dict(result.failed) == {"n0": "busy"}
+    assert dict(result.failed_and_unresolvable) == {"n2": "wrong rack"}
+    _verb, args = script.seen[0]
+    assert isinstance(args, ExtenderArgs)
+    assert args.pod["metadata"]["name"] == "p"
+    if cache_capable:
+        assert (args.node_names, args.nodes) == (["n0", "n1", "n2", "n3"], None)
+    else:
+        assert args.node_names is None
+        assert [n["metadata"]["name"] for n in args.nodes or ()] == ["n0", "n1", "n2", "n3"]
+        assert args.nodes
+        assert args.nodes[0]["status"]["allocatable"]["cpu"] == "4000m"
+
+
+def test_filter_sends_the_raw_node_when_the_record_has_it(scripted: tuple[str, Script]) -> None:
+    url, script = scripted
+    raw = node("r0", labels={"rack": "7"})
+    raw["metadata"]["annotations"] = {"note": "kept"}
+    record = NodeRecord(name="r0", raw=raw)
+    _ext(url).filter(pod_info("p"), [record])
+    assert script.seen[0][1].nodes == [raw]
+
+
+@pytest.mark.parametrize(
+    ("reply", "cache_capable", "message"),
+    [
+        pytest.param(
+            ExtenderFilterResult(node_names=["n9"]),
+            True,
+            'claims a filtered node "n9" which is not found in the input node list',
+            id="unknown name",
+        ),
+        pytest.param(
+            ExtenderFilterResult(error="quota service down"),
+            False,
+            "quota service down",
+            id="Error field",
+        ),
+    ],
+)
+def test_filter_errors(
+    scripted: tuple[str, Script], reply: ExtenderFilterResult, cache_capable: bool, message: str
+) -> None:
+    url, script = scripted
+    script.raw_reply = reply
+    with pytest.raises(ExtenderError, match=message):
+        _ext(url, node_cache_capable=cache_capable).filter(pod_info("p"), NODES)
+
+
+def test_filter_reply_without_nodes_keeps_none(scripted: tuple[str, Script]) -> None:
+    # Upstream reads NodeNames only from nodeCacheCapable extenders; otherwise Nodes, else none.
+    url, script = scripted
+    script.raw_reply = ExtenderFilterResult(node_names=["n0"])
+    assert _ext(url).filter(pod_info("p"), NODES).node_names == ()
+
+
+def test_no_filter_verb_keeps_every_node_without_a_call(scripted: tuple[str, Script]) -> None:
+    url, script = scripted
+    result = _ext(url, filter_verb=None).filter(pod_info("p"), NODES)
+    assert result.node_names == ("n0", "n1", "n2", "n3")
+    assert script.seen == []
+
+
+# --- prioritize ---------------------------------------------------------------------------------
+
+
+def test_prioritize_returns_raw_scores_and_weight(scripted: tuple[str, Script]) -> None:
+    url, script = scripted
+    script.scores = {"n1": 10, "n2": 3}
+    priorities, weight = _ext(url, weight=4).prioritize(pod_info("p"), NODES)
+    assert {p.host: p.score for p in priorities} == {"n0": 0, "n1": 10, "n2": 3, "n3": 0}
+    assert weight == 4
+
+
+# --- managedResources ---------------------------------------------------------------------------
+
+GPU = "example.com/gpu"
+
+
+@pytest.mark.parametrize(
+    ("containers", "init", "interested"),
+    [
+        pytest.param([container(cpu="1")], [], False, id="no managed resource"),
+        pytest.param([container(**{"example.com/gpu": "1"})], [], True, id="request"),
+        pytest.param(
+            [{"name": "c", "resources": {"limits": {GPU: "1"}}}], [], True, id="limit only"
+        ),
+        pytest.param(
+            [container(cpu="1")], [container("i", **{"example.com/gpu": "1"})], True, id="init"
+        ),
+    ],
+)
+def test_is_interested(containers: list[Any], init: list[Any], interested: bool) -> None:
+    managed = [ExtenderManagedResource(name=GPU, ignored_by_scheduler=True)]
+    ext = _ext("http://127.0.0.1:1", managed_resources=managed)
+    assert ext.is_interested(pod_info("p", containers=containers, init_containers=init)) is (
+        interested
+    )
+    assert _ext("http://127.0.0.1:1").is_interested(pod_info("p")) is True
+
+
+# --- errors and timeouts ------------------------------------------------------------------------
+
+
+def test_timeout_is_an_error(scripted: tuple[str, Script]) -> None:
+    url, script = scripted
+    script.delay = 0.5
+    ext = _ext(url, http_timeout="100ms")
+    assert ext.timeout == pytest.approx(0.1)
+    start = time.monotonic()
+    with pytest.raises(ExtenderError, match="Post"):
+        ext.filter(pod_info("p"), NODES)
+    assert time.monotonic() - start < 0.45
+
+
+@pytest.mark.parametrize(
+    ("timeout", "seconds"),
+    [pytest.param(None, 5.0, id="unset"), pytest.param("0s", 5.0, id="zero"),
+     pytest.param("2s", 2.0, id="set")],
+)  # fmt: skip
+def test_http_timeout_default(timeout: str | None, seconds: float) -> None:
+    assert _ext("http://127.0.0.1:1", http_timeout=timeout).timeout == seconds
+
+
+def test_connection_refused_and_bad_status(scripted: tuple[str, Script]) -> None:
+    url, _script = scripted
+    with pytest.raises(ExtenderError, match="Post"):
+        _ext("http://127.0.0.1:9").filter(pod_info("p"), NODES)
+    with pytest.raises(ExtenderError, match=r"failed nope with extender at URL .*/nope, code 404"):
+        _ext(url, filter_verb="nope").filter(pod_info("p"), NODES)
+
+
+def test_url_prefix_trailing_slash(scripted: tuple[str, Script]) -> None:
+    url, script = scripted
+    _ext(url + "/").filter(pod_info("p"), NODES)
+    assert script.seen[0][0] == "filter"
+
+
+def test_ignorable_extenders_go_last() -> None:
+    configs = [
+        ExtenderConfig(url_prefix="http://a", ignorable=True),
+        ExtenderConfig(url_prefix="http://b"),
+        ExtenderConfig(url_prefix="http://c", ignorable=True),
+        ExtenderConfig(url_prefix="http://d"),
+    ]
+    assert [e.name for e in build_extenders(configs)] == [
+        "http://b",
+        "http://d",
+        "http://a",
+        "http://c",
+    ]
+
+
+# --- bind and preempt ---------------------------------------------------------------------------
+
+
+def test_bind(scripted: tuple[str, Script]) -> None:
+    url, script = scripted
+    ext = _ext(url, bind_verb="bind")
+    assert ext.is_binder()
+    ext.bind(pod_info("p", namespace="ns"), "n2")
+    args = script.seen[0][1]
+    assert (args.pod_name, args.pod_namespace, args.pod_uid, args.node) == (
+        "p",
+        "ns",
+        "uid-ns-p",
+        "n2",
+    )
+    script.error = "node is full"
+    with pytest.raises(ExtenderError, match="node is full"):
+        ext.bind(pod_info("p"), "n2")
+
+
+@pytest.mark.parametrize(
+    "cache_capable", [pytest.param(True, id="meta"), pytest.param(False, id="full")]
+)
+def test_process_preemption(scripted: tuple[str, Script], cache_capable: bool) -> None:
+    url, script = scripted
+    v1, v2 = pod_info("v1", node_name="n0"), pod_info("v2", node_name="n0")
+    on_node = {"n0": [v1, v2], "n1": []}
+    ext = _ext(url, preempt_verb="preempt", node_cache_capable=cache_capable)
+    # The extender keeps n0 with one of the two victims.
+    script.preempt = ExtenderPreemptionResult({"n0": MetaVictims([MetaPod(v2.uid)], 1)})
+    got = ext.process_preemption(pod_info("p"), {"n0": Victims((v1, v2))}, lambda n: on_node[n])
+    assert got == {"n0": Victims((v2,), 1)}
+    sent = script.seen[0][1]
+    if cache_capable:
+        assert sent.node_name_to_victims is None
+        assert [m.uid for m in sent.node_name_to_meta_victims["n0"].pods] == [v1.uid, v2.uid]
+    else:
+        assert sent.node_name_to_meta_victims is None
+        assert [p["metadata"]["name"] for p in sent.node_name_to_victims["n0"].pods] == ["v1", "v2"]
+    script.preempt = ExtenderPreemptionResult({"n0": MetaVictims([MetaPod("ghost")])})
+    with pytest.raises(ExtenderError, match="claims to preempt pod"):
+        ext.process_preemption(pod_info("p"), {"n0": Victims((v1,))}, lambda n: on_node[n])
+
+
+# --- HTTPS --------------------------------------------------------------------------------------
+
+
+def _tls_server(pki: Pki, *, require_client_cert: bool = False) -> Any:
+    ctx = pki.server_context(require_client_cert=require_client_cert)
+    return serve_in_thread(scripted_extender(Script), ssl_context=ctx)
+
+
+@pytest.mark.parametrize(
+    ("tls", "ok"),
+    [
+        pytest.param(lambda p: ExtenderTLSConfig(ca_data=p.b64(p.ca)), True, id="caData"),
+        pytest.param(lambda p: ExtenderTLSConfig(ca_file=str(p.ca)), True, id="caFile"),
+        pytest.param(lambda p: None, True, id="no CA: verification skipped"),
+        pytest.param(lambda p: ExtenderTLSConfig(insecure=True), True, id="insecure"),
+        pytest.param(
+            lambda p: ExtenderTLSConfig(ca_file=str(p.ca), server_name="other.example"),
+            False,
+            id="serverName mismatch",
+        ),
+    ],
+)
+def test_https(pki: Pki, tls: Any, ok: bool) -> None:
+    with _tls_server(pki) as url:
+        ext = _ext(url, enable_https=True, tls_config=tls(pki))
+        if ok:
+            assert ext.filter(pod_info("p"), NODES[:1]).node_names == ("n0",)
+        else:
+            with pytest.raises(ExtenderError):
+                ext.filter(pod_info("p"), NODES[:1])
+
+
+def test_https_untrusted_without_enable_https_fails(pki: Pki) -> None:
+    # enableHTTPS false and no tlsConfig: system roots, which do not know our test CA.
+    with _tls_server(pki) as url, pytest.raises(ExtenderError):
+        _ext(url).filter(pod_info("p"), NODES[:1])
+
+
+@pytest.mark.parametrize(
+    "as_data", [pytest.param(True, id="data"), pytest.param(False, id="files")]
+)
+def test_https_client_certificate(pki: Pki, as_data: bool) -> None:
+    if as_data:
+        tls = ExtenderTLSConfig(
+            ca_data=pki.b64(pki.ca),
+            cert_data=pki.b64(pki.client_cert),
+            key_data=pki.b64(pki.client_key),
+        )
+    else:
+        tls = ExtenderTLSConfig(
+            ca_file=str(pki.ca), cert_file=str(pki.client_cert), key_file=str(pki.client_key)
+        )
+    with _tls_server(pki, require_client_cert=True) as url:
+        assert _ext(url, enable_https=True, tls_config=tls).filter(
+            pod_info("p"), NODES[:1]
+        ).node_names == ("n0",)
+        no_cert = _ext(url, enable_https=True, tls_config=ExtenderTLSConfig(ca_file=str(pki.ca)))
+        with pytest.raises(ExtenderError):
+            no_cert.filter(pod_info("p"), NODES[:1])
+
+
+def test_insecure_with_ca_is_refused(pki: Pki) -> None:
+    with pytest.raises(ValueError, match="insecure flag is not allowed"):
+        _ext("https://x", tls_config=ExtenderTLSConfig(insecure=True, ca_file=str(pki.ca)))
