@@ -71,8 +71,13 @@ class ResourceInfo:
 class Client:
     """JSON requests against one API server with one identity. Thread-safe."""
 
-    def __init__(self, configuration: Any) -> None:
+    def __init__(self, configuration: Any, *, pool_size: int = 64) -> None:
         self._configuration = configuration
+        # One kept-alive connection per concurrent caller (e.g. binding threads): a smaller pool
+        # discards connections and pays a TLS handshake for every other request.
+        configuration.connection_pool_maxsize = max(
+            pool_size, configuration.connection_pool_maxsize or 0
+        )
         self._rest = k8s_client.rest.RESTClientObject(configuration)
         self._discovery: dict[tuple[str, str], ResourceInfo] = {}
         self._discovery_lock = threading.Lock()

@@ -55,6 +55,8 @@ log = logging.getLogger("corral.scheduler")
 ACTIVE_PODS_PATH: Final = "/api/v1/pods"
 NON_TERMINAL: Final = "status.phase!=Succeeded,status.phase!=Failed"
 FLUSH_BACKOFF_SECONDS: Final = 1.0
+# Bindings are I/O bound and paced by the token bucket; upstream runs one goroutine each.
+BINDING_WORKERS: Final = 64
 FLUSH_UNSCHEDULABLE_SECONDS: Final = 30.0
 
 
@@ -105,7 +107,9 @@ class Engine:
         )
         self.recorders = {name: EventRecorder(self.aio, name) for name in self.schedulers}
         self.reporter = _Reporter(self)
-        self.loop = SchedulingLoop(self.queue, self.cache, self.schedulers, self.reporter)
+        self.loop = SchedulingLoop(
+            self.queue, self.cache, self.schedulers, self.reporter, binding_workers=BINDING_WORKERS
+        )
         self.informers = self._informers()
         self.server = HealthServer(
             options.bind_host, options.bind_port, self.metrics.registry, self._not_ready
@@ -261,25 +265,30 @@ class _Reporter:
         m.attempt_duration.labels(result=RESULT_SCHEDULED, profile=outcome.profile).observe(
             outcome.duration
         )
+        self._on_loop(self._scheduled_on_loop, outcome)
+
+    def _scheduled_on_loop(self, outcome: Success) -> None:
+        # Logged from the loop thread only: many binding threads contending for the log
+        # handler's lock cost more than the logging itself.
         pod = outcome.pod
         log.info(
             'Successfully bound pod to node pod="%s" node="%s" evaluatedNodes=%d feasibleNodes=%d',
             pod.key, outcome.node, outcome.evaluated_nodes, outcome.feasible_nodes,
         )  # fmt: skip
         ref = PodRef(pod.namespace, pod.name, pod.uid)
-        self._on_loop(self.engine.recorders[outcome.profile].scheduled, ref, outcome.node)
+        self.engine.recorders[outcome.profile].scheduled(ref, outcome.node)
 
     def failed(self, outcome: Failure) -> None:
         m = self.engine.metrics
         result = RESULT_UNSCHEDULABLE if outcome.reason == "Unschedulable" else RESULT_ERROR
         m.schedule_attempts.labels(result=result, profile=outcome.profile).inc()
         m.attempt_duration.labels(result=result, profile=outcome.profile).observe(outcome.duration)
-        log.info('Unable to schedule pod pod="%s" reason=%s err="%s"',
-                 outcome.pod.key, outcome.reason, outcome.message)  # fmt: skip
         self._on_loop(self._failed_on_loop, outcome)
 
     def _failed_on_loop(self, outcome: Failure) -> None:
         pod = outcome.pod
+        log.info('Unable to schedule pod pod="%s" reason=%s err="%s"',
+                 pod.key, outcome.reason, outcome.message)  # fmt: skip
         ref = PodRef(pod.namespace, pod.name, pod.uid)
         self.engine.recorders[outcome.profile].failed_scheduling(ref, outcome.message)
         self.engine._spawn(self._patch_status(outcome))
