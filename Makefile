@@ -42,11 +42,27 @@ e2e: venv control-plane  ## end-to-end tests against the real local control plan
 test: venv control-plane lint  ## everything: lint, types, import contracts, unit and e2e tests
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
 
-demo: venv control-plane  ## bring up a local cluster with fake nodes and show it scheduling
+demo: venv control-plane  ## local cluster + CRD + operator (local engines) + tenant profile scheduling a workload
 	$(BIN)/python hack/demo.py --dir $(DEMO_DIR)
 
-demo-down:  ## stop the demo cluster
+demo-down:  ## stop the demo cluster, the operator and its engines
 	hack/dev-cluster down --dir $(DEMO_DIR)
 
 clean:  ## remove the venv and caches (the control-plane binary cache under ~/.cache is kept)
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+# --- benchmarks and conformance (bench/, docs/benchmarks.md) ---------------------------------
+.PHONY: bench conformance
+BENCH_STAMP := $(VENV)/.bench-installed
+BENCH_ARGS ?=
+CONFORMANCE_ARGS ?=
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	@touch $@
+
+bench: venv control-plane $(BENCH_STAMP)  ## Corral vs upstream kube-scheduler, default sizes, twice (bench/results/)
+	$(BIN)/python -m bench run --repeat 2 $(BENCH_ARGS)
+
+conformance: venv control-plane  ## Corral's decisions vs upstream kube-scheduler's: 20 random scenarios, 1200 pods
+	$(BIN)/python -m bench.conformance --seeds 1-20 --nodes 30 --running 60 --pods 60 $(CONFORMANCE_ARGS)

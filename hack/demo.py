@@ -1,64 +1,152 @@
-"""`make demo`: a real local control plane with fake nodes, scheduling a Deployment.
+"""`make demo`: a real local control plane, the Corral operator and a tenant scheduler at work.
 
-Brings up (or reuses) the cluster in --dir with upstream kube-scheduler, adds three kwok nodes
-over three zones, runs a 3-replica Deployment and shows where its pods landed, then prints how
-to keep using the cluster. Idempotent: running it again reuses what is there.
+Brings up (or reuses) the cluster in --dir with upstream kube-scheduler and kwok nodes (three
+general ones and two in the ``pool=team-a`` node pool), installs the SchedulerProfile CRD, starts
+``corral operator --local-engines`` in the background (the engine runs as local processes with
+the profile's own ServiceAccount token, since kwok nodes run no containers), applies the tenant
+profile ``team-a``, then a small Deployment in namespace team-a that names the tenant scheduler,
+and shows the profile's status and where each pod landed. Idempotent: running it again reuses
+what is there. ``make demo-down`` stops everything (the operator included).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import yaml
+
+from corral.api import load_profile
 from corral.k8s import JSON, ApiError, Client
+from corral.render import enabled_plugins
+from corral.scheduler.plugins import registry
 from corral.testing import LocalCluster
 from corral.testing.nodes import FAKE_NODE_LABEL, ZONE_LABEL
 
-NAMESPACE = "demo"
+ROOT = Path(__file__).resolve().parents[1]
+TENANT = "team-a"
 DEPLOYMENT = "hello"
+API, KIND = "corral.dev/v1alpha1", "SchedulerProfile"
 
 
 def say(message: str) -> None:
     print(f"[demo] {message}", flush=True)
 
 
-def deployment(replicas: int) -> JSON:
+def tenant_profile() -> JSON:
+    """config/samples/tenant.yaml, minus what this engine build cannot run yet.
+
+    The engine refuses a config enabling a plugin it does not implement; while the engine is
+    being built, the demo disables those (computed, so the list shrinks as plugins land)."""
+    sample = yaml.safe_load((ROOT / "config/samples/tenant.yaml").read_text())
+    body: JSON = copy.deepcopy(sample)
+    implemented = set(registry.in_tree_registry())
+    spec = body["spec"]
+    enabled = spec.get("plugins", {}).get("multiPoint", {}).get("enabled", [])
+    kept = [p for p in enabled if p["name"] in implemented]
+    dropped_config = {p["name"] for p in enabled if p["name"] not in implemented}
+    spec["pluginConfig"] = [
+        c for c in spec.get("pluginConfig", []) if c["name"] not in dropped_config
+    ]
+    spec["plugins"] = {"multiPoint": {"enabled": kept}}
+    probe = load_profile({**body, "metadata": {"name": TENANT}})
+    missing = sorted(set(enabled_plugins(probe)) - implemented)
+    if missing:
+        spec["plugins"]["multiPoint"]["disabled"] = [{"name": n} for n in missing]
+        say(f"engine build lacks {len(missing)} default plugins; disabled: {', '.join(missing)}")
+    spec["deployment"].pop("priorityClassName", None)
+    return body
+
+
+def workload() -> JSON:
     labels = {"app": DEPLOYMENT}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": DEPLOYMENT, "namespace": NAMESPACE},
+        "metadata": {"name": DEPLOYMENT, "namespace": TENANT},
         "spec": {
-            "replicas": replicas,
+            "replicas": 3,
             "selector": {"matchLabels": labels},
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {
+                    "schedulerName": TENANT,
                     "containers": [
                         {
                             "name": "app",
                             "image": "registry.k8s.io/pause:3.10",
                             "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
                         }
-                    ]
+                    ],
                 },
             },
         },
     }
 
 
-def wait_running(kube: Client, count: int, timeout: float = 60.0) -> list[JSON]:
+def wait(what: str, check: Any, timeout: float) -> Any:
     deadline = time.monotonic() + timeout
     while True:
-        pods = kube.list_items("v1", "Pod", NAMESPACE, label_selector=f"app={DEPLOYMENT}")
-        running = [p for p in pods if p.get("status", {}).get("phase") == "Running"]
-        if len(running) >= count:
-            return running
+        got = check()
+        if got:
+            return got
         if time.monotonic() > deadline:
-            raise TimeoutError(f"only {len(running)}/{count} pods Running after {timeout:.0f}s")
+            raise TimeoutError(f"{what}: not done after {timeout:.0f}s")
         time.sleep(0.5)
+
+
+def ensure_namespace(kube: Client, name: str) -> None:
+    try:
+        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    except ApiError as exc:
+        if not exc.conflict:
+            raise
+
+
+def start_operator(cluster: LocalCluster) -> int:
+    pid_file = cluster.directory / "operator.pid"
+    if pid_file.exists():
+        pid = int(pid_file.read_text())
+        try:
+            os.kill(pid, 0)
+            say(f"operator already running (pid {pid})")
+            return pid
+        except ProcessLookupError:
+            pass
+    log = cluster.directory / "logs" / "operator.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "corral",
+        "operator",
+        # dev-cluster down stops every process whose command line names the work directory.
+        f"--kubeconfig={cluster.kubeconfig}",
+        "--local-engines",
+        f"--engine-dir={cluster.directory / 'engines'}",
+        "--pending-threshold=10",
+    ]
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "operator")},
+        )
+    pid_file.write_text(str(proc.pid))
+    say(f"started corral operator --local-engines (pid {proc.pid}, log {log})")
+    return proc.pid
+
+
+def condition(obj: JSON, type_: str) -> JSON:
+    return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == type_), {})
 
 
 def main() -> int:
@@ -73,39 +161,104 @@ def main() -> int:
     if not kube.list_items("v1", "Node", label_selector="=".join(FAKE_NODE_LABEL)):
         say("adding 3 kwok nodes over 3 zones")
         cluster.add_nodes(3, cpu="4", memory="8Gi", zones=3)
+    if not kube.list_items("v1", "Node", label_selector=f"pool={TENANT}"):
+        say("adding 2 kwok nodes in the team-a pool (label pool=team-a)")
+        cluster.add_nodes(2, cpu="4", memory="8Gi", labels={"pool": TENANT}, prefix="team-a")
     say(f"control plane ready in {time.monotonic() - started:.1f}s")
 
+    cluster.kubectl("apply", "-k", str(ROOT / "config" / "crd"))
+    for ns in ("corral-system", TENANT, "team-a-batch"):
+        ensure_namespace(kube, ns)
+    start_operator(cluster)
+    kube.apply(tenant_profile(), field_manager="corral-demo")
+    say("applied SchedulerProfile team-a; waiting for it to be Ready")
     try:
-        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-    except ApiError as exc:
-        if not exc.conflict:
-            raise
-    kube.apply(deployment(3), field_manager="corral-demo")
-    say("applied Deployment demo/hello with 3 replicas; waiting for them to run")
-    pods = wait_running(kube, 3)
-    zones = {
-        n["metadata"]["name"]: n["metadata"]["labels"].get(ZONE_LABEL, "-")
+        wait(
+            "profile Ready",
+            lambda: condition(kube.get(API, KIND, TENANT), "Ready").get("status") == "True",
+            90,
+        )
+    except TimeoutError as exc:
+        say(f"{exc}; status: {kube.get(API, KIND, TENANT).get('status')}")
+        say(f"operator log: {cluster.directory / 'logs' / 'operator.log'}")
+        return 1
+    print()
+    print(cluster.kubectl("get", "schedulerprofiles").stdout)
+    engines = cluster.directory / "engines" / TENANT
+    try:
+        wait(
+            "a local engine to take the Lease",
+            lambda: kube.get(API, KIND, TENANT).get("status", {}).get("leader"),
+            60,
+        )
+    except TimeoutError:
+        # The engine is still being built: the operator side is shown, the scheduling is not.
+        say("the profile is Ready (its objects are applied and its Deployment is available),")
+        say("but this engine build does not run it yet; last engine log line:")
+        say("    " + _last_line(engines / f"corral-{TENANT}-local-0.log"))
+        explore(cluster)
+        return 0
+
+    kube.apply(workload(), field_manager="corral-demo")
+    say(f"applied Deployment {TENANT}/{DEPLOYMENT} (schedulerName: {TENANT}, 3 replicas)")
+    nodes = {
+        n["metadata"]["name"]: n["metadata"].get("labels", {})
         for n in kube.list_items("v1", "Node")
     }
-    print(f"\n{'POD':<32} {'NODE':<16} {'ZONE':<8} PHASE")
+    try:
+        pods = wait("pods bound by the team-a scheduler", lambda: _all_bound(kube), 60)
+    except TimeoutError as exc:
+        say(f"{exc}; see the engine logs under {engines}")
+        explore(cluster)
+        return 1
+    print(f"\n{'POD':<28} {'NODE':<16} {'POOL':<8} {'ZONE':<8} PHASE")
     for pod in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
         node = pod["spec"]["nodeName"]
-        name, phase = pod["metadata"]["name"], pod["status"]["phase"]
-        print(f"{name:<32} {node:<16} {zones.get(node, '-'):<8} {phase}")
-    kubectl = cluster.binaries / "kubectl"
-    print(
-        f"""
-The cluster keeps running. Use it with:
-    export KUBECONFIG={cluster.kubeconfig}
-    alias kubectl={kubectl}
-    kubectl get nodes,pods -A -o wide
-Add fake nodes:   hack/dev-cluster nodes --count 5 --cpu 8 --memory 32Gi --zones 3
-Logs:             {cluster.directory / "logs"}
-Stop it:          make demo-down
-"""
-    )
+        labels = nodes.get(node, {})
+        print(
+            f"{pod['metadata']['name']:<28} {node:<16} {labels.get('pool', '-'):<8} "
+            f"{labels.get(ZONE_LABEL, '-'):<8} {pod['status'].get('phase')}"
+        )
+    say("the team-a scheduler placed every pod on the team-a pool")
+    explore(cluster)
     return 0
 
 
+def explore(cluster: LocalCluster) -> None:
+    kubectl = cluster.binaries / "kubectl"
+    print(
+        f"""
+Keep exploring:
+    export KUBECONFIG={cluster.kubeconfig}
+    alias kubectl={kubectl}
+    kubectl get schedulerprofiles                      # or: kubectl get sp
+    kubectl describe schedulerprofile {TENANT}              # conditions, events
+    kubectl get all,cm,sa,role,rolebinding,pdb -n corral-system
+    kubectl run stray -n default --image=x --overrides='{{"spec":{{"schedulerName":"{TENANT}"}}}}'
+        # not a team-a namespace: stays Pending, and gets an Event saying why after 10 s
+Operator log:  {cluster.directory / "logs" / "operator.log"}
+Engine logs:   {cluster.directory / "engines" / TENANT}
+Stop it all:   make demo-down
+"""
+    )
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log yet)"
+    return lines[-1] if lines else "(empty log)"
+
+
+def _all_bound(kube: Client) -> list[JSON] | None:
+    pods = kube.list_items("v1", "Pod", TENANT, label_selector=f"app={DEPLOYMENT}")
+    running = [
+        p for p in pods if p["spec"].get("nodeName") and p["status"].get("phase") == "Running"
+    ]
+    return running if len(running) >= 3 else None
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.exit(main())

@@ -109,3 +109,35 @@ def test_cel_rules_cover_the_issue_list() -> None:
     assert all(
         r.get("message") for _, n in walk(SCHEMA, "") for r in n.get("x-kubernetes-validations", [])
     )
+
+
+# The keys apiextensions.k8s.io/v1 JSONSchemaProps accepts (a typo'd or broken YAML key would
+# otherwise be dropped silently by the API server).
+SCHEMA_KEYS = {
+    "type", "format", "description", "properties", "items", "required", "enum", "default",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+    "minItems", "maxItems", "minProperties", "maxProperties", "pattern", "nullable",
+    "additionalProperties", "x-kubernetes-validations", "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-int-or-string", "x-kubernetes-embedded-resource", "anyOf", "oneOf", "allOf",
+    "not", "uniqueItems", "multipleOf", "title", "example", "externalDocs",
+}  # fmt: skip
+
+
+def _schema_nodes(node: object, path: str) -> list[tuple[str, dict[str, object]]]:
+    if not isinstance(node, dict):
+        return []
+    found = [(path, node)]
+    for name, child in (node.get("properties") or {}).items():
+        found += _schema_nodes(child, f"{path}.{name}")
+    if isinstance(node.get("items"), dict):
+        found += _schema_nodes(node["items"], f"{path}[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        found += _schema_nodes(node["additionalProperties"], f"{path}{{}}")
+    return found
+
+
+def test_every_schema_node_uses_only_json_schema_keys() -> None:
+    schema = CRD["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    bad = [(path, sorted(set(node) - SCHEMA_KEYS)) for path, node in _schema_nodes(schema, "")]
+    assert [b for b in bad if b[1]] == []

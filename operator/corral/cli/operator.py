@@ -1,0 +1,103 @@
+"""``corral operator``: run the SchedulerProfile operator against a cluster.
+
+Exit codes: 0 after a clean shutdown (SIGINT/SIGTERM), 2 for settings or credentials that
+cannot work (one message, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+import kopf
+
+from corral.cli import UsageError
+from corral.controller import PeeringError, SettingsError, from_sources, run
+from corral.controller.settings import ENV, LOG_FORMATS
+from corral.k8s import Client
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "operator",
+        help="run the operator (reconciles SchedulerProfiles)",
+        description="Reconcile SchedulerProfiles into schedulers: ConfigMap, RBAC, Deployment, "
+        "PodDisruptionBudget; report status and events. Settings come from flags, else the "
+        "CORRAL_* environment variables shown, else the defaults.",
+    )
+    add = parser.add_argument
+    add("--kubeconfig", help="kubeconfig file (default: in-cluster, else $KUBECONFIG/~/.kube)")
+    add("--context", help="kubeconfig context")
+    add("--namespace", help=f"namespace for profiles that set none [{ENV['namespace']}]")
+    add("--image", help=f"engine image for profiles that set none [{ENV['image']}]")
+    add("--log-format", choices=LOG_FORMATS, help=f"log format [{ENV['log_format']}]")
+    add("--verbose", action="store_true", help="debug logging")
+    add(
+        "--pending-threshold",
+        type=float,
+        metavar="SECONDS",
+        help=f"report pods Pending longer than this [{ENV['pending_threshold']}; 60]",
+    )
+    add("--resync", type=float, metavar="SECONDS", help=f"resync period [{ENV['resync']}; 30]")
+    add("--workers", type=int, help=f"concurrent reconciles [{ENV['workers']}; 4]")
+    add(
+        "--reserved-scheduler-names",
+        dest="reserved",
+        metavar="A,B",
+        help="schedulers running outside Corral that profiles may not name "
+        f"[{ENV['reserved']}; default-scheduler]",
+    )
+    add(
+        "--local-engines",
+        action="store_true",
+        default=None,
+        help=f"also run each profile's engine as local processes [{ENV['local_engines']}]",
+    )
+    add("--engine-dir", help=f"work directory of local engines [{ENV['engine_dir']}]")
+    add(
+        "--peering",
+        metavar="NAME",
+        help="kopf ClusterKopfPeering for a hot standby (default: standalone)",
+    )
+    add("--priority", type=int, help="peering priority (default: random)")
+    add("--liveness", metavar="URL", help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz")
+    add("--metrics-address", metavar="HOST:PORT", help="serve /metrics here")
+    parser.set_defaults(handler=main)
+
+
+def client_for(args: argparse.Namespace) -> Client:
+    try:
+        if args.kubeconfig or args.context:
+            return Client.from_kubeconfig(args.kubeconfig, args.context)
+        try:
+            return Client.in_cluster()
+        except Exception:
+            return Client.from_kubeconfig()
+    except Exception as exc:  # the loaders raise a family of errors for unusable configs
+        raise UsageError(f"cannot load cluster credentials: {exc}") from None
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        settings = from_sources(vars(args))
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
+    client = client_for(args)
+    fmt = kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.FULL
+    kopf.configure(verbose=args.verbose, log_format=fmt)
+    if not args.verbose:
+        # kopf logs every successful handler call at INFO; the operator logs what it does.
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+    try:
+        run(
+            settings,
+            client,
+            peering=args.peering,
+            priority=args.priority,
+            liveness=args.liveness,
+            metrics_address=args.metrics_address,
+        )
+    except PeeringError as exc:
+        raise UsageError(str(exc)) from None
+    return 0

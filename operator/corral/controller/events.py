@@ -1,0 +1,93 @@
+"""Kubernetes Events: one per status transition of a profile, and the pending-pod detector's.
+
+Contract: events are announcements, the truth is in status (events expire after about an
+hour). Posting never fails a reconcile: a refused or failed post is logged and dropped.
+Events about a cluster-scoped object (a profile) go to the ``default`` namespace, as the
+Kubernetes components do for nodes, which is where ``kubectl describe`` finds them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import socket
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from corral.api import API_VERSION, KIND
+from corral.k8s import ApiError, Client
+
+COMPONENT: Final = "corral-operator"
+CLUSTER_EVENT_NAMESPACE: Final = "default"
+MAX_MESSAGE: Final = 1024  # the API refuses longer event messages
+
+EventType = Literal["Normal", "Warning"]
+
+log = logging.getLogger(__name__)
+
+
+def now_rfc3339() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def profile_ref(body: Mapping[str, Any]) -> dict[str, str]:
+    meta = body.get("metadata") or {}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "name": str(meta.get("name", "")),
+        "uid": str(meta.get("uid", "")),
+        "resourceVersion": str(meta.get("resourceVersion", "")),
+    }
+
+
+def pod_ref(namespace: str, name: str, uid: str) -> dict[str, str]:
+    return {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name, "uid": uid}
+
+
+def event_object(
+    involved: Mapping[str, str],
+    event_type: EventType,
+    reason: str,
+    message: str,
+    *,
+    timestamp: str,
+) -> dict[str, Any]:
+    namespace = involved.get("namespace") or CLUSTER_EVENT_NAMESPACE
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 3] + "..."
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"{involved['name']}.", "namespace": namespace},
+        "involvedObject": dict(involved),
+        "type": event_type,
+        "reason": reason,
+        "message": message,
+        "source": {"component": COMPONENT},
+        "reportingComponent": f"corral.dev/{COMPONENT}",
+        "reportingInstance": socket.gethostname(),
+        "firstTimestamp": timestamp,
+        "lastTimestamp": timestamp,
+        "count": 1,
+    }
+
+
+class Recorder:
+    """Posts events with one client; what was posted is kept for tests and the demo."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def post(
+        self,
+        involved: Mapping[str, str],
+        event_type: EventType,
+        reason: str,
+        message: str,
+    ) -> None:
+        obj = event_object(involved, event_type, reason, message, timestamp=now_rfc3339())
+        try:
+            self._client.create(obj)
+        except ApiError as exc:
+            log.warning("could not post event %s on %s: %s", reason, involved.get("name"), exc)

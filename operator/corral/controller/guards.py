@@ -1,0 +1,94 @@
+"""Guards between profiles: one scheduler per schedulerName, and node pools that overlap.
+
+Contract (pure functions over raw profile bodies, so they work for invalid profiles too):
+- Two profiles claiming the same schedulerName: the earlier one (creationTimestamp, then name)
+  keeps it; every later one is refused. The earlier one is never affected by a later claim.
+- Names the operator is configured to reserve (``default-scheduler`` and any scheduler running
+  outside Corral) are refused.
+- Two profiles whose ``tenancy.nodeSelector``s can match the same node (no shared key with
+  different values) overlap: both get an informational condition, neither is refused.
+  Schedulers sharing nodes can overcommit them, but that may be intended. A profile without a
+  node selector serves every node; it is not reported, as that is the ordinary cluster-wide case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    profile: str
+    scheduler_name: str
+    created: str
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    deleting: bool = False
+
+    @property
+    def order(self) -> tuple[str, str]:
+        return (self.created, self.profile)
+
+
+def claim_of(body: Mapping[str, Any]) -> Claim:
+    meta = body.get("metadata") or {}
+    spec = body.get("spec") or {}
+    name = str(meta.get("name", ""))
+    tenancy = spec.get("tenancy") if isinstance(spec, Mapping) else None
+    selector = tenancy.get("nodeSelector") if isinstance(tenancy, Mapping) else None
+    scheduler = spec.get("schedulerName") if isinstance(spec, Mapping) else None
+    return Claim(
+        profile=name,
+        scheduler_name=str(scheduler or name),
+        created=str(meta.get("creationTimestamp") or ""),
+        node_selector=dict(selector) if isinstance(selector, Mapping) else {},
+        deleting=bool(meta.get("deletionTimestamp")),
+    )
+
+
+def name_holder(claim: Claim, claims: Iterable[Claim]) -> str | None:
+    """The profile that holds ``claim``'s schedulerName when it is not ``claim`` itself."""
+    rivals = [
+        c
+        for c in claims
+        if c.scheduler_name == claim.scheduler_name
+        and c.profile != claim.profile
+        and not c.deleting
+    ]
+    first = min(rivals, key=lambda c: c.order, default=None)
+    if first is not None and first.order < claim.order:
+        return first.profile
+    return None
+
+
+def selectors_overlap(a: Mapping[str, str], b: Mapping[str, str]) -> bool:
+    if not a or not b:
+        return False
+    return all(b[key] == value for key, value in a.items() if key in b)
+
+
+def overlapping(claim: Claim, claims: Iterable[Claim]) -> list[str]:
+    return sorted(
+        c.profile
+        for c in claims
+        if c.profile != claim.profile
+        and not c.deleting
+        and selectors_overlap(claim.node_selector, c.node_selector)
+    )
+
+
+def related(changed: Iterable[Claim], claims: Iterable[Claim]) -> set[str]:
+    """Profiles whose guard outcome may change when ``changed`` (old and new versions of one
+    profile) changes: those sharing a schedulerName or a node pool with either version."""
+    versions = list(changed)
+    out: set[str] = set()
+    for c in claims:
+        for v in versions:
+            if c.profile == v.profile:
+                continue
+            if c.scheduler_name == v.scheduler_name or selectors_overlap(
+                c.node_selector, v.node_selector
+            ):
+                out.add(c.profile)
+    return out

@@ -1,0 +1,288 @@
+"""The kopf side: watches feed :class:`~corral.controller.state.State` and the work queue.
+
+Handlers are thin and level-based: every event only records what it saw and queues the profile
+it concerns; reconcile works from the latest state. Only ``@kopf.on.event`` handlers are used,
+so kopf writes nothing to the profiles (no progress or diff-base annotations) and adds no
+finalizers: deleting a profile never waits for the operator, and garbage collection removes
+its children through their owner references.
+
+Watched, with server-side filters: SchedulerProfiles; the nine kinds of children (label
+``app.kubernetes.io/managed-by=corral``); unbound Pending pods not for ``default-scheduler``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import time
+from collections import Counter
+from typing import Any
+
+import kopf
+from aiohttp import web
+
+from corral.api import GROUP, PLURAL, VERSION, default_catalog
+from corral.controller import apply, guards, pending
+from corral.controller.engines import LocalEngines
+from corral.controller.events import Recorder, pod_ref
+from corral.controller.metrics import Metrics
+from corral.controller.peering import Gate
+from corral.controller.queue import WorkQueue
+from corral.controller.reconcile import Reconciler
+from corral.controller.settings import Settings
+from corral.controller.state import CHILD_KINDS, MANAGED_SELECTOR, State
+from corral.k8s import Client
+
+log = logging.getLogger("corral.controller")
+
+ENGINE_SUPERVISE_SECONDS = 1.0
+
+
+def _selector(group: str, version: str, plural: str) -> tuple[str, str] | tuple[str, str, str]:
+    """kopf's resource spelling: ``(version, plural)`` for the core group."""
+    return (group, version, plural) if group else (version, plural)
+
+
+class Operator:
+    """Everything one operator process holds; :meth:`registry` wires it into kopf."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        client: Client,
+        *,
+        gate: Gate | None = None,  # None: standalone, always active
+        metrics_address: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.state = State()
+        self.detector = pending.Detector()
+        self.metrics = Metrics()
+        self.recorder = Recorder(client)
+        self.gate = gate or Gate(client, None, "", 0)
+        self.metrics_address = metrics_address
+        self.engines: LocalEngines | None = None
+        if settings.local_engines:
+            self.engines = LocalEngines(client=client, directory=settings.engine_dir)
+        catalog = default_catalog()
+        for problem in catalog.problems:
+            log.warning("plugin catalog: %s", problem)
+        self.reconciler = Reconciler(
+            client=client,
+            state=self.state,
+            settings=settings,
+            recorder=self.recorder,
+            catalog=catalog,
+            pending_count=self.detector.count,
+            engines=self.engines,
+        )
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=settings.workers + 2, thread_name_prefix="corral"
+        )
+        self.queue: WorkQueue | None = None
+        self.tasks: list[asyncio.Task[Any]] = []
+
+    # --- kopf wiring -------------------------------------------------------------------------
+
+    def configure(self, settings: kopf.OperatorSettings) -> None:
+        for group, version, plural, _, _ in CHILD_KINDS:
+            settings.watching.label_selectors[_selector(group, version, plural)] = MANAGED_SELECTOR
+        settings.watching.field_selectors[_selector("", "v1", "pods")] = pending.POD_FIELD_SELECTOR
+        # kopf's own failure events are useful; its per-handler INFO chatter is not.
+        settings.posting.level = logging.WARNING
+
+    def registry(self) -> kopf.OperatorRegistry:
+        registry = kopf.OperatorRegistry()
+
+        @kopf.on.login(registry=registry)
+        def login(**_: Any) -> kopf.ConnectionInfo:
+            return connection_info(self.client)
+
+        @kopf.on.startup(registry=registry)
+        async def startup(**_: Any) -> None:
+            await self.start()
+
+        @kopf.on.cleanup(registry=registry)
+        async def cleanup(**_: Any) -> None:
+            await self.stop()
+
+        @kopf.on.probe(id="profiles", registry=registry)
+        def probe(**_: Any) -> int:
+            return len(self.state.profile_names())
+
+        @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
+        def on_profile(event: kopf.RawEvent, **_: Any) -> None:
+            self.profile_event(event.get("type"), dict(event["object"]))
+
+        for group, version, plural, _, _ in CHILD_KINDS:
+            kopf.on.event(
+                *_selector(group, version, plural), id=f"child-{plural}", registry=registry
+            )(self._on_child)
+
+        @kopf.on.event("v1", "pods", registry=registry)
+        def on_pod(event: kopf.RawEvent, **_: Any) -> None:
+            if event.get("type") == "DELETED":
+                self.detector.drop(event["object"])
+            else:
+                self.detector.put(event["object"])
+
+        return registry
+
+    def _on_child(self, event: kopf.RawEvent, **_: Any) -> None:
+        obj = event["object"]
+        if event.get("type") == "DELETED":
+            owner = self.state.drop_child(obj)
+        else:
+            owner = self.state.put_child(obj)
+        if owner:
+            self.enqueue(owner)
+
+    def profile_event(self, kind: str | None, obj: dict[str, Any]) -> None:
+        name = str(obj["metadata"]["name"])
+        versions: list[guards.Claim] = []
+        if kind == "DELETED":
+            old = self.state.drop_profile(name)
+        else:
+            old = self.state.put_profile(obj)
+            versions.append(guards.claim_of(obj))
+        if old is not None:
+            versions.append(old)
+        self.enqueue(name)
+        for other in guards.related(versions, self.state.claims()):
+            self.enqueue(other)
+
+    def enqueue(self, name: str) -> None:
+        if self.queue is not None:
+            self.queue.add(name)
+
+    # --- background work ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.queue = WorkQueue()
+        for name in self.state.profile_names():
+            self.queue.add(name)
+        for _ in range(self.settings.workers):
+            self.tasks.append(asyncio.create_task(self.queue.worker(self._process)))
+        self.tasks.append(asyncio.create_task(self._resync()))
+        self.tasks.append(asyncio.create_task(self._detect()))
+        if self.engines is not None:
+            self.tasks.append(asyncio.create_task(self._supervise()))
+        if self.metrics_address:
+            self.tasks.append(asyncio.create_task(self._serve_metrics(self.metrics_address)))
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        self.tasks.clear()
+        if self.queue is not None:
+            self.queue.close()
+        if self.engines is not None:
+            self.engines.stop_all()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _in_thread(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    async def _process(self, name: str) -> None:
+        started = time.monotonic()
+        try:
+            await self._in_thread(self.reconciler.reconcile, name)
+        except apply.TransientError:
+            self.metrics.reconciled("retry", time.monotonic() - started)
+            raise
+        except Exception:
+            self.metrics.reconciled("error", time.monotonic() - started)
+            log.exception("reconcile of %s failed unexpectedly (a bug; retrying)", name)
+            raise
+        self.metrics.reconciled("ok", time.monotonic() - started)
+
+    async def _resync(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.resync)
+            if await self._in_thread(self.gate.active):
+                for name in self.state.profile_names():
+                    self.enqueue(name)
+            ready = Counter(pending.served_by(b)[1].ready for b in self.state.profiles())
+            self.metrics.set_profiles({"true": ready[True], "false": ready[False]})
+
+    async def _detect(self) -> None:
+        period = max(1.0, min(10.0, self.settings.pending_threshold / 3))
+        while True:
+            await asyncio.sleep(period)
+            if not await self._in_thread(self.gate.active):
+                continue
+            for name in await self._in_thread(self.detect_once):
+                self.enqueue(name)
+
+    def detect_once(self) -> set[str]:
+        """One detector pass (a worker thread): classify, post new Events, update the metric;
+        return the profiles whose pendingPods count changed."""
+        served = dict(pending.served_by(b) for b in self.state.profiles())
+        labels: dict[str, dict[str, str]] = {}
+
+        def namespace_labels(ns: str) -> dict[str, str]:
+            if ns not in labels:
+                try:
+                    meta = self.client.get("v1", "Namespace", ns).get("metadata", {})
+                    labels[ns] = dict(meta.get("labels") or {})
+                except Exception:  # unknown labels: the selector cannot match
+                    labels[ns] = {}
+            return labels[ns]
+
+        findings = pending.classify(
+            self.detector.pods(),
+            served,
+            now=time.time(),
+            threshold=self.settings.pending_threshold,
+            reserved=self.settings.reserved_scheduler_names,
+            namespace_labels=namespace_labels,
+        )
+        fresh, changed = self.detector.record(findings)
+        for f in fresh:
+            ref = pod_ref(f.pod.namespace, f.pod.name, f.pod.uid)
+            self.recorder.post(ref, "Warning", f.reason, f.message)
+        self.metrics.set_pending(Counter((f.pod.scheduler_name, f.reason) for f in findings))
+        return changed
+
+    async def _supervise(self) -> None:
+        assert self.engines is not None
+        while True:
+            await asyncio.sleep(ENGINE_SUPERVISE_SECONDS)
+            if await self._in_thread(self.gate.active):
+                self.engines.supervise()
+
+    async def _serve_metrics(self, address: str) -> None:
+        host, _, port = address.rpartition(":")
+
+        async def metrics(_: web.Request) -> web.Response:
+            return web.Response(text=self.metrics.render(), content_type="text/plain")
+
+        app = web.Application()
+        app.router.add_get("/metrics", metrics)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, host or "0.0.0.0", int(port)).start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+
+def connection_info(client: Client) -> kopf.ConnectionInfo:
+    """kopf's credentials from the same source as ours (kubeconfig or in-cluster)."""
+    config = client.configuration
+    auth = client.authorization() or ""
+    scheme, _, token = auth.partition(" ")
+    return kopf.ConnectionInfo(
+        server=client.server,
+        ca_path=client.ca_file,
+        insecure=not config.verify_ssl,
+        scheme=scheme or None,
+        token=token or None,
+        certificate_path=config.cert_file or None,
+        private_key_path=config.key_file or None,
+        default_namespace="default",
+    )

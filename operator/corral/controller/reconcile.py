@@ -1,0 +1,253 @@
+"""Reconcile one profile: check, guard, render, apply, observe, report. Level-based.
+
+Contract:
+- :meth:`Reconciler.reconcile` takes only a profile's name; whatever triggered it, it works
+  from the latest state, so running it twice in a row does nothing the second time.
+- An invalid profile, or one refused by a guard, goes ``Stalled`` with the reason (field paths
+  for validation errors) and nothing it already runs is touched: no apply, no prune, no engine
+  change.
+- The status subresource is patched only when it differs; an Event announces every change of
+  the outcome and every reverted drift.
+- It raises :class:`~corral.controller.apply.TransientError` for transient failures (the work
+  queue backs off); it never raises for a user's mistake.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from corral.api import API_VERSION, KIND, Catalog, SchedulerProfile, check_profile
+from corral.controller import apply, guards, status
+from corral.controller.events import EventType, Recorder, now_rfc3339, profile_ref
+from corral.controller.settings import Settings
+from corral.controller.state import State, describe, key_of
+from corral.k8s import CONTENT_MERGE_PATCH, ApiError, Client
+from corral.render import Rendered, render
+
+log = logging.getLogger(__name__)
+
+
+class EngineRuntime(Protocol):
+    """What reconcile asks of the local engine runtime (see :mod:`corral.controller.engines`)."""
+
+    def want(self, profile: SchedulerProfile, rendered: Rendered) -> None: ...
+
+    def forget(self, name: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    replicas: int
+    ready: int
+    updated: int
+    current: bool  # the Deployment controller has seen the latest spec
+
+
+class Reconciler:
+    def __init__(
+        self,
+        *,
+        client: Client,
+        state: State,
+        settings: Settings,
+        recorder: Recorder,
+        catalog: Catalog,
+        pending_count: Callable[[str], int] | None = None,  # None for tests
+        engines: EngineRuntime | None = None,
+        clock: Callable[[], str] = now_rfc3339,
+    ) -> None:
+        self.client = client
+        self.state = state
+        self.settings = settings
+        self.recorder = recorder
+        self.catalog = catalog
+        self.pending_count = pending_count or (lambda _name: 0)
+        self.engines = engines
+        self.clock = clock
+
+    # --- the loop body -----------------------------------------------------------------------
+
+    def reconcile(self, name: str) -> None:
+        body = self.state.profile(name)
+        if body is None:
+            # Deleted: garbage collection removes the children through their owner references.
+            if self.engines is not None:
+                self.engines.forget(name)
+            return
+        if body["metadata"].get("deletionTimestamp"):
+            return
+        started = time.monotonic()
+        outcome, extras, facts = self._converge(body)
+        self._report(body, outcome, extras, facts)
+        log.debug("reconciled %s in %.3fs: %s", name, time.monotonic() - started, outcome.reason)
+
+    def _converge(
+        self, body: Mapping[str, Any]
+    ) -> tuple[status.Outcome, list[status.Extra], dict[str, Any]]:
+        name = str(body["metadata"]["name"])
+        profile, errors = check_profile(
+            body, operator=self.settings.operator_defaults, catalog=self.catalog
+        )
+        if profile is None:
+            listed = "; ".join(str(e) for e in errors)
+            return status.stalled("InvalidSpec", f"the profile is invalid: {listed}"), [], {}
+        claim = guards.claim_of(body)
+        claims = self.state.claims()
+        sched = profile.spec.scheduler_name or name
+        if sched in self.settings.reserved_scheduler_names:
+            return (
+                status.stalled(
+                    "SchedulerNameReserved",
+                    f"schedulerName {sched!r} belongs to a scheduler already running in the "
+                    "cluster; choose another name",
+                ),
+                [],
+                {},
+            )
+        holder = guards.name_holder(claim, claims)
+        if holder is not None:
+            return (
+                status.stalled(
+                    "SchedulerNameConflict",
+                    f"schedulerName {sched!r} is already served by SchedulerProfile {holder!r} "
+                    "(created earlier); choose another schedulerName",
+                ),
+                [],
+                {},
+            )
+        extras = []
+        overlap = guards.overlapping(claim, claims)
+        if overlap:
+            extras.append(
+                status.Extra(
+                    status.NODE_POOL_OVERLAP,
+                    "NodeSelectorsOverlap",
+                    "tenancy.nodeSelector can match the same nodes as "
+                    + ", ".join(overlap)
+                    + "; schedulers sharing nodes can overcommit them",
+                )
+            )
+        rendered = render(profile, self.catalog)
+        try:
+            result = apply.apply_all(self.client, self.state, rendered.objects)
+            pruned = apply.prune(self.client, self.state, name, rendered.objects)
+        except apply.RefusedError as exc:
+            return status.stalled(exc.reason, exc.message), extras, {}
+        for key in result.repaired:
+            self.recorder.post(
+                profile_ref(body),
+                "Normal",
+                "DriftReverted",
+                f"{describe(key)} was changed outside the operator; restored",
+            )
+        if result.written or pruned:
+            log.info(
+                "profile %s: wrote %s; deleted %s",
+                name,
+                ", ".join(describe(k) for k in result.written) or "nothing",
+                ", ".join(describe(k) for k in pruned) or "nothing",
+            )
+        if self.engines is not None:
+            self.engines.want(profile, rendered)
+        observed = self._observe(rendered)
+        leader = self._leader(profile)
+        facts = {
+            "config_hash": rendered.config_hash,
+            "leader": leader,
+            "replicas": observed.replicas,
+            "ready_replicas": observed.ready,
+            "pending_pods": self.pending_count(name),
+        }
+        want = profile.spec.replicas or 0
+        counts = f"{observed.ready}/{want} replicas ready"
+        if not observed.current or observed.updated < want or observed.ready < want:
+            return status.progressing("RollingOut", f"{counts}; rolling out"), extras, facts
+        if observed.replicas > want:
+            return (
+                status.progressing("RollingOut", f"{counts}; old replicas terminating"),
+                extras,
+                facts,
+            )
+        lead = f"; leader {leader}" if leader else ""
+        return status.ready(f"{counts}{lead}"), extras, facts
+
+    # --- observation -------------------------------------------------------------------------
+
+    def _observe(self, rendered: Rendered) -> Observed:
+        deployment = next(o for o in rendered.objects if o["kind"] == "Deployment")
+        live = self.state.child(key_of(deployment))
+        if live is None:
+            return Observed(0, 0, 0, current=False)
+        st = live.status
+        return Observed(
+            replicas=int(st.get("replicas") or 0),
+            ready=int(st.get("readyReplicas") or 0),
+            updated=int(st.get("updatedReplicas") or 0),
+            current=int(st.get("observedGeneration") or 0) >= live.generation,
+        )
+
+    def _leader(self, profile: SchedulerProfile) -> str | None:
+        le = profile.spec.leader_election
+        if le is None or not le.leader_elect:
+            return None
+        try:
+            lease = self.client.get(
+                "coordination.k8s.io/v1",
+                "Lease",
+                le.resource_name or profile.name,
+                profile.spec.namespace,
+            )
+        except ApiError as exc:
+            if exc.not_found or exc.forbidden:
+                return None
+            raise apply.classify(exc, ("coordination.k8s.io/v1", "Lease", "", ""), "get") from exc
+        holder = lease.get("spec", {}).get("holderIdentity")
+        return str(holder) if holder else None
+
+    # --- reporting ---------------------------------------------------------------------------
+
+    def _report(
+        self,
+        body: Mapping[str, Any],
+        outcome: status.Outcome,
+        extras: list[status.Extra],
+        facts: dict[str, Any],
+    ) -> None:
+        previous = body.get("status") or {}
+        generation = int(body["metadata"].get("generation") or 0)
+        desired = status.build(
+            outcome=outcome,
+            generation=generation,
+            previous=previous,
+            now=self.clock(),
+            extras=extras,
+            **facts,
+        )
+        patch = status.merge_patch(previous, desired)
+        if patch is None:
+            return
+        name = str(body["metadata"]["name"])
+        path = self.client.resource(API_VERSION, KIND).path(None, name) + "/status"
+        try:
+            answer = self.client.request(
+                "PATCH", path, body={"status": patch}, content_type=CONTENT_MERGE_PATCH
+            )
+        except ApiError as exc:
+            if exc.not_found:
+                return  # deleted meanwhile
+            raise apply.TransientError(f"patch status of {name}: {exc}") from exc
+        self.state.put_profile(answer)
+        before = status.summary(previous.get("conditions", []))
+        after = status.summary(desired["conditions"])
+        if before != after:
+            kind: EventType = "Warning" if outcome.kind == "stalled" else "Normal"
+            self.recorder.post(profile_ref(answer), kind, outcome.reason, outcome.message)
+            log.info("profile %s: %s: %s", name, outcome.reason, outcome.message)
+        before_extra = {c.get("type") for c in previous.get("conditions", [])}
+        for extra in extras:
+            if extra.type not in before_extra:
+                self.recorder.post(profile_ref(answer), "Warning", extra.reason, extra.message)

@@ -1,0 +1,128 @@
+"""Operator settings: what the platform team decides, from flags or the environment.
+
+Contract: every setting has a flag (``corral operator --help``) and a ``CORRAL_*`` environment
+variable; a flag wins over the environment, the environment over the default. Bad values are a
+:class:`SettingsError` with one readable message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from corral.api import OperatorDefaults
+from corral.api.defaults import DEFAULT_IMAGE, DEFAULT_NAMESPACE
+
+FIELD_MANAGER: Final = "corral"
+LogFormat = Literal["text", "json"]
+LOG_FORMATS: Final = ("text", "json")
+
+# Environment variable of each setting (also documented in docs/operator.md).
+ENV: Final = {
+    "namespace": "CORRAL_NAMESPACE",
+    "image": "CORRAL_ENGINE_IMAGE",
+    "log_format": "CORRAL_LOG_FORMAT",
+    "pending_threshold": "CORRAL_PENDING_THRESHOLD_SECONDS",
+    "resync": "CORRAL_RESYNC_SECONDS",
+    "workers": "CORRAL_WORKERS",
+    "reserved": "CORRAL_RESERVED_SCHEDULER_NAMES",
+    "local_engines": "CORRAL_LOCAL_ENGINES",
+    "engine_dir": "CORRAL_ENGINE_DIR",
+}
+
+
+class SettingsError(ValueError):
+    """A setting the operator cannot run with."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    # Where a profile's objects go when it sets no spec.namespace, and the engine image.
+    namespace: str = DEFAULT_NAMESPACE
+    image: str = DEFAULT_IMAGE
+    log_format: LogFormat = "text"
+    # Pods Pending longer than this, that no Ready profile serves, get an Event.
+    pending_threshold: float = 60.0
+    # Every profile is reconciled at least this often (level-based safety net; refreshes the
+    # leader shown in status, which is not watched).
+    resync: float = 30.0
+    workers: int = 4
+    # Names of schedulers that run in the cluster outside Corral; profiles may not take them.
+    reserved_scheduler_names: tuple[str, ...] = ("default-scheduler",)
+    # Run each profile's engine as local processes too (kubelet-less dev clusters).
+    local_engines: bool = False
+    engine_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "corral-engines")
+
+    @property
+    def operator_defaults(self) -> OperatorDefaults:
+        return OperatorDefaults(namespace=self.namespace, image=self.image)
+
+
+def _positive(name: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name}: {raw!r} is not a number") from None
+    if value <= 0:
+        raise SettingsError(f"{name}: must be greater than 0, got {raw}")
+    return value
+
+
+def _bool(name: str, raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("", "0", "false", "no", "off"):
+        return False
+    raise SettingsError(f"{name}: {raw!r} is not a boolean (true/false)")
+
+
+def from_sources(
+    flags: Mapping[str, object | None],
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Settings from parsed flags (``None`` = not given) over ``environ`` over the defaults."""
+    env = os.environ if environ is None else environ
+
+    def pick(key: str) -> str | None:
+        value = flags.get(key)
+        if value is not None:
+            return str(value)
+        return env.get(ENV[key])
+
+    base = Settings()
+    log_format = pick("log_format") or base.log_format
+    if log_format not in LOG_FORMATS:
+        raise SettingsError(f"log format: {log_format!r} is not one of {', '.join(LOG_FORMATS)}")
+    threshold = pick("pending_threshold")
+    resync = pick("resync")
+    workers = pick("workers")
+    reserved = pick("reserved")
+    local = flags.get("local_engines")
+    local_engines = (
+        bool(local) if local else _bool(ENV["local_engines"], env.get(ENV["local_engines"], ""))
+    )
+    engine_dir = pick("engine_dir")
+    worker_count = int(_positive("workers", workers)) if workers else base.workers
+    names = (
+        tuple(n.strip() for n in reserved.split(",") if n.strip())
+        if reserved is not None
+        else base.reserved_scheduler_names
+    )
+    return Settings(
+        namespace=pick("namespace") or base.namespace,
+        image=pick("image") or base.image,
+        log_format=log_format,  # type: ignore[arg-type]
+        pending_threshold=(
+            _positive("pending threshold", threshold) if threshold else base.pending_threshold
+        ),
+        resync=_positive("resync", resync) if resync else base.resync,
+        workers=worker_count,
+        reserved_scheduler_names=names,
+        local_engines=local_engines,
+        engine_dir=Path(engine_dir) if engine_dir else base.engine_dir,
+    )

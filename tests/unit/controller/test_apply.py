@@ -1,0 +1,117 @@
+"""Applying children: skipped when nothing changed, drift detected by resourceVersion,
+pruning, and what API errors mean."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from corral.controller import apply
+from corral.controller.state import State, key_of
+from corral.k8s import ApiError
+
+from .fakes import FakeClient
+
+
+def cm(name: str, data: str = "x", profile: str = "p") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "ns", "labels": {"corral.dev/profile": profile}},
+        "data": {"k": data},
+    }
+
+
+def test_second_pass_sends_nothing_and_a_change_is_one_write() -> None:
+    client, state = FakeClient(), State()
+    first = apply.apply_all(client, state, [cm("a"), cm("b")])  # type: ignore[arg-type]
+    assert len(first.written) == 2
+    client.calls.clear()
+    again = apply.apply_all(client, state, [cm("a"), cm("b")])  # type: ignore[arg-type]
+    assert client.calls == []
+    assert again.skipped == 2
+    changed = apply.apply_all(client, state, [cm("a", "y"), cm("b")])  # type: ignore[arg-type]
+    assert changed.written == [key_of(cm("a"))]
+    assert changed.repaired == []
+
+
+def test_someone_elses_change_is_reverted_and_reported() -> None:
+    client, state = FakeClient(), State()
+    apply.apply_all(client, state, [cm("a")])  # type: ignore[arg-type]
+    edited = cm("a", "by hand")
+    edited["metadata"]["resourceVersion"] = client._bump()
+    client.objects[key_of(edited)] = edited
+    state.put_child(edited)  # the watch event
+    result = apply.apply_all(client, state, [cm("a")])  # type: ignore[arg-type]
+    assert result.repaired == [key_of(cm("a"))]
+    assert client.objects[key_of(cm("a"))]["data"] == {"k": "x"}
+
+
+def test_live_object_moved_without_change_is_applied_but_not_a_write() -> None:
+    # After a restart nothing is remembered: every object is applied once, the server keeps
+    # the resourceVersion, and no write is counted.
+    client, state = FakeClient(), State()
+    apply.apply_all(client, state, [cm("a")])  # type: ignore[arg-type]
+    live = client.objects[key_of(cm("a"))]
+    fresh_state = State()
+    fresh_state.put_child(live)
+    result = apply.apply_all(client, fresh_state, [cm("a")])  # type: ignore[arg-type]
+    assert result.applied == 1
+    assert result.written == []
+
+
+def test_prune_deletes_only_children_no_longer_rendered() -> None:
+    client, state = FakeClient(), State()
+    apply.apply_all(client, state, [cm("a"), cm("b")])  # type: ignore[arg-type]
+    state.put_child(
+        {
+            **cm("other", profile="q"),
+            "metadata": {**cm("other", profile="q")["metadata"], "resourceVersion": "1"},
+        }
+    )
+    gone = apply.prune(client, state, "p", [cm("a")])  # type: ignore[arg-type]
+    assert gone == [key_of(cm("b"))]
+    assert ("delete", key_of(cm("b"))) in client.calls
+    assert all(c[1] != key_of(cm("other", profile="q")) for c in client.calls)
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "reason"),
+    [
+        pytest.param(
+            ApiError(503, "ServiceUnavailable", "etcd"),
+            apply.TransientError,
+            None,
+            id="5xx is transient",
+        ),
+        pytest.param(ApiError(409, "Conflict", "x"), apply.TransientError, None, id="conflict"),
+        pytest.param(
+            ApiError(0, "TransportError", "refused"), apply.TransientError, None, id="transport"
+        ),
+        pytest.param(
+            ApiError(404, "NotFound", 'namespaces "ns" not found'),
+            apply.RefusedError,
+            "NamespaceMissing",
+            id="missing namespace",
+        ),
+        pytest.param(
+            ApiError(403, "Forbidden", "escalation"),
+            apply.RefusedError,
+            "Forbidden",
+            id="forbidden",
+        ),
+        pytest.param(
+            ApiError(422, "Invalid", "bad"), apply.RefusedError, "ApplyRejected", id="invalid"
+        ),
+    ],
+)
+def test_classify(error: ApiError, kind: type[Exception], reason: str | None) -> None:
+    client, state = FakeClient(), State()
+    client.fail[("apply", "ConfigMap")] = error
+    with pytest.raises(kind) as raised:
+        apply.apply_all(client, state, [cm("a")])  # type: ignore[arg-type]
+    if reason is not None:
+        assert isinstance(raised.value, apply.RefusedError)
+        assert raised.value.reason == reason
+        assert "ConfigMap ns/a" in raised.value.message

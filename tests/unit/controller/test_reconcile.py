@@ -1,0 +1,103 @@
+"""Reconcile with a fake API: invalid or refused profiles stall without touching anything;
+a valid one is applied once and then costs no writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from corral.api import default_catalog
+from corral.controller.events import Recorder
+from corral.controller.reconcile import Reconciler
+from corral.controller.settings import Settings
+from corral.controller.state import State
+
+from .fakes import FakeClient
+
+
+def body(name: str, spec: dict[str, Any], created: str = "2026-01-01T00:00:00Z") -> Any:
+    return {
+        "apiVersion": "corral.dev/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": {
+            "name": name,
+            "uid": f"uid-{name}",
+            "generation": 1,
+            "resourceVersion": "1",
+            "creationTimestamp": created,
+        },
+        "spec": spec,
+    }
+
+
+def reconciler(client: FakeClient, state: State) -> Reconciler:
+    return Reconciler(
+        client=client,  # type: ignore[arg-type]
+        state=state,
+        settings=Settings(),
+        recorder=Recorder(client),  # type: ignore[arg-type]
+        catalog=default_catalog(),
+        clock=lambda: "2026-01-01T00:00:00Z",
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "others", "reason", "fragment"),
+    [
+        pytest.param(
+            {"plugins": {"score": {"enabled": [{"name": "Nope", "weight": 1}]}}},
+            [],
+            "InvalidSpec",
+            "spec.plugins.score.enabled[0].name",
+            id="unknown plugin",
+        ),
+        pytest.param(
+            {"schedulerName": "default-scheduler"},
+            [],
+            "InvalidSpec",
+            "spec.schedulerName",
+            id="default-scheduler",
+        ),
+        pytest.param(
+            {"schedulerName": "s"},
+            [body("older", {"schedulerName": "s"}, "2025-01-01T00:00:00Z")],
+            "SchedulerNameConflict",
+            "'older'",
+            id="name already held",
+        ),
+    ],
+)
+def test_refused_profiles_stall_and_touch_nothing(
+    spec: dict[str, Any], others: list[Any], reason: str, fragment: str
+) -> None:
+    client, state = FakeClient(), State()
+    for other in others:
+        state.put_profile(other)
+    state.put_profile(body("p", spec))
+    client.profiles["p"] = body("p", spec)
+    reconciler(client, state).reconcile("p")
+    assert [c for c in client.writes() if c[0] in ("apply", "delete")] == []
+    patch = next(c for c in client.calls if c[0] == "PATCH")
+    stored = state.profile("p")
+    assert stored is not None
+    conds = {c["type"]: c for c in stored["status"]["conditions"]}
+    assert conds["Stalled"]["status"] == "True"
+    assert conds["Stalled"]["reason"] == reason
+    assert fragment in conds["Stalled"]["message"]
+    assert patch[1].endswith("/p/status")
+    assert ("create", "Event") in client.calls
+
+
+def test_valid_profile_applies_once_then_writes_nothing() -> None:
+    client, state = FakeClient(), State()
+    state.put_profile(body("p", {"namespace": "ns"}))
+    client.profiles["p"] = body("p", {"namespace": "ns"})
+    rec = reconciler(client, state)
+    rec.reconcile("p")
+    kinds = [c[1][1] for c in client.calls if c[0] == "apply"]
+    assert kinds[0] == "ServiceAccount"
+    assert kinds[-2:] == ["Deployment", "PodDisruptionBudget"]
+    client.calls.clear()
+    rec.reconcile("p")
+    assert client.writes() == []
