@@ -156,6 +156,8 @@ class Reconciler:
         observed = self._observe(rendered)
         leader = self._leader(profile)
         facts = {
+            "scheduler_name": profile.spec.scheduler_name,
+            "namespace": profile.spec.namespace,
             "config_hash": rendered.config_hash,
             "leader": leader,
             "replicas": observed.replicas,

@@ -114,6 +114,8 @@ def build(
     previous: Mapping[str, Any],
     now: str,
     extras: Sequence[Extra] = (),
+    scheduler_name: str | None = None,
+    namespace: str | None = None,
     config_hash: str | None = None,
     leader: str | None = None,
     replicas: int | None = None,
@@ -127,6 +129,10 @@ def build(
         "conditions": conditions(outcome, generation, previous.get("conditions", []), now, extras),
     }
     carried = {
+        # The defaulted values, so that `kubectl get sp` shows them for profiles relying on
+        # the operator's defaults (printer columns cannot read defaults from spec).
+        "schedulerName": scheduler_name,
+        "namespace": namespace,
         "configHash": config_hash,
         "leader": leader,
         "replicas": replicas,

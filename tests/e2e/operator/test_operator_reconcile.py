@@ -63,9 +63,12 @@ def test_apply_makes_every_child_and_goes_ready(
     assert not [a for a in obj["metadata"].get("annotations", {}) if "kopf" in a]
     reasons = [e["reason"] for e in events_for(kube, name)]
     assert "Ready" in reasons
-    table = kubectl("get", "schedulerprofiles", name).stdout
-    assert "READY" in table
-    assert "True" in table
+    header, row = kubectl("get", "schedulerprofiles", name).stdout.splitlines()
+    assert header.split()[:5] == ["NAME", "SCHEDULER", "NAMESPACE", "REPLICAS", "READY"]
+    # The defaulted schedulerName (metadata.name) and the namespace show, from status.
+    assert row.split()[:5] == [name, obj["status"]["schedulerName"], namespace, "2", "2"]
+    assert obj["status"]["schedulerName"] == (obj["spec"].get("schedulerName") or name)
+    assert "True" in row
 
 
 def test_spec_change_rolls_and_label_change_writes_nothing(
