@@ -3,7 +3,10 @@
 Builds N nodes in the cache (scheduler_perf's node template: 4 cpu, 32Gi, 110 pods; three
 zones; a tenth of the nodes tainted), fills them with running pods, then times full scheduling
 cycles (snapshot → PreFilter → Filter → PreScore → Score → select → assume → Reserve → Permit)
-with the implemented default plugins, over many cycles with ``time.process_time``.
+with upstream's full default plugin set, over many cycles with ``time.process_time``. Pod
+kinds: ``basic`` (requests only), ``affinity`` (node affinity + tolerations), ``spread`` (pod
+anti-affinity/affinity preferences and a zone spread constraint, with a fifth of the running
+pods carrying the same terms, so InterPodAffinity and PodTopologySpread do real work).
 
     .venv/bin/python bench/engine_cycle.py [--nodes 500 5000] [--cycles 2000]
 """
@@ -44,10 +47,47 @@ def node_json(i: int) -> dict[str, Any]:
     }
 
 
-def pod_json(i: int, *, affinity: bool) -> dict[str, Any]:
+def pod_json(i: int, *, affinity: bool, spread: bool = False) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]
     }
+    labels = {"app": f"app-{i % 20}", "color": ("green", "blue")[i % 2]}
+    if spread:
+        # scheduler_perf's shapes: anti-affinity on hostname (color=green), affinity on zone
+        # (color=blue), and a zone spread constraint with maxSkew 5.
+        term = {"topologyKey": "kubernetes.io/hostname"}
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 1,
+                        "podAffinityTerm": {
+                            **term,
+                            "labelSelector": {"matchLabels": {"color": "green"}},
+                        },
+                    }
+                ]
+            },
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 1,
+                        "podAffinityTerm": {
+                            "topologyKey": "topology.kubernetes.io/zone",
+                            "labelSelector": {"matchLabels": {"color": "blue"}},
+                        },
+                    }
+                ]
+            },
+        }
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 5,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": labels["app"]}},
+            }
+        ]
     if affinity:
         spec["affinity"] = {
             "nodeAffinity": {
@@ -73,29 +113,33 @@ def pod_json(i: int, *, affinity: bool) -> dict[str, Any]:
             }
         }
         spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
-    return {"metadata": {"name": f"p-{i}", "namespace": "bench", "uid": f"uid-{i}"}, "spec": spec}
+    meta = {"name": f"p-{i}", "namespace": "bench", "uid": f"uid-{i}", "labels": labels}
+    return {"metadata": meta, "spec": spec}
 
 
-def build(nodes: int, running_per_node: int) -> Cache:
+def build(nodes: int, running_per_node: int, *, spread: bool = False) -> Cache:
     cache = Cache()
     for i in range(nodes):
         cache.add_node(node_from_json(node_json(i)))
     for i in range(nodes * running_per_node):
-        raw = pod_json(10_000_000 + i, affinity=False)
+        raw = pod_json(10_000_000 + i, affinity=False, spread=spread and i % 5 == 0)
         raw["spec"]["nodeName"] = f"node-{i % nodes}"
         cache.add_pod(pod_from_json(raw))
     return cache
 
 
-def run(nodes: int, cycles: int, pct: int, affinity: bool) -> tuple[float, int]:
-    cache = build(nodes, running_per_node=5)
+def run(nodes: int, cycles: int, pct: int, kind: str) -> tuple[float, int]:
+    affinity, spread = kind == "affinity", kind == "spread"
+    cache = build(nodes, running_per_node=5, spread=spread)
     fwk = Framework(
         default_profile(percentage_of_nodes_to_score=pct),
         in_tree_registry(),
         pod_binder=lambda _pod, _node: None,
     )
     scheduler = PodScheduler(fwk, rng=random.Random(1))
-    pods: list[PodInfo] = [pod_from_json(pod_json(i, affinity=affinity)) for i in range(cycles)]
+    pods: list[PodInfo] = [
+        pod_from_json(pod_json(i, affinity=affinity, spread=spread)) for i in range(cycles)
+    ]
     cycle: Callable[[PodInfo], object] = lambda pod: scheduling_cycle(  # noqa: E731
         scheduler, CycleState(), pod, cache.snapshot(), cache
     )
@@ -143,9 +187,8 @@ def main() -> None:
     print(f"{'nodes':>6} {'pct':>4} {'pod':>9} {'cpu/cycle':>12} {'cycles/s':>9}  bound")
     for n in args.nodes:
         for pct in (0, 100):
-            for affinity in (False, True):
-                per_cycle, bound = run(n, args.cycles, pct, affinity)
-                kind = "affinity" if affinity else "basic"
+            for kind in ("basic", "affinity", "spread"):
+                per_cycle, bound = run(n, args.cycles, pct, kind)
                 print(
                     f"{n:>6} {pct:>4} {kind:>9} {per_cycle * 1e6:>10.0f}µs "
                     f"{1 / per_cycle:>9.0f}  {bound}/{args.cycles - 50}"

@@ -197,7 +197,7 @@ def test_no_secrets_and_no_writes_elsewhere(kube: Client, tenant: dict[str, Any]
         ),
     ],
 )
-def test_access_matrix(  # noqa: PLR0917 - one parameter per table column
+def test_access_matrix(
     tenant: dict[str, Any],
     verb: str,
     group: str,

@@ -107,8 +107,10 @@ BUILTIN: Final[tuple[PluginInfo, ...]] = (
     ),
     _p(
         "DynamicResources",
-        "preEnqueue preFilter filter postFilter reserve preBind",
-        "Dynamic resource allocation (ResourceClaims).",
+        # Corral refuses pods with ResourceClaims at PreFilter (allocation is not implemented);
+        # it has no PreEnqueue, PostFilter, Reserve or PreBind of upstream's.
+        "preFilter filter",
+        "Dynamic resource allocation (ResourceClaims): not supported yet, such pods are refused.",
         cluster_reads=(
             ("resource.k8s.io", "deviceclasses"),
             ("resource.k8s.io", "resourceclaims"),

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.scheduler.framework import pod_table
+from corral.scheduler.framework import pod_table, types
 from corral.scheduler.framework import snapshot as snap
-from corral.scheduler.framework import types
 from corral.scheduler.framework.taints import Taint
 
 _INITIAL_CAPACITY = 64
@@ -36,6 +35,8 @@ class NodeColumns:
         rows = len(self.resources.names)
         self.allocatable = np.zeros((rows, self.capacity), dtype=np.int64)
         self.requested = np.zeros((rows, self.capacity), dtype=np.int64)
+        # Per resource row: the pods' limits, or requests where no limit is set.
+        self.limits = np.zeros((rows, self.capacity), dtype=np.int64)
         self.non_zero = np.zeros((_NON_ZERO_ROWS, self.capacity), dtype=np.int64)
         self.unschedulable = np.zeros(self.capacity, dtype=np.bool_)
         self.taints = np.full((self.capacity, 0), -1, dtype=np.int32)
@@ -67,7 +68,7 @@ class NodeColumns:
     ) -> snap.Snapshot:
         self._shared = {
             "names", "records", "slot_of", "allocatable", "requested", "non_zero",
-            "unschedulable", "taints", "labels", "images",
+            "unschedulable", "taints", "labels", "images", "limits",
         } | {f"label:{k}" for k in self.labels}  # fmt: skip
         return snap.Snapshot(
             generation=generation,
@@ -86,6 +87,7 @@ class NodeColumns:
             taint_vocab=self.taint_vocab,
             pods=pods,
             images=self.images,
+            limits=self.limits,
         )
 
     # --- growth -----------------------------------------------------------------------------
@@ -97,6 +99,7 @@ class NodeColumns:
         self.records = self.records + [None] * extra
         self.allocatable = np.pad(self.allocatable, ((0, 0), (0, extra)))
         self.requested = np.pad(self.requested, ((0, 0), (0, extra)))
+        self.limits = np.pad(self.limits, ((0, 0), (0, extra)))
         self.non_zero = np.pad(self.non_zero, ((0, 0), (0, extra)))
         self.unschedulable = np.pad(self.unschedulable, (0, extra))
         self.taints = np.pad(self.taints, ((0, extra), (0, 0)), constant_values=-1)
@@ -111,7 +114,8 @@ class NodeColumns:
             extra = row + 1 - have
             self.allocatable = np.pad(self.allocatable, ((0, extra), (0, 0)))
             self.requested = np.pad(self.requested, ((0, extra), (0, 0)))
-            self._shared -= {"allocatable", "requested"}
+            self.limits = np.pad(self.limits, ((0, extra), (0, 0)))
+            self._shared -= {"allocatable", "requested", "limits"}
 
     def row(self, name: str) -> int:
         row = self.resources.ensure(name)
@@ -154,13 +158,16 @@ class NodeColumns:
         if slot is None:
             return None
         previous = self.records[slot]
-        for attr in ("names", "slot_of", "records", "allocatable", "requested", "non_zero"):
+        for attr in (
+            "names", "slot_of", "records", "allocatable", "requested", "non_zero", "limits",
+        ):  # fmt: skip
             self._own(attr)
         del self.slot_of[name]
         self.names[slot] = ""
         self.records[slot] = None
         self.allocatable[:, slot] = 0
         self.requested[:, slot] = 0
+        self.limits[:, slot] = 0
         self.non_zero[:, slot] = 0
         if previous is not None:
             self._write_labels(slot, {}, previous.labels)
@@ -252,3 +259,12 @@ class NodeColumns:
             column[row] += sign * amount
         self.non_zero[0, slot] += sign * pod.non_zero_milli_cpu
         self.non_zero[1, slot] += sign * pod.non_zero_memory
+        lim = pod.limits
+        limit_rows = [(self.row(n), v) for n, v in lim.scalar.items() if v]
+        self._own("limits")
+        column = self.limits[:, slot]
+        column[snap.ROW_CPU] += sign * lim.milli_cpu
+        column[snap.ROW_MEMORY] += sign * lim.memory
+        column[snap.ROW_EPHEMERAL] += sign * lim.ephemeral_storage
+        for row, amount in limit_rows:
+            column[row] += sign * amount

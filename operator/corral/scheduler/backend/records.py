@@ -99,7 +99,9 @@ def to_resources(amounts: Mapping[str, Fraction], *, with_pods: bool = False) ->
 def _host_ports(spec: Mapping[str, Any]) -> tuple[types.HostPort, ...]:
     """Ports with hostPort > 0 of containers and restartable init containers (1.34+)."""
     containers = list(spec.get("containers") or ())
-    containers += [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+    containers += [
+        c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"
+    ]
     out = []
     for container in containers:
         for port in container.get("ports") or ():

@@ -19,6 +19,8 @@ import numpy.typing as npt
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.events import ClusterEvent
+from corral.scheduler.framework.extender import Extender
+from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -231,6 +233,38 @@ class Handle(Protocol):
     def iterate_waiting_pods(self) -> Iterator[WaitingPod]: ...
 
     def reject_waiting_pod(self, uid: str) -> bool: ...
+
+    # --- cluster state beyond nodes and pods (None where the engine wires none, e.g. tests) ---
+
+    @property
+    def objects(self) -> ObjectLister | None: ...
+
+    @property
+    def nominator(self) -> PodNominator | None: ...
+
+    @property
+    def preemption_executor(self) -> PreemptionExecutor | None: ...
+
+    @property
+    def extenders(self) -> Sequence[Extender]: ...
+
+    def snapshot(self) -> Snapshot | None:
+        """The snapshot of the cycle in progress (upstream ``SnapshotSharedLister``)."""
+        ...
+
+    # --- what-if evaluation (preemption) -----------------------------------------------------
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
 
 
 # A plugin factory: validated args object (or None for defaults, or a raw mapping) → plugin.

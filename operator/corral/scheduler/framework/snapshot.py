@@ -148,6 +148,8 @@ class Snapshot:
     pods: pod_table.PodTable = pod_table.EMPTY
     # Image name (as in node.status.images[].names) → slot → size in bytes.
     images: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
+    # (rows, capacity): per resource the pods' limits, falling back to requests per container.
+    limits: Int64Array = field(default_factory=lambda: np.zeros((4, 0), dtype=np.int64))
 
     @property
     def num_nodes(self) -> int:
@@ -203,7 +205,8 @@ class Snapshot:
         out: dict[str, types.ImageState] = {}
         for names, size in record.images:
             for name in names:
-                out[name] = types.ImageState(size, len(self.images.get(name, ())))
+                holders = len(self.images.get(name, ()))
+                out[name] = types.ImageState(size, holders, self.num_nodes)
         return out
 
     def node_infos(self) -> list[types.NodeInfo]:

@@ -183,7 +183,7 @@ class NodeInfo:
         scalar = dict(have.scalar)
         for name, amount in req.scalar.items():
             scalar[name] = scalar.get(name, 0) + sign * amount
-        pods = self.pods + (pod,) if sign > 0 else tuple(p for p in self.pods if p.uid != pod.uid)
+        pods = (*self.pods, pod) if sign > 0 else tuple(p for p in self.pods if p.uid != pod.uid)
         return replace(
             self,
             requested=Resources(

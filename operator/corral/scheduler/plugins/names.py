@@ -1,4 +1,4 @@
-"""Plugin names, as upstream's ``plugins/names``."""
+"""Plugin names, as upstream's ``plugins/names``, and Corral's own."""
 
 from typing import Final
 
@@ -10,3 +10,18 @@ TAINT_TOLERATION: Final = "TaintToleration"
 NODE_AFFINITY: Final = "NodeAffinity"
 NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
 DEFAULT_BINDER: Final = "DefaultBinder"
+NODE_PORTS: Final = "NodePorts"
+NODE_RESOURCES_BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
+IMAGE_LOCALITY: Final = "ImageLocality"
+INTER_POD_AFFINITY: Final = "InterPodAffinity"
+POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
+VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
+NODE_VOLUME_LIMITS: Final = "NodeVolumeLimits"
+VOLUME_BINDING: Final = "VolumeBinding"
+VOLUME_ZONE: Final = "VolumeZone"
+DYNAMIC_RESOURCES: Final = "DynamicResources"
+DEFAULT_PREEMPTION: Final = "DefaultPreemption"
+# Corral's own plugins.
+CHECK_POD_COUNT_LIMIT: Final = "CheckPodCountLimit"
+CHECK_POD_LIMIT_RESOURCES: Final = "CheckPodLimitResources"
+TENANT_SPREAD: Final = "TenantSpread"

@@ -146,6 +146,12 @@ def args_of(name: str, args: dict[str, Any]) -> dict[str, Any]:
             id="duplicate managed",
         ),
         pytest.param(
+            config(extenders=[{"urlPrefix": "https://a", "tlsConfig": {"caData": "-----BEGIN"}}]),
+            "extenders[0].tlsConfig.caData",
+            "illegal base64 data",
+            id="caData not base64",
+        ),
+        pytest.param(
             args_of(
                 "DefaultPreemption",
                 {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},

@@ -22,10 +22,34 @@ def test_in_tree_registry_builds_the_default_profile() -> None:
         names.NODE_NAME,
         names.TAINT_TOLERATION,
         names.NODE_AFFINITY,
+        names.NODE_PORTS,
         names.NODE_RESOURCES_FIT,
+        names.VOLUME_RESTRICTIONS,
+        names.NODE_VOLUME_LIMITS,
+        names.VOLUME_BINDING,
+        names.VOLUME_ZONE,
+        names.POD_TOPOLOGY_SPREAD,
+        names.INTER_POD_AFFINITY,
+        names.DYNAMIC_RESOURCES,
     ]
-    assert fwk.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1}
-    assert set(fwk.events_by_plugin()) >= {"NodeResourcesFit", "NodeAffinity", "TaintToleration"}
+    assert fwk.score_weights == {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "VolumeBinding": 1,
+        "PodTopologySpread": 2,
+        "InterPodAffinity": 2,
+        "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
+    }
+    assert [p.name for p in fwk.post_filter] == [names.DEFAULT_PREEMPTION]
+    assert set(fwk.events_by_plugin()) >= {
+        "NodeResourcesFit",
+        "NodeAffinity",
+        "TaintToleration",
+        "InterPodAffinity",
+        "PodTopologySpread",
+    }
 
 
 def test_duplicate_names_are_refused() -> None:

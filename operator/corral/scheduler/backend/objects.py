@@ -1,0 +1,133 @@
+"""Cluster objects other than nodes and pods, as raw JSON, for plugins (``ObjectLister``).
+
+The engine's informers feed it: ``ObjectStore.apply(kind, event_type, obj)`` with the watch
+event type (``ADDED``, ``MODIFIED``, ``DELETED``; ``BOOKMARK`` is ignored) and the object's raw
+JSON; ``replace(kind, objects)`` after a (re)list. Which kinds to watch, and why:
+
+=====================  =======================================  ==================================
+kind                   list/watch path                          read by
+=====================  =======================================  ==================================
+Service                /api/v1/services                         PodTopologySpread (system default
+ReplicationController  /api/v1/replicationcontrollers           constraints: selectors of the
+ReplicaSet             /apis/apps/v1/replicasets                pod's Services and owner)
+StatefulSet            /apis/apps/v1/statefulsets
+Namespace              /api/v1/namespaces                       InterPodAffinity (namespaceSelector)
+PersistentVolumeClaim  /api/v1/persistentvolumeclaims           VolumeBinding, VolumeZone,
+PersistentVolume       /api/v1/persistentvolumes                VolumeRestrictions, NodeVolumeLimits
+StorageClass           /apis/storage.k8s.io/v1/storageclasses   VolumeBinding, VolumeZone
+CSINode                /apis/storage.k8s.io/v1/csinodes         NodeVolumeLimits
+PodDisruptionBudget    /apis/policy/v1/poddisruptionbudgets     DefaultPreemption
+PriorityClass          /apis/scheduling.k8s.io/v1/priorityclasses  (informational: priorities are
+                                                                resolved into spec.priority at
+                                                                admission)
+=====================  =======================================  ==================================
+
+:data:`WATCHED_KINDS` maps kind → path and :data:`KINDS_BY_PLUGIN` plugin → kinds, so the engine
+starts only the informers its profile's plugins need. Thread-safety: one lock; readers get
+lists that later writes do not change.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from corral.scheduler.framework import listers
+
+Object = Mapping[str, Any]
+
+WATCHED_KINDS: Final[Mapping[str, str]] = {
+    listers.SERVICE: "/api/v1/services",
+    listers.REPLICATION_CONTROLLER: "/api/v1/replicationcontrollers",
+    listers.REPLICA_SET: "/apis/apps/v1/replicasets",
+    listers.STATEFUL_SET: "/apis/apps/v1/statefulsets",
+    listers.NAMESPACE: "/api/v1/namespaces",
+    listers.PERSISTENT_VOLUME_CLAIM: "/api/v1/persistentvolumeclaims",
+    listers.PERSISTENT_VOLUME: "/api/v1/persistentvolumes",
+    listers.STORAGE_CLASS: "/apis/storage.k8s.io/v1/storageclasses",
+    listers.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
+    listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
+    listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
+}
+
+_SPREAD: Final = (
+    listers.SERVICE,
+    listers.REPLICATION_CONTROLLER,
+    listers.REPLICA_SET,
+    listers.STATEFUL_SET,
+)
+_VOLUMES: Final = (listers.PERSISTENT_VOLUME_CLAIM, listers.PERSISTENT_VOLUME)
+
+KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
+    "PodTopologySpread": _SPREAD,
+    "InterPodAffinity": (listers.NAMESPACE,),
+    "VolumeBinding": (*_VOLUMES, listers.STORAGE_CLASS),
+    "VolumeZone": (*_VOLUMES, listers.STORAGE_CLASS),
+    "VolumeRestrictions": (listers.PERSISTENT_VOLUME_CLAIM,),
+    "NodeVolumeLimits": (*_VOLUMES, listers.CSI_NODE),
+    "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
+}
+
+ADDED: Final = "ADDED"
+MODIFIED: Final = "MODIFIED"
+DELETED: Final = "DELETED"
+BOOKMARK: Final = "BOOKMARK"
+
+
+def kinds_for(plugins: Iterable[str]) -> list[str]:
+    """The kinds the given plugins read, in :data:`WATCHED_KINDS` order."""
+    wanted = {k for p in plugins for k in KINDS_BY_PLUGIN.get(p, ())}
+    return [k for k in WATCHED_KINDS if k in wanted]
+
+
+def _key(obj: Object) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+class ObjectStore:
+    """Implements :class:`corral.scheduler.framework.listers.ObjectLister`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._objects: dict[str, dict[tuple[str, str], Object]] = {}
+        self._generations: dict[str, int] = {}
+
+    def apply(self, kind: str, event_type: str, obj: Object) -> None:
+        if event_type == BOOKMARK:
+            return
+        if event_type not in (ADDED, MODIFIED, DELETED):
+            raise ValueError(f"unknown watch event type {event_type!r}")
+        key = _key(obj)
+        with self._lock:
+            objects = self._objects.setdefault(kind, {})
+            if event_type == DELETED:
+                objects.pop(key, None)
+            else:
+                objects[key] = obj
+            self._generations[kind] = self._generations.get(kind, 0) + 1
+
+    def replace(self, kind: str, objects: Iterable[Object]) -> None:
+        """The full list of ``kind`` (after a list or a re-list)."""
+        fresh = {_key(o): o for o in objects}
+        with self._lock:
+            self._objects[kind] = fresh
+            self._generations[kind] = self._generations.get(kind, 0) + 1
+
+    # --- ObjectLister -----------------------------------------------------------------------
+
+    def get(self, kind: str, namespace: str, name: str) -> Object | None:
+        with self._lock:
+            return self._objects.get(kind, {}).get((namespace, name))
+
+    def list(self, kind: str, namespace: str | None = None) -> Sequence[Object]:
+        with self._lock:
+            objects = self._objects.get(kind, {})
+            if namespace is None:
+                return list(objects.values())
+            return [o for (ns, _), o in objects.items() if ns == namespace]
+
+    def generation(self, kind: str) -> int:
+        with self._lock:
+            return self._generations.get(kind, 0)

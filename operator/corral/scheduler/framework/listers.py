@@ -1,0 +1,84 @@
+"""What plugins read besides nodes and pods, and the seams the engine wires behind the Handle.
+
+- :class:`ObjectLister`: cluster objects as raw API JSON, kept current by informers
+  (``corral.scheduler.backend.objects.ObjectStore`` implements it). Kinds are the constants
+  below; ``namespace=None`` lists every namespace.
+- :class:`PodNominator`: pending pods nominated to a node (the scheduling queue's nominator).
+- :class:`PreemptionExecutor`: the API side of a preemption decision (deleting victims, events,
+  clearing nominations); the plugin decides, the executor acts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+from corral.scheduler.framework.status import Status
+from corral.scheduler.framework.types import PodInfo
+
+SERVICE: Final = "Service"
+REPLICATION_CONTROLLER: Final = "ReplicationController"
+REPLICA_SET: Final = "ReplicaSet"
+STATEFUL_SET: Final = "StatefulSet"
+NAMESPACE: Final = "Namespace"
+PERSISTENT_VOLUME: Final = "PersistentVolume"
+PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
+STORAGE_CLASS: Final = "StorageClass"
+CSI_NODE: Final = "CSINode"
+POD_DISRUPTION_BUDGET: Final = "PodDisruptionBudget"
+PRIORITY_CLASS: Final = "PriorityClass"
+
+Object = Mapping[str, Any]
+
+
+class ObjectLister(Protocol):
+    def get(self, kind: str, namespace: str, name: str) -> Object | None:
+        """One object (``namespace`` "" for cluster-scoped kinds), or ``None``."""
+        ...
+
+    def list(self, kind: str, namespace: str | None = None) -> Sequence[Object]:
+        """Objects of ``kind`` (in ``namespace`` when given), in no particular order."""
+        ...
+
+    def generation(self, kind: str) -> int:
+        """Grows on every change to ``kind``: plugins may cache what they derive from it."""
+        ...
+
+
+class PodNominator(Protocol):
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        """Pending pods whose nominatedNodeName is ``node_name`` (upstream
+        ``NominatedPodsForNode``), in nomination order."""
+        ...
+
+    def nominated_node_names(self) -> Collection[str]:
+        """Every node that has nominated pods (so a cycle need not ask about each node)."""
+        ...
+
+
+class PreemptionExecutor(Protocol):
+    """Carries out the preemption that DefaultPreemption decided (upstream ``prepareCandidate``).
+
+    ``preempt``: for every victim, add the ``DisruptionTarget`` condition (reason
+    ``PreemptionByScheduler``), delete it and record a Normal event ``Preempted`` (action
+    ``Preempting``, note ``Preempted by pod <preemptor uid> on node <node>``); then clear the
+    nominatedNodeName of ``lower_priority_nominated``. Victims waiting on Permit are rejected
+    by the plugin itself and are not passed here. Returns ``None`` or an Error status (the
+    preemptor then keeps its old nomination and is retried).
+
+    ``clear_nominated_node_name``: remove the nomination of ``pods`` (the preemptor's, when
+    preemption cannot help any more).
+
+    The preemptor's own new nominatedNodeName is applied by the scheduler from the
+    PostFilterResult, not by the executor.
+    """
+
+    def preempt(
+        self,
+        preemptor: PodInfo,
+        node_name: str,
+        victims: Sequence[PodInfo],
+        lower_priority_nominated: Sequence[PodInfo],
+    ) -> Status | None: ...
+
+    def clear_nominated_node_name(self, pods: Sequence[PodInfo]) -> None: ...

@@ -1,0 +1,240 @@
+"""DefaultPreemption (PostFilter).
+
+When no node fits, find nodes where evicting lower-priority pods would make room and nominate
+the best one (upstream ``Evaluator.Preempt``):
+
+1. Eligibility: ``preemptionPolicy: Never`` → ``not eligible due to preemptionPolicy=Never.``;
+   a nominated node that is not UnschedulableAndUnresolvable and still has a lower-priority pod
+   terminating by preemption → ``not eligible due to a terminating pod on the nominated node.``
+2. Candidates (``candidates.py``): potential nodes are those whose Filter status is
+   Unschedulable; victims are chosen per node (``victims.py``) honouring PDBs.
+3. Extenders that support preemption narrow the candidates; then one node is picked.
+4. The handle's :class:`~corral.scheduler.framework.listers.PreemptionExecutor` evicts the
+   victims (victims waiting on Permit are rejected instead) and clears lower-priority
+   nominations on that node; the result nominates the node for the preemptor.
+
+Every non-success message is prefixed ``preemption: ``. With no candidate, the message is a
+nested FitError in which nodes not dry-run read ``Preemption is not helpful for scheduling``.
+Without an executor (simulation, tests) the decision is returned and nothing is evicted.
+Preemption here is synchronous; upstream's async mode (a PreEnqueue gate while victims go) is
+not implemented.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from corral.scheduler.framework import listers
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import Diagnosis, FitError, NodeToStatus
+from corral.scheduler.framework.events import POD, ActionType, ClusterEvent
+from corral.scheduler.framework.extender import Victims
+from corral.scheduler.framework.interface import Handle, PostFilterResult
+from corral.scheduler.framework.runtime.extenders import call_preemption_extenders
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status, StatusError
+from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins.default_preemption import candidates as cand
+from corral.scheduler.plugins.default_preemption.victims import NO_VICTIMS
+
+NAME: Final = names.DEFAULT_PREEMPTION
+NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
+NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
+
+__all__ = ["NAME", "NOT_HELPFUL", "NO_VICTIMS", "DefaultPreemption", "DefaultPreemptionArgs"]
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultPreemptionArgs:
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> DefaultPreemptionArgs:
+        pct = raw.get("minCandidateNodesPercentage")
+        absolute = raw.get("minCandidateNodesAbsolute")
+        return cls(10 if pct is None else int(pct), 100 if absolute is None else int(absolute))
+
+    def validate(self) -> None:
+        errors = []
+        if not 0 <= self.min_candidate_nodes_percentage <= 100:
+            errors.append("minCandidateNodesPercentage: not in valid range [0, 100]")
+        if self.min_candidate_nodes_absolute < 0:
+            errors.append("minCandidateNodesAbsolute: not in valid range [0, inf)")
+        if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
+            errors.append(
+                "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero"
+            )
+        if errors:
+            raise ValueError("; ".join(errors))
+
+
+def _prefixed(code: Code, message: str) -> Status:
+    return Status.of(code, "preemption: " + message)
+
+
+class DefaultPreemption:
+    name: str = NAME
+
+    def __init__(
+        self,
+        args: DefaultPreemptionArgs,
+        handle: Handle,
+        *,
+        rng: random.Random | None = None,
+        clock: Any = time.time,
+    ) -> None:
+        args.validate()
+        self.args = args
+        self.handle = handle
+        self.rng = rng or random.Random()
+        self.clock = clock
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        snapshot = self.handle.snapshot()
+        if snapshot is None:
+            return None, Status.error("preemption: no snapshot of the cycle")
+        by_slot = dict(statuses.items())
+        reason = self._not_eligible(pod, snapshot, by_slot.get, statuses.absent)
+        if reason:
+            return None, _prefixed(Code.UNSCHEDULABLE, reason)
+        now = float(self.clock())
+        absent = _code(statuses.absent)
+        potential = [
+            s
+            for s in snapshot.order.tolist()
+            if (_code(by_slot[s]) if s in by_slot else absent) is Code.UNSCHEDULABLE
+        ]
+        found: list[cand.Candidate] = []
+        tried = NodeToStatus()
+        if potential:
+            objects = self.handle.objects
+            pdbs = objects.list(listers.POD_DISRUPTION_BUDGET) if objects is not None else []
+            wanted = cand.num_candidates(
+                len(potential),
+                self.args.min_candidate_nodes_percentage,
+                self.args.min_candidate_nodes_absolute,
+            )
+            offset = self.rng.randrange(len(potential))
+            found, tried = cand.dry_run(
+                self.handle,
+                state,
+                pod,
+                snapshot,
+                potential=potential,
+                pdbs=pdbs,
+                offset=offset,
+                wanted=wanted,
+                now=now,
+            )
+            errors = [s for _, s in tried.items() if s.code is Code.ERROR]
+            if errors and not found:
+                return None, _prefixed(Code.ERROR, errors[0].message)
+        if not found:
+            self._clear_own_nomination(pod)
+            diagnosis = Diagnosis(node_to_status=tried)
+            tried.absent = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL)
+            message = FitError(pod.key, snapshot.num_nodes, diagnosis).message()
+            return PostFilterResult(""), _prefixed(Code.UNSCHEDULABLE, message)
+        found, err = self._call_extenders(pod, snapshot, found)
+        if err is not None:
+            return None, err
+        best = cand.pick_one(found, now)
+        if best is None:
+            return None, _prefixed(Code.UNSCHEDULABLE, "no candidate node for preemption")
+        err = self._prepare(pod, best)
+        if err is not None:
+            return None, err
+        return PostFilterResult(best.node_name), None
+
+    # --- steps ------------------------------------------------------------------------------
+
+    def _not_eligible(
+        self,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        status_of: Callable[[int], Status | None],
+        absent: Status | None,
+    ) -> str:
+        if pod.preemption_policy == "Never":
+            return NOT_ELIGIBLE_NEVER
+        slot = snapshot.slot_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        if slot is None:
+            return ""
+        if _code(status_of(slot) or absent) is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return ""
+        for other in snapshot.pods.pods_on(slot):
+            if other.priority < pod.priority and other.terminating_by_preemption:
+                return NOT_ELIGIBLE_TERMINATING
+        return ""
+
+    def _clear_own_nomination(self, pod: PodInfo) -> None:
+        executor = self.handle.preemption_executor
+        if executor is not None and pod.nominated_node_name:
+            executor.clear_nominated_node_name([pod])
+
+    def _call_extenders(
+        self, pod: PodInfo, snapshot: Snapshot, found: list[cand.Candidate]
+    ) -> tuple[list[cand.Candidate], Status | None]:
+        extenders = [e for e in self.handle.extenders if e.supports_preemption()]
+        if not extenders:
+            return found, None
+
+        def pods_on_node(name: str) -> Sequence[PodInfo]:
+            return snapshot.pods.pods_on(snapshot.slot_of[name])
+
+        victims = {c.node_name: Victims(c.victims, c.num_pdb_violations) for c in found}
+        try:
+            kept = call_preemption_extenders(extenders, pod, victims, pods_on_node)
+        except StatusError as exc:
+            return [], _prefixed(Code.ERROR, exc.status.message)
+        return [
+            cand.Candidate(name, tuple(v.pods), v.num_pdb_violations) for name, v in kept.items()
+        ], None
+
+    def _prepare(self, pod: PodInfo, best: cand.Candidate) -> Status | None:
+        """Upstream ``prepareCandidate``: reject waiting victims, evict the rest, clear the
+        nominations of lower-priority pods nominated to the node."""
+        evict = []
+        for victim in best.victims:
+            waiting = self.handle.get_waiting_pod(victim.uid)
+            if waiting is not None:
+                waiting.reject(NAME, "preempted")
+            else:
+                evict.append(victim)
+        executor = self.handle.preemption_executor
+        if executor is None:
+            return None
+        nominator = self.handle.nominator
+        lower = [
+            p
+            for p in (nominator.nominated_pods_for_node(best.node_name) if nominator else ())
+            if p.priority < pod.priority
+        ]
+        s = executor.preempt(pod, best.node_name, evict, lower)
+        if s is not None and not s.is_success:
+            return _prefixed(Code.ERROR, s.message)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (ClusterEvent(POD, ActionType.DELETE),)
+
+
+def _code(status: Status | None) -> Code:
+    # Nodes without a status were not evaluated: upstream's default absent status.
+    return Code.UNSCHEDULABLE_AND_UNRESOLVABLE if status is None else status.code
+
+
+def new(args: object, handle: Handle) -> DefaultPreemption:
+    return DefaultPreemption(
+        helper.coerce_args(args, DefaultPreemptionArgs, DefaultPreemptionArgs.from_mapping),
+        handle,
+    )

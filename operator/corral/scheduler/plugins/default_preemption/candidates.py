@@ -1,0 +1,106 @@
+"""Candidate nodes for preemption: the dry run over potential nodes and the pick of one.
+
+Dry run (upstream ``DryRunPreemption``): from a random offset, wrapping around the potential
+nodes (those whose Filter status is Unschedulable), run :func:`select_victims_on_node` on a copy
+of the node and of the cycle state; stop once at least one candidate violates no PDB and
+``numCandidates`` candidates were found. Candidates without PDB violations come first.
+
+Pick (upstream ``pickOneNodeForPreemption``), each criterion breaking the previous one's ties:
+fewest PDB violations; lowest highest-victim priority; lowest sum of (priority + 2^31); fewest
+victims; latest earliest-start-time among the highest-priority victims; then the first
+candidate (upstream iterates a Go map there, i.e. an arbitrary one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import NodeToStatus
+from corral.scheduler.framework.interface import Handle
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Status
+from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins.default_preemption.victims import select_victims_on_node, start_time
+
+_PRIORITY_OFFSET = 2**31
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    node_name: str
+    victims: tuple[PodInfo, ...]  # most important first
+    num_pdb_violations: int
+
+
+def num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
+    """Upstream ``calculateNumCandidates``."""
+    n = num_nodes * percentage // 100
+    return min(max(n, absolute), num_nodes)
+
+
+def dry_run(
+    handle: Handle,
+    state: CycleState,
+    pod: PodInfo,
+    snapshot: Snapshot,
+    *,
+    potential: Sequence[int],
+    pdbs: Sequence[Mapping[str, Any]],
+    offset: int,
+    wanted: int,
+    now: float,
+) -> tuple[list[Candidate], NodeToStatus]:
+    statuses = NodeToStatus()
+    clean: list[Candidate] = []
+    violating: list[Candidate] = []
+    for i in range(len(potential)):
+        slot = potential[(offset + i) % len(potential)]
+        node = snapshot.node_info(slot)
+        victims, violations, s = select_victims_on_node(
+            handle, state.clone(), pod, node, pdbs, now=now
+        )
+        if s is None and victims:
+            c = Candidate(node.name, tuple(victims), violations)
+            (violating if violations else clean).append(c)
+            if clean and len(clean) + len(violating) >= wanted:
+                break
+            continue
+        if s is None:
+            s = Status.error(f'expected at least one victim pod on node "{node.name}"')
+        statuses.set(slot, s)
+    return clean + violating, statuses
+
+
+def _earliest_start_of_top(victims: Sequence[PodInfo], now: float) -> float:
+    """Upstream ``GetEarliestPodStartTime``."""
+    top = victims[0].priority
+    earliest = start_time(victims[0], now)
+    for p in victims:
+        if p.priority == top:
+            earliest = min(earliest, start_time(p, now))
+        elif p.priority > top:
+            top, earliest = p.priority, start_time(p, now)
+    return earliest
+
+
+def pick_one(candidates: Sequence[Candidate], now: float) -> Candidate | None:
+    if not candidates:
+        return None
+    scorers: list[Callable[[Candidate], float]] = [
+        lambda c: -c.num_pdb_violations,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(p.priority + _PRIORITY_OFFSET for p in c.victims),
+        lambda c: -len(c.victims),
+        lambda c: _earliest_start_of_top(c.victims, now),
+    ]
+    remaining = list(candidates)
+    for score in scorers:
+        values = [score(c) for c in remaining]
+        best = max(values)
+        remaining = [c for c, v in zip(remaining, values, strict=True) if v == best]
+        if len(remaining) == 1:
+            return remaining[0]
+    return remaining[0]

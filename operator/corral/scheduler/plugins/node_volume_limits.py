@@ -1,0 +1,118 @@
+"""NodeVolumeLimits (PreFilter, Filter): CSI attach limits from CSINode.
+
+Per CSI driver, the node's limit is ``CSINode.spec.drivers[].allocatable.count``. The pod's
+new volumes are its CSI inline volumes and its claims' CSI PVs (unbound claims: the
+StorageClass's provisioner), keyed by a unique volume name; volumes already used by a pod on
+the node do not count twice. ``attached + new > limit`` for a driver → Unschedulable
+``node(s) exceed max volume count``. A missing claim of the pod → UnschedulableAndUnresolvable.
+No CSINode, or no limits, passes. In-tree volume migration to CSI is not translated. Per-node
+form only (PreFilter skips pods without volumes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from corral.scheduler.framework import listers
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework.interface import Handle, PreFilterExtensions, PreFilterResult
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.plugins import names, volumes
+
+NAME: Final = names.NODE_VOLUME_LIMITS
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
+
+
+class NodeVolumeLimits:
+    name: str = NAME
+
+    def __init__(self, handle: Handle | None) -> None:
+        self.handle = handle
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not (pod.raw.get("spec") or {}).get("volumes"):
+            return None, Status(Code.SKIP)
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    def _attachable(self, pod: PodInfo, new_pod: bool) -> tuple[dict[str, str], str]:
+        """Unique volume name → driver; and a NotFound message for the new pod's claims."""
+        out: dict[str, str] = {}
+        for volume in (pod.raw.get("spec") or {}).get("volumes") or ():
+            csi = volume.get("csi")
+            if csi is not None:
+                driver = str(csi.get("driver", ""))
+                out[f"{driver}-{pod.namespace}-{pod.name}-{volume.get('name', '')}"] = driver
+        for name, _ephemeral in volumes.claims(pod):
+            claim = volumes.pvc(self.handle, pod.namespace, name)
+            if claim is None:
+                if new_pod:
+                    return out, volumes.not_found("persistentvolumeclaim", name)
+                continue
+            pv_name = volumes.volume_name(claim)
+            if not pv_name:
+                sc = volumes.storage_class(self.handle, volumes.claim_class(claim))
+                if sc is not None and sc.get("provisioner"):
+                    out[f"{pod.namespace}/{name}"] = str(sc["provisioner"])
+                continue
+            pv = volumes.pv(self.handle, pv_name)
+            csi_pv = ((pv or {}).get("spec") or {}).get("csi")
+            if csi_pv is not None:
+                driver = str(csi_pv.get("driver", ""))
+                out[f"{driver}/{csi_pv.get('volumeHandle', '')}"] = driver
+        return out, ""
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not (pod.raw.get("spec") or {}).get("volumes"):
+            return None
+        new, missing = self._attachable(pod, True)
+        if missing:
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, missing)
+        if not new:
+            return None
+        objects = self.handle.objects if self.handle is not None else None
+        csi_node = objects.get(listers.CSI_NODE, "", node.name) if objects is not None else None
+        limits: dict[str, int] = {}
+        for driver in ((csi_node or {}).get("spec") or {}).get("drivers") or ():
+            count = (driver.get("allocatable") or {}).get("count")
+            if count is not None:
+                limits[str(driver.get("name", ""))] = int(count)
+        if not limits:
+            return None
+        attached: dict[str, str] = {}
+        for other in node.pods:
+            attached.update(self._attachable(other, False)[0])
+        attached_count: dict[str, int] = {}
+        for unique, driver in attached.items():
+            new.pop(unique, None)
+            attached_count[driver] = attached_count.get(driver, 0) + 1
+        new_count: dict[str, int] = {}
+        for driver in new.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        for driver, count in new_count.items():
+            limit = limits.get(driver)
+            if limit is not None and attached_count.get(driver, 0) + count > limit:
+                return Status.of(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (
+            ClusterEvent("CSINode", ActionType.ADD | ActionType.UPDATE),
+            ClusterEvent(POD, ActionType.DELETE),
+            ClusterEvent(NODE, ActionType.ADD),
+            ClusterEvent("PersistentVolumeClaim", ActionType.ADD | ActionType.UPDATE),
+        )
+
+
+def new(args: object, handle: Handle) -> NodeVolumeLimits:
+    if args is not None:
+        raise TypeError(f"{NAME} takes no args")
+    return NodeVolumeLimits(handle)

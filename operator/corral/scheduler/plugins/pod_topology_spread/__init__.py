@@ -1,0 +1,205 @@
+"""PodTopologySpread (PreFilter with Add/RemovePod, Filter, PreScore, Score, NormalizeScore).
+
+maxSkew, minDomains, whenUnsatisfiable, nodeAffinityPolicy, nodeTaintsPolicy, matchLabelKeys,
+and default constraints (System: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway; or the
+configured List) with selectors from Services, ReplicationControllers, ReplicaSets and
+StatefulSets. Filtering is in ``filtering.py`` (DoNotSchedule), scoring in ``scoring.py``
+(ScheduleAnyway); both count pods per domain with ``bincount`` over the snapshot's pod table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework.interface import (
+    FilterVerdict,
+    Handle,
+    PreFilterExtensions,
+    PreFilterResult,
+    Scores,
+    Slots,
+)
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins.pod_topology_spread import common, filtering, scoring
+from corral.scheduler.plugins.pod_topology_spread.filtering import (
+    ERR_REASON_CONSTRAINTS_NOT_MATCH,
+    ERR_REASON_NODE_LABEL_NOT_MATCH,
+)
+
+NAME: Final = names.POD_TOPOLOGY_SPREAD
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+__all__ = [
+    "ERR_REASON_CONSTRAINTS_NOT_MATCH",
+    "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "NAME",
+    "PodTopologySpread",
+    "PodTopologySpreadArgs",
+    "new",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PodTopologySpreadArgs:
+    defaulting_type: str = common.SYSTEM
+    # Raw (JSON-shaped) constraints, used when defaulting_type is List.
+    default_constraints: tuple[Mapping[str, Any], ...] = ()
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> PodTopologySpreadArgs:
+        return cls(
+            defaulting_type=raw.get("defaultingType") or common.SYSTEM,
+            default_constraints=tuple(raw.get("defaultConstraints") or ()),
+        )
+
+    def validate(self) -> None:
+        if self.defaulting_type not in (common.SYSTEM, common.LIST):
+            raise ValueError(f"defaultingType: Unsupported value: {self.defaulting_type!r}")
+        if self.defaulting_type == common.SYSTEM and self.default_constraints:
+            raise ValueError(
+                "defaultingType: Invalid value: when .defaultConstraints are not empty, "
+                "defaultingType must be List"
+            )
+
+
+class PodTopologySpread:
+    name: str = NAME
+
+    def __init__(self, args: PodTopologySpreadArgs, handle: Handle | None) -> None:
+        args.validate()
+        self.handle = handle
+        self.system_defaulted = args.defaulting_type == common.SYSTEM
+        self.defaults: tuple[Mapping[str, Any], ...] = (
+            common.SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else args.default_constraints
+        )
+        self._parsed_defaults: dict[str, tuple[common.Constraint, ...]] = {}
+        if not any(d.get("matchLabelKeys") for d in self.defaults):
+            for action in (common.DO_NOT_SCHEDULE, common.SCHEDULE_ANYWAY):
+                self._parsed_defaults[action] = common.parse_constraints(self.defaults, {}, action)
+
+    def _constraints(self, pod: PodInfo, action: str) -> tuple[common.Constraint, ...]:
+        own = (pod.raw.get("spec") or {}).get("topologySpreadConstraints")
+        if not own and not any(d.get("whenUnsatisfiable") == action for d in self.defaults):
+            return ()  # no constraints of its own and no default ones for this action
+        return common.pod_constraints(
+            self.handle, pod, action, self.defaults, self._parsed_defaults.get(action)
+        )
+
+    # --- filter -----------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        constraints = self._constraints(pod, common.DO_NOT_SCHEDULE)
+        if not constraints:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, filtering.compute(pod, snapshot, constraints))
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return self
+
+    def _state(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot | None
+    ) -> filtering.PreFilterState | None:
+        s = state.read(PRE_FILTER_STATE_KEY, filtering.PreFilterState)
+        if s is None and snapshot is not None:
+            s = filtering.compute(pod, snapshot, self._constraints(pod, common.DO_NOT_SCHEDULE))
+        return s
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        s = state.read(PRE_FILTER_STATE_KEY, filtering.PreFilterState)
+        if s is not None:
+            s.update_with_pod(pod_to_add, node, 1)
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        s = state.read(PRE_FILTER_STATE_KEY, filtering.PreFilterState)
+        if s is not None:
+            s.update_with_pod(pod_to_remove, node, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        s = state.read(PRE_FILTER_STATE_KEY, filtering.PreFilterState)
+        if s is None:
+            return Status.error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found")
+        return filtering.filter_node(s, pod, node)
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
+        s = self._state(state, pod, snapshot)
+        assert s is not None
+        return filtering.filter_batch(s, pod, snapshot)
+
+    # --- score ------------------------------------------------------------------------------
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status | None:
+        if snapshot.num_nodes == 0:
+            return Status(Code.SKIP)
+        constraints = self._constraints(pod, common.SCHEDULE_ANYWAY)
+        if not constraints:
+            return Status(Code.SKIP)
+        own = bool((pod.raw.get("spec") or {}).get("topologySpreadConstraints"))
+        require_all = own or not self.system_defaulted
+        s = scoring.compute(pod, snapshot, slots, constraints, require_all=require_all)
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def _score_state(self, state: CycleState) -> scoring.PreScoreState | None:
+        return state.read(PRE_SCORE_STATE_KEY, scoring.PreScoreState)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        s = self._score_state(state)
+        if s is None:
+            return 0, Status.error(f"reading {PRE_SCORE_STATE_KEY!r} from cycleState: not found")
+        return scoring.score_node(s, node), None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> tuple[Scores, Status | None]:
+        s = self._score_state(state)
+        if s is None:
+            return np.zeros(len(slots), dtype=np.int64), Status.error(
+                f"reading {PRE_SCORE_STATE_KEY!r} from cycleState: not found"
+            )
+        return scoring.score_batch(s, snapshot, slots), None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: Scores) -> Status | None:
+        s = self._score_state(state)
+        if s is not None:
+            scoring.normalize(s, scores)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (
+            ClusterEvent(POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+            ClusterEvent(
+                NODE,
+                ActionType.ADD
+                | ActionType.DELETE
+                | ActionType.UPDATE_NODE_LABEL
+                | ActionType.UPDATE_NODE_TAINT,
+            ),
+        )
+
+
+def new(args: object, handle: Handle) -> PodTopologySpread:
+    return PodTopologySpread(
+        helper.coerce_args(args, PodTopologySpreadArgs, PodTopologySpreadArgs.from_mapping),
+        handle,
+    )

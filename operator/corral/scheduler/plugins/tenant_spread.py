@@ -1,0 +1,81 @@
+"""TenantSpread (PreScore, Score, NormalizeScore) — Corral's own.
+
+Spreads each tenant's pods over nodes: a node's raw score is the number of pods on it (bound or
+assumed, in any namespace, not terminating) whose label ``labelKey`` has the same value as the
+incoming pod's; NormalizeScore reverses it to 0..100 (``100 - 100 * s / max``; all 100 when no
+node has such a pod), so nodes with the fewest pods of the same tenant win. A pod without the
+label is not scored (PreScore returns Skip).
+
+Batch form: the label column of the pod table, ``bincount`` over node slots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.interface import Handle, Scores, Slots
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.plugins import helper, names
+
+NAME: Final = names.TENANT_SPREAD
+EXTENSION_POINTS: Final = ("preScore", "score")
+
+
+@dataclass(frozen=True, slots=True)
+class TenantSpreadArgs:
+    label_key: str = ""
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> TenantSpreadArgs:
+        return cls(str(raw.get("labelKey") or ""))
+
+    def validate(self) -> str:
+        if not self.label_key:
+            raise ValueError("labelKey: required (the tenant label's key)")
+        return self.label_key
+
+
+class TenantSpread:
+    name: str = NAME
+
+    def __init__(self, args: TenantSpreadArgs) -> None:
+        self.key = args.validate()
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status | None:
+        return None if self.key in pod.labels else Status(Code.SKIP)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        tenant = pod.labels.get(self.key)
+        if tenant is None:
+            return 0, None
+        same = sum(1 for p in node.pods if not p.deleting and p.labels.get(self.key) == tenant)
+        return same, None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> tuple[Scores, Status | None]:
+        table = snapshot.pods
+        tenant = pod.labels.get(self.key)
+        column = table.label_columns.get(self.key)
+        vid = table.label_ids.get(self.key, {}).get(tenant or "")
+        if tenant is None or column is None or vid is None:
+            return np.zeros(len(slots), dtype=np.int64), None
+        rows = (column[: table.size] == vid) & ~table.deleting[: table.size]
+        return table.per_slot(rows, snapshot.capacity)[slots], None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: Scores) -> Status | None:
+        helper.default_normalize_score(scores, reverse=True)
+        return None
+
+
+def new(args: object, handle: Handle) -> TenantSpread:
+    return TenantSpread(helper.coerce_args(args, TenantSpreadArgs, TenantSpreadArgs.from_mapping))

@@ -1,0 +1,63 @@
+"""Shared lookups of the volume plugins: a pod's claims and their PVCs, PVs, StorageClasses,
+read from the Handle's object lister, with upstream's NotFound wording."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from corral.scheduler.framework import listers
+from corral.scheduler.framework.interface import Handle
+from corral.scheduler.framework.types import PodInfo
+
+Object = Mapping[str, Any]
+
+WAIT_FOR_FIRST_CONSUMER: Final = "WaitForFirstConsumer"
+READ_WRITE_ONCE_POD: Final = "ReadWriteOncePod"
+
+
+def not_found(resource: str, name: str) -> str:
+    """The apiserver's NotFound message, as upstream surfaces it."""
+    return f'{resource} "{name}" not found'
+
+
+def claims(pod: PodInfo) -> list[tuple[str, bool]]:
+    """(claim name, generic ephemeral?) for every PVC-backed volume of the pod."""
+    out = []
+    for volume in (pod.raw.get("spec") or {}).get("volumes") or ():
+        claim = volume.get("persistentVolumeClaim")
+        if claim is not None:
+            out.append((str(claim.get("claimName", "")), False))
+        elif volume.get("ephemeral") is not None:
+            out.append((f"{pod.name}-{volume.get('name', '')}", True))
+    return out
+
+
+def _get(handle: Handle | None, kind: str, namespace: str, name: str) -> Object | None:
+    objects = handle.objects if handle is not None else None
+    return objects.get(kind, namespace, name) if objects is not None else None
+
+
+def pvc(handle: Handle | None, namespace: str, name: str) -> Object | None:
+    return _get(handle, listers.PERSISTENT_VOLUME_CLAIM, namespace, name)
+
+
+def pv(handle: Handle | None, name: str) -> Object | None:
+    return _get(handle, listers.PERSISTENT_VOLUME, "", name)
+
+
+def storage_class(handle: Handle | None, name: str) -> Object | None:
+    return _get(handle, listers.STORAGE_CLASS, "", name)
+
+
+def claim_class(claim: Object) -> str:
+    """Upstream ``GetPersistentVolumeClaimClass``: the beta annotation wins over the field."""
+    annotations = (claim.get("metadata") or {}).get("annotations") or {}
+    beta = annotations.get("volume.beta.kubernetes.io/storage-class")
+    if beta is not None:
+        return str(beta)
+    return str((claim.get("spec") or {}).get("storageClassName") or "")
+
+
+def volume_name(claim: Object) -> str:
+    return str((claim.get("spec") or {}).get("volumeName") or "")

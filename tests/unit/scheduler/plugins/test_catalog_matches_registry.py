@@ -1,0 +1,39 @@
+"""The API catalog lists every in-tree plugin with exactly the extension points it implements."""
+
+from __future__ import annotations
+
+from corral.api.catalog import BUILTIN
+from corral.scheduler.plugins.registry import in_tree_registry
+
+METHODS = {
+    "pre_enqueue": "preEnqueue",
+    "less": "queueSort",
+    "pre_filter": "preFilter",
+    "filter": "filter",
+    "filter_batch": "filter",
+    "post_filter": "postFilter",
+    "pre_score": "preScore",
+    "score": "score",
+    "score_batch": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "pre_bind": "preBind",
+    "bind": "bind",
+    "post_bind": "postBind",
+}
+
+ARGS = {
+    "CheckPodCountLimit": {"podCountLimit": 3},
+    "CheckPodLimitResources": {"limitRatio": {"cpu": 0.7}},
+    "TenantSpread": {"labelKey": "tenant"},
+}
+
+
+def test_catalog_matches_registry() -> None:
+    registry = in_tree_registry()
+    catalog = {info.name: info.extension_points for info in BUILTIN}
+    assert set(catalog) == set(registry)
+    for name, factory in registry.items():
+        plugin = factory(ARGS.get(name), None)  # type: ignore[arg-type]
+        implemented = {point for method, point in METHODS.items() if hasattr(plugin, method)}
+        assert implemented == catalog[name], name

@@ -1,0 +1,247 @@
+"""DefaultPreemption through the real runtime: eligibility, victims with PDBs, the pick-one-node
+order, messages, the executor seam, and nominated pods in the Filter (two-pass) and first-try."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import pytest
+
+from corral.scheduler.backend.cache import Cache
+from corral.scheduler.backend.objects import ObjectStore
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.runtime.cycle import scheduling_cycle
+from corral.scheduler.framework.runtime.framework import Framework
+from corral.scheduler.framework.runtime.schedule import PodScheduler
+from corral.scheduler.framework.status import Status
+from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins import default_preemption
+from corral.scheduler.plugins.default_preemption import candidates as cand
+from corral.scheduler.plugins.registry import default_profile, in_tree_registry
+from scheduler.builders import build_cache, node, pod
+
+
+class Executor:
+    def __init__(self) -> None:
+        self.preempted: list[tuple[str, str, list[str], list[str]]] = []
+        self.cleared: list[str] = []
+
+    def preempt(
+        self,
+        preemptor: PodInfo,
+        node_name: str,
+        victims: Sequence[PodInfo],
+        lower_priority_nominated: Sequence[PodInfo],
+    ) -> Status | None:
+        self.preempted.append(
+            (
+                preemptor.name,
+                node_name,
+                [v.name for v in victims],
+                [p.name for p in lower_priority_nominated],
+            )
+        )
+        return None
+
+    def clear_nominated_node_name(self, pods: Sequence[PodInfo]) -> None:
+        self.cleared.extend(p.name for p in pods)
+
+
+class Nominator:
+    def __init__(self, pods: Sequence[PodInfo] = ()) -> None:
+        self.pods = list(pods)
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        return [p for p in self.pods if p.nominated_node_name == node_name]
+
+    def nominated_node_names(self) -> Collection[str]:
+        return {p.nominated_node_name for p in self.pods}
+
+
+def running(name: str, on: str, prio: int, cpu: str = "1", **kw: Any) -> dict[str, Any]:
+    return pod(name, cpu=cpu, node_name=on, priority=prio, **kw)
+
+
+def schedule(
+    cache: Cache,
+    incoming: PodInfo,
+    *,
+    objects: ObjectStore | None = None,
+    nominator: Nominator | None = None,
+) -> tuple[Any, Executor]:
+    executor = Executor()
+    fwk = Framework(
+        default_profile(percentage_of_nodes_to_score=100),
+        in_tree_registry(),
+        pod_binder=lambda _p, _n: None,
+        objects=objects,
+        nominator=nominator,
+        preemption_executor=executor,
+    )
+    scheduler = PodScheduler(fwk, rng=random.Random(0))
+    return scheduling_cycle(scheduler, CycleState(), incoming, cache.snapshot(), cache), executor
+
+
+def high(cpu: str = "2", **kw: Any) -> PodInfo:
+    return pod_from_json(pod("hi", cpu=cpu, priority=100, **kw))
+
+
+def test_preempts_the_lowest_priority_victims_and_nominates() -> None:
+    cache = build_cache(
+        [node("a", cpu="2"), node("b", cpu="2")],
+        [
+            running("a1", "a", 10),
+            running("a2", "a", 50),
+            running("b1", "b", 20),
+            running("b2", "b", 30),
+        ],
+    )
+    outcome, executor = schedule(cache, high())
+    assert outcome.nominated_node_name == "b"  # highest victim 30 < 50
+    assert executor.preempted == [("hi", "b", ["b2", "b1"], [])]
+    assert outcome.status is not None
+    assert "preemption" not in outcome.status.message
+
+
+def test_reprieves_victims_that_are_not_needed() -> None:
+    cache = build_cache(
+        [node("a", cpu="3")],
+        [running("small", "a", 10, cpu="1"), running("big", "a", 5, cpu="2")],
+    )
+    _, executor = schedule(cache, high(cpu="2"))
+    assert executor.preempted == [("hi", "a", ["big"], [])]
+
+
+@pytest.mark.parametrize(
+    ("policy", "nominated_terminating", "want"),
+    [
+        pytest.param("Never", False, default_preemption.NOT_ELIGIBLE_NEVER, id="policy-never"),
+        pytest.param(
+            "", True, default_preemption.NOT_ELIGIBLE_TERMINATING, id="terminating-on-nominated"
+        ),
+    ],
+)
+def test_not_eligible(policy: str, nominated_terminating: bool, want: str) -> None:
+    victim = running("v", "a", 1)
+    if nominated_terminating:
+        victim["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+        victim["status"] = {
+            "conditions": [
+                {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+            ]
+        }
+    cache = build_cache([node("a", cpu="1")], [victim])
+    raw = pod("hi", cpu="1", priority=100)
+    if policy:
+        raw["spec"]["preemptionPolicy"] = policy
+    if nominated_terminating:
+        raw["status"] = {"nominatedNodeName": "a"}
+    outcome, executor = schedule(cache, pod_from_json(raw))
+    assert outcome.status.message.endswith("preemption: " + want)
+    assert executor.preempted == []
+
+
+def test_no_candidates_message_lists_dry_run_statuses() -> None:
+    gpu = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    cache = build_cache(
+        [node("a", cpu="1"), node("b", cpu="1"), node("t", cpu="1", taints=(gpu,))],
+        [running("x", "a", 500), running("y", "b", 500)],
+    )
+    outcome, _ = schedule(cache, high(cpu="1"))
+    assert outcome.status.message == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
+        "2 Insufficient cpu. preemption: 0/3 nodes are available: "
+        "1 Preemption is not helpful for scheduling, "
+        "2 No preemption victims found for incoming pod."
+    )
+
+
+def pdb(name: str, selector: dict[str, str], allowed: int) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": {"matchLabels": selector}},
+        "status": {"disruptionsAllowed": allowed},
+    }
+
+
+def test_pdb_violations_are_avoided() -> None:
+    cache = build_cache(
+        [node("a", cpu="1"), node("b", cpu="1")],
+        [
+            running("a1", "a", 1, labels={"app": "guarded"}),
+            running("b1", "b", 50, labels={"app": "free"}),
+        ],
+    )
+    objects = ObjectStore()
+    objects.apply("PodDisruptionBudget", "ADDED", pdb("p", {"app": "guarded"}, 0))
+    outcome, executor = schedule(cache, high(cpu="1"), objects=objects)
+    # Without the PDB node a (victim priority 1) would win; the PDB makes b better.
+    assert outcome.nominated_node_name == "b"
+    assert executor.preempted == [("hi", "b", ["b1"], [])]
+
+
+def C(name: str, *victims: tuple[int, float | None], violations: int = 0) -> cand.Candidate:  # noqa: N802
+    pods = tuple(
+        pod_from_json(
+            {
+                "metadata": {"name": f"{name}{i}", "namespace": "d", "uid": f"{name}{i}"},
+                "spec": {"priority": prio},
+                "status": {"startTime": f"2024-01-01T00:00:{int(start):02d}Z"} if start else {},
+            }
+        )
+        for i, (prio, start) in enumerate(victims)
+    )
+    return cand.Candidate(name, pods, violations)
+
+
+@pytest.mark.parametrize(
+    ("candidates", "want"),
+    [
+        pytest.param([C("a", (1, 1), violations=1), C("b", (9, 1))], "b", id="fewest-pdb"),
+        pytest.param([C("a", (5, 1)), C("b", (3, 1), (3, 2))], "b", id="lowest-top-priority"),
+        pytest.param([C("a", (3, 1), (3, 2)), C("b", (3, 1), (1, 1))], "b", id="lowest-sum"),
+        pytest.param([C("a", (3, 1), (-(2**31), 1)), C("b", (3, 1))], "b", id="sum-offset-2^31"),
+        pytest.param([C("a", (3, 1), (0, 1), (0, 1)), C("b", (3, 1), (0, 1))], "b", id="count"),
+        pytest.param([C("a", (3, 5)), C("b", (3, 9))], "b", id="latest-start"),
+        pytest.param([C("a", (3, None)), C("b", (3, 9))], "a", id="no-start-is-now"),
+        pytest.param([C("a", (3, 9)), C("b", (3, 9))], "a", id="first"),
+    ],
+)
+def test_pick_one_node(candidates: list[cand.Candidate], want: str) -> None:
+    picked = cand.pick_one(candidates, now=2e9)
+    assert picked is not None
+    assert picked.node_name == want
+
+
+@pytest.mark.parametrize(
+    ("nodes", "pct", "absolute", "want"),
+    [
+        pytest.param(5000, 10, 100, 500, id="percentage"),
+        pytest.param(500, 10, 100, 100, id="absolute-floor"),
+        pytest.param(50, 10, 100, 50, id="capped-at-nodes"),
+    ],
+)
+def test_num_candidates(nodes: int, pct: int, absolute: int, want: int) -> None:
+    assert cand.num_candidates(nodes, pct, absolute) == want
+
+
+def test_nominated_pods_of_higher_priority_hold_their_room() -> None:
+    cache = build_cache([node("a", cpu="2"), node("b", cpu="2")])
+    waiting = pod_from_json(pod("w", cpu="2", priority=200))
+    waiting = pod_from_json({**waiting.raw, "status": {"nominatedNodeName": "a"}})
+    outcome, _ = schedule(cache, high(cpu="1"), nominator=Nominator([waiting]))
+    assert outcome.result is not None
+    assert outcome.result.suggested_host == "b"
+
+
+def test_nominated_node_is_tried_first() -> None:
+    cache = build_cache([node(f"n{i}", cpu="2") for i in range(5)])
+    raw = pod("hi", cpu="1", priority=100)
+    raw["status"] = {"nominatedNodeName": "n3"}
+    outcome, _ = schedule(cache, pod_from_json(raw))
+    assert outcome.result is not None
+    assert outcome.result.suggested_host == "n3"
+    assert outcome.result.feasible_nodes == 1

@@ -1,0 +1,172 @@
+"""PodTopologySpread rules, one table row each (upstream filtering_test.go / scoring_test.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from corral.scheduler.backend.objects import ObjectStore
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.plugins import pod_topology_spread as pts
+from scheduler.builders import build_cache, node, pod
+
+Z = "zone"
+TAINT = {"key": "t", "value": "", "effect": "NoSchedule"}
+NODES = [
+    node("a1", labels={Z: "a", "disk": "ssd"}),
+    node("a2", labels={Z: "a", "disk": "ssd"}),
+    node("b1", labels={Z: "b", "disk": "ssd"}),
+    node("c1", labels={Z: "c"}, taints=(TAINT,)),
+    node("nz"),
+]
+SKEW, MISSING = pts.ERR_REASON_CONSTRAINTS_NOT_MATCH, pts.ERR_REASON_NODE_LABEL_NOT_MATCH
+
+
+def web(name: str, on: str, **kw: Any) -> dict[str, Any]:
+    return pod(name, node_name=on, labels={"app": "web", **kw.pop("labels", {})}, **kw)
+
+
+def spread(max_skew: int = 1, action: str = "DoNotSchedule", **extra: Any) -> dict[str, Any]:
+    return {
+        "maxSkew": max_skew,
+        "topologyKey": Z,
+        "whenUnsatisfiable": action,
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        **extra,
+    }
+
+
+def incoming(*constraints: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    raw = pod("p", labels={"app": "web", **kw.pop("labels", {})}, **kw)
+    raw["spec"]["topologySpreadConstraints"] = list(constraints)
+    return raw
+
+
+def verdicts(existing: list[dict[str, Any]], raw: dict[str, Any]) -> dict[str, str]:
+    snapshot = build_cache(NODES, existing).snapshot()
+    plugin = pts.new(None, None)  # type: ignore[arg-type]
+    state = CycleState()
+    p = pod_from_json(raw)
+    _, status = plugin.pre_filter(state, p, snapshot)
+    if status is not None:
+        return {"*": "skip" if status.is_skip else status.message}
+    verdict = plugin.filter_batch(state, p, snapshot)
+    out = {}
+    for slot in snapshot.order.tolist():
+        code = 0 if verdict.reasons is None else int(verdict.reasons[slot])
+        out[snapshot.names[slot]] = "ok" if verdict.passed[slot] else verdict.describe(code).message
+    return out
+
+
+@pytest.mark.parametrize(
+    ("existing", "raw", "want"),
+    [
+        pytest.param(
+            [web("w1", "a1"), web("w2", "b1")],
+            incoming(spread()),
+            # domains a:1 b:1 c:0 (c1 counts: taints are ignored by default) → min 0
+            {"a1": SKEW, "a2": SKEW, "b1": SKEW, "c1": "ok", "nz": MISSING},
+            id="skew-against-empty-domain",
+        ),
+        pytest.param(
+            [web("w1", "a1"), web("w2", "b1")],
+            incoming(spread(nodeTaintsPolicy="Honor")),
+            # c1's taint is not tolerated → its domain is not eligible → min 1
+            {"a1": "ok", "a2": "ok", "b1": "ok", "c1": "ok", "nz": MISSING},
+            id="node-taints-policy-honor",
+        ),
+        pytest.param(
+            [web("w1", "a1"), web("w2", "b1")],
+            incoming(spread(minDomains=4, nodeTaintsPolicy="Honor")),
+            # 2 eligible domains < minDomains 4 → global min 0
+            {"a1": SKEW, "a2": SKEW, "b1": SKEW, "c1": "ok", "nz": MISSING},
+            id="min-domains",
+        ),
+        pytest.param(
+            [web("w1", "a1"), web("w2", "b1")],
+            incoming(spread(), node_selector={"disk": "ssd"}),
+            # nodeAffinityPolicy Honor (default): only ssd nodes are domains → a:1 b:1
+            {"a1": "ok", "a2": "ok", "b1": "ok", "c1": "ok", "nz": MISSING},
+            id="node-affinity-policy-honor",
+        ),
+        pytest.param(
+            [web("w1", "a1"), web("w2", "b1")],
+            incoming(spread(nodeAffinityPolicy="Ignore"), node_selector={"disk": "ssd"}),
+            {"a1": SKEW, "a2": SKEW, "b1": SKEW, "c1": "ok", "nz": MISSING},
+            id="node-affinity-policy-ignore",
+        ),
+        pytest.param(
+            [web("w1", "a1"), web("w2", "a2"), web("w3", "b1", labels={"v": "1"})],
+            incoming(spread(matchLabelKeys=["v"]), labels={"v": "1"}),
+            # only v=1 pods count: a:0 b:1 c:0
+            {"a1": "ok", "a2": "ok", "b1": SKEW, "c1": "ok", "nz": MISSING},
+            id="match-label-keys",
+        ),
+        pytest.param(
+            [web("w1", "a1"), web("w2", "a1", namespace="other"), web("w3", "b1")],
+            incoming(spread(max_skew=2)),
+            # other namespaces do not count: a:1 b:1 c:0
+            {"a1": "ok", "a2": "ok", "b1": "ok", "c1": "ok", "nz": MISSING},
+            id="max-skew-2-and-namespace",
+        ),
+        pytest.param(
+            [web("w1", "a1")],
+            incoming(spread(action="ScheduleAnyway")),
+            {"*": "skip"},
+            id="only-soft-constraints-skip-filter",
+        ),
+    ],
+)
+def test_filter(existing: list[dict[str, Any]], raw: dict[str, Any], want: dict[str, str]) -> None:
+    assert verdicts(existing, raw) == want
+
+
+def scores(
+    existing: list[dict[str, Any]], raw: dict[str, Any], handle: Any = None
+) -> dict[str, int]:
+    snapshot = build_cache(NODES, existing).snapshot()
+    plugin = pts.new(None, handle)
+    state = CycleState()
+    p = pod_from_json(raw)
+    slots = snapshot.order
+    if plugin.pre_score(state, p, snapshot, slots) is not None:
+        return {}
+    raw_scores, _ = plugin.score_batch(state, p, snapshot, slots)
+    out = np.array(raw_scores, dtype=np.int64)
+    plugin.normalize_score(state, p, out)
+    return {snapshot.names[s]: int(v) for s, v in zip(slots.tolist(), out.tolist(), strict=True)}
+
+
+def test_soft_constraint_prefers_the_emptier_zone_and_ignores_nodes_without_the_key() -> None:
+    # counts a:2 b:1 c:0, 3 domains → w = ln(5); raw = round(cnt*w): a 3, b 2, c 0
+    got = scores(
+        [web("w1", "a1"), web("w2", "a2"), web("w3", "b1")],
+        incoming(spread(action="ScheduleAnyway")),
+    )
+    assert got == {"a1": 0, "a2": 0, "b1": 33, "c1": 100, "nz": 0}
+
+
+class ServiceHandle:
+    def __init__(self) -> None:
+        self.objects = ObjectStore()
+        self.objects.apply(
+            "Service",
+            "ADDED",
+            {
+                "metadata": {"name": "s", "namespace": "default"},
+                "spec": {"selector": {"app": "web"}},
+            },
+        )
+
+
+def test_system_default_constraints_use_service_selectors() -> None:
+    raw = pod("p", labels={"app": "web"})
+    existing = [web("w1", "a1"), web("w2", "a1"), web("w3", "a2")]
+    assert scores(existing, raw) == {}  # no Service: no default selector, no constraints
+    got = scores(existing, raw, ServiceHandle())
+    # hostname (maxSkew 3) and zone (maxSkew 5); a node without a zone is still scored
+    assert got["a1"] < got["a2"] < got["b1"]
+    assert got["nz"] == 100
