@@ -31,6 +31,7 @@ from corral.scheduler.extender import (
     with_ignored_resources,
 )
 from corral.scheduler.framework.interface import PodBinder
+from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
 from corral.scheduler.framework.registry import Registry, load_out_of_tree
 from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
@@ -113,7 +114,13 @@ def load_extenders(engine: EngineConfig) -> list[HTTPExtender]:
 
 
 def build_frameworks(
-    engine: EngineConfig, registry: Registry, binder: PodBinder | None
+    engine: EngineConfig,
+    registry: Registry,
+    binder: PodBinder | None,
+    *,
+    objects: ObjectLister | None = None,
+    nominator: PodNominator | None = None,
+    preemption_executor: PreemptionExecutor | None = None,
 ) -> dict[str, Framework]:
     """One Framework per profile; raises :class:`ValidationError` naming what is missing."""
     out: dict[str, Framework] = {}
@@ -131,7 +138,14 @@ def build_frameworks(
             )
             continue
         try:
-            out[profile.scheduler_name] = Framework(profile, registry, pod_binder=binder)
+            out[profile.scheduler_name] = Framework(
+                profile,
+                registry,
+                pod_binder=binder,
+                objects=objects,
+                nominator=nominator,
+                preemption_executor=preemption_executor,
+            )
         except FrameworkError as exc:
             errs.append(FieldError(path, str(exc)))
     if errs:

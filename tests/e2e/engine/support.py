@@ -19,27 +19,15 @@ from corral.k8s import JSON, Client
 from corral.testing import LocalCluster
 from corral.testing.processes import free_port
 
-# The plugins the engine implements today, in upstream's default order and weights.
-IMPLEMENTED = [
-    ("PrioritySort", None), ("SchedulingGates", None), ("NodeUnschedulable", None),
-    ("NodeName", None), ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-    ("DefaultBinder", None),
-]  # fmt: skip
-
 
 def engine_config(kubeconfig: Path, scheduler_name: str, **top: Any) -> JSON:
-    enabled = [{"name": n, **({"weight": w} if w else {})} for n, w in IMPLEMENTED]
+    """A KubeSchedulerConfiguration with upstream's default plugins for one profile."""
     config: JSON = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"kubeconfig": str(kubeconfig), "qps": 500, "burst": 1000},
         "leaderElection": {"leaderElect": False},
-        "profiles": [
-            {
-                "schedulerName": scheduler_name,
-                "plugins": {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}},
-            }
-        ],
+        "profiles": [{"schedulerName": scheduler_name}],
     }
     config.update(top)
     return config

@@ -90,10 +90,18 @@ def test_unschedulable_pod_is_retried_when_a_node_fits(
     assert condition is not None
     assert condition["status"] == "False"
     assert condition["reason"] == "Unschedulable"
-    # Upstream's format; the other cluster nodes are excluded by the pod's nodeSelector.
-    assert condition["message"].startswith("0/")
-    assert "2 Insufficient cpu" in condition["message"]
-    assert "didn't match Pod's node affinity/selector" in condition["message"]
+    # Upstream's format, with DefaultPreemption's verdict appended; the other nodes of a shared
+    # cluster are excluded by the pod's nodeSelector.
+    total = len(kube.list_items("v1", "Node"))
+    message = condition["message"]
+    assert message.startswith(f"0/{total} nodes are available: ")
+    assert "2 Insufficient cpu" in message
+    assert message.endswith(
+        f"preemption: 0/{total} nodes are available: 2 No preemption victims found for "
+        "incoming pod."
+    ) or message.endswith("Preemption is not helpful for scheduling.")
+    if total > 2:
+        assert f"{total - 2} node(s) didn't match Pod's node affinity/selector" in message
     events = kube.list_items("v1", "Event", namespace, field_selector="reason=FailedScheduling")
     assert any(e["message"] == condition["message"] for e in events)
 

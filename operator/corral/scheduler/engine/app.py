@@ -24,10 +24,13 @@ from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.cache import Cache
+from corral.scheduler.backend.objects import WATCHED_KINDS, ObjectStore, kinds_for
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.binding import ApiBinder
 from corral.scheduler.engine.handlers import ClusterState
 from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
+from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.events import EventRecorder, PodRef
 from corral.scheduler.framework.events import WILDCARD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import EXTENDER_NAME
@@ -79,7 +82,19 @@ class Engine:
         self.client = client
         self.aio = AsyncClient(client, bucket=self.bucket)
         self.metrics = SchedulerMetrics()
-        frameworks = build_frameworks(engine, engine_registry(), ApiBinder(client, self.bucket))
+        self.objects = ObjectStore()
+        self.nominator = Nominator()
+        self.preemption = ApiPreemptionExecutor(
+            client, self.bucket, self.nominator, self._event_from_thread
+        )
+        frameworks = build_frameworks(
+            engine,
+            engine_registry(),
+            ApiBinder(client, self.bucket),
+            objects=self.objects,
+            nominator=self.nominator,
+            preemption_executor=self.preemption,
+        )
         pct = cfg.percentage_of_nodes_to_score or 0
         extenders = load_extenders(engine)
         self.schedulers = {
@@ -103,12 +118,17 @@ class Engine:
         )
         self._selected_namespaces: set[str] = set()
         self.state = ClusterState(
-            self.cache, self.queue, set(self.schedulers), self._serves_namespace
+            self.cache, self.queue, set(self.schedulers), self._serves_namespace, self.nominator
         )
         self.recorders = {name: EventRecorder(self.aio, name) for name in self.schedulers}
         self.reporter = _Reporter(self)
         self.loop = SchedulingLoop(
-            self.queue, self.cache, self.schedulers, self.reporter, binding_workers=BINDING_WORKERS
+            self.queue,
+            self.cache,
+            self.schedulers,
+            self.reporter,
+            binding_workers=BINDING_WORKERS,
+            nominator=self.nominator,
         )
         self.informers = self._informers()
         self.server = HealthServer(
@@ -138,10 +158,15 @@ class Engine:
             self._selected_namespaces.add(name)
 
     def _informers(self) -> list[Informer]:
+        self.node_informer = Informer(self.aio, "/api/v1/nodes", self.state.on_node)
         informers = [
-            Informer(self.aio, "/api/v1/nodes", self.state.on_node),
+            self.node_informer,
             Informer(self.aio, ACTIVE_PODS_PATH, self.state.on_pod, field_selector=NON_TERMINAL),
         ]
+        # Only what the profiles' plugins read (Services for spreading, PDBs for preemption...).
+        plugins = {name for p in self.engine.profiles for name in p.plugin_names()}
+        for kind in kinds_for(plugins):
+            informers.append(Informer(self.aio, WATCHED_KINDS[kind], self._object_handler(kind)))
         if self.options.namespace_selector is not None:
             informers.insert(
                 0,
@@ -153,6 +178,22 @@ class Engine:
                 ),
             )
         return informers
+
+    def _object_handler(self, kind: str) -> Callable[[EventType, dict[str, Any]], None]:
+        def handle(event: EventType, obj: dict[str, Any]) -> None:
+            self.objects.apply(kind, event, obj)
+
+        return handle
+
+    def _event_from_thread(
+        self, pod: PodInfo, event_type: str, reason: str, action: str, note: str
+    ) -> None:
+        """An Event about any pod (e.g. a preemption victim), from any thread."""
+        recorder = next(iter(self.recorders.values()))
+        ref = PodRef(pod.namespace, pod.name, pod.uid)
+        self.reporter.on_loop(recorder.event, ref, event_type, reason, action, note)
+        if reason == "Preempted":
+            self.metrics.preemption_victims.observe(1)
 
     def _not_ready(self) -> str | None:
         waiting = [i.path for i in self.informers if not i.synced.is_set()]
@@ -179,7 +220,7 @@ class Engine:
         try:
             for informer in self.informers:
                 await informer.synced.wait()
-            log.info("caches synced: %d nodes, %d pending pods", len(self.informers[-2]),
+            log.info("caches synced: %d nodes, %d pending pods", len(self.node_informer),
                      self.state.pending_count)  # fmt: skip
             election = self.engine.config.leader_election
             if not election.leader_elect:
@@ -255,7 +296,7 @@ class _Reporter:
         self.engine = engine
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+    def on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
         if self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(fn, *args)
 
@@ -265,7 +306,7 @@ class _Reporter:
         m.attempt_duration.labels(result=RESULT_SCHEDULED, profile=outcome.profile).observe(
             outcome.duration
         )
-        self._on_loop(self._scheduled_on_loop, outcome)
+        self.on_loop(self._scheduled_on_loop, outcome)
 
     def _scheduled_on_loop(self, outcome: Success) -> None:
         # Logged from the loop thread only: many binding threads contending for the log
@@ -283,7 +324,7 @@ class _Reporter:
         result = RESULT_UNSCHEDULABLE if outcome.reason == "Unschedulable" else RESULT_ERROR
         m.schedule_attempts.labels(result=result, profile=outcome.profile).inc()
         m.attempt_duration.labels(result=result, profile=outcome.profile).observe(outcome.duration)
-        self._on_loop(self._failed_on_loop, outcome)
+        self.on_loop(self._failed_on_loop, outcome)
 
     def _failed_on_loop(self, outcome: Failure) -> None:
         pod = outcome.pod

@@ -22,6 +22,7 @@ from corral.k8s.informer import EventType
 from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.framework import events
 from corral.scheduler.framework.events import ActionType, ClusterEvent
 from corral.scheduler.framework.types import NodeRecord, PodInfo
@@ -69,9 +70,11 @@ class ClusterState:
         queue: SchedulingQueue,
         scheduler_names: set[str],
         serves_namespace: Callable[[str], bool],
+        nominator: Nominator | None = None,
     ) -> None:
         self.cache = cache
         self.queue = queue
+        self.nominator = nominator or Nominator()
         self.scheduler_names = scheduler_names
         self.serves_namespace = serves_namespace
         self._pending: dict[str, PodInfo] = {}
@@ -95,6 +98,7 @@ class ClusterState:
         elif self.responsible_for(pod):
             old = self._pending.get(uid)
             self._pending[uid] = pod
+            self.nominator.observe(pod)
             if old is None:
                 self.queue.add(pod)
             else:
@@ -102,10 +106,12 @@ class ClusterState:
         elif uid in self._pending:  # e.g. its schedulerName or namespace no longer ours
             del self._pending[uid]
             self.queue.delete(uid)
+            self.nominator.forget(uid)
 
     def _pod_assigned(self, pod: PodInfo) -> None:
         if self._pending.pop(pod.uid, None) is not None:
             self.queue.delete(pod.uid)  # bound: by us (confirmed below) or by someone else
+            self.nominator.forget(pod.uid)
         old = self._assigned.get(pod.uid)
         self._assigned[pod.uid] = pod
         try:
@@ -119,6 +125,7 @@ class ClusterState:
     def _pod_gone(self, uid: str) -> None:
         if self._pending.pop(uid, None) is not None:
             self.queue.delete(uid)
+            self.nominator.forget(uid)
         old = self._assigned.pop(uid, None)
         if old is None:
             return

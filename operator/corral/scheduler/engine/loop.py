@@ -20,6 +20,7 @@ from typing import Protocol
 
 from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.schedule import PodScheduler
@@ -85,7 +86,9 @@ class SchedulingLoop:
         reporter: Reporter,
         *,
         binding_workers: int = 16,
+        nominator: Nominator | None = None,
     ) -> None:
+        self.nominator = nominator
         self.queue = queue
         self.cache = cache
         self.schedulers = schedulers
@@ -149,6 +152,9 @@ class SchedulingLoop:
             qpi.pending_plugins = (
                 frozenset(fit.diagnosis.pending_plugins) if fit is not None else frozenset()
             )
+            if outcome.nominated_node_name and self.nominator is not None:
+                # Preemption made room there: count this pod on that node from now on.
+                self.nominator.nominate(pod, outcome.nominated_node_name)
             self._requeue(qpi, cycle, plugins)
             rejected = fit is not None or outcome.status.is_rejected
             self.reporter.failed(

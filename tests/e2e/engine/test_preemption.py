@@ -1,0 +1,74 @@
+"""DefaultPreemption end to end: a high-priority pod evicts lower-priority ones and takes their
+place, with upstream's events, conditions and nomination."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from corral.k8s import Client
+from corral.testing import LocalCluster
+from engine.support import EngineProcess, create_all, engine_config, pod, scheduler_name, wait_until
+
+
+@pytest.fixture
+def priorities(kube: Client) -> Iterator[tuple[str, str]]:
+    low, high = (f"t-{p}-{uuid.uuid4().hex[:6]}" for p in ("low", "high"))
+    for name, value in ((low, 10), (high, 1000)):
+        kube.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                     "metadata": {"name": name}, "value": value})  # fmt: skip
+    yield low, high
+    for name in (low, high):
+        kube.delete("scheduling.k8s.io/v1", "PriorityClass", name)
+
+
+def test_high_priority_pod_preempts_and_is_bound(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    priorities: tuple[str, str],
+) -> None:
+    low, high = priorities
+    pool = {"pool": namespace}
+    (node,) = fake_nodes(1, cpu="2", memory="4Gi", labels=pool)
+    name = scheduler_name()
+    engine = engines(engine_config(cluster.kubeconfig, name))
+    create_all(kube, [pod(f"low-{i}", namespace, name, nodeSelector=pool, priorityClassName=low,
+                          requests={"cpu": "900m"}) for i in range(2)])  # fmt: skip
+    wait_until(
+        "the low-priority pods bound",
+        lambda: all(
+            kube.get("v1", "Pod", f"low-{i}", namespace)["spec"].get("nodeName") for i in range(2)
+        ),
+    )
+
+    kube.create(pod("vip", namespace, name, nodeSelector=pool, priorityClassName=high,
+                    requests={"cpu": "1500m"}))  # fmt: skip
+
+    wait_until("the high-priority pod bound",
+               lambda: kube.get("v1", "Pod", "vip", namespace)["spec"].get("nodeName") == node,
+               timeout=60)  # fmt: skip
+    remaining = {p["metadata"]["name"] for p in kube.list_items("v1", "Pod", namespace)}
+    assert "vip" in remaining
+    assert len(remaining - {"vip"}) <= 1  # 1500m + 900m > 2 cpu: at least one victim went
+    events = kube.list_items("v1", "Event", namespace)
+    preempted = [e for e in events if e["reason"] == "Preempted"]
+    assert preempted
+    vip_uid = kube.get("v1", "Pod", "vip", namespace)["metadata"]["uid"]
+    assert preempted[0]["message"] == f"Preempted by pod {vip_uid} on node {node}"
+    failed = [
+        e["message"]
+        for e in events
+        if e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == "vip"
+    ]
+    # Upstream's message: no node fits as things are; preemption succeeded, so (as upstream)
+    # no "preemption: ..." verdict is appended.
+    assert failed
+    assert failed[0].startswith("0/")
+    assert "1 Insufficient cpu" in failed[0]
+    assert "preemption:" not in failed[0]
+    assert "Preempted pod" in engine.log()
