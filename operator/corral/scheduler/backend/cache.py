@@ -53,6 +53,7 @@ class Cache:
         self._pod_rows = PodColumns()
         self._tree = NodeTree()
         self._pods: dict[str, _PodState] = {}
+        self._expiring: set[str] = set()  # assumed, binding finished, with a deadline
         # Pods by node name, also for nodes not (yet) in the cache, as upstream keeps them.
         self._node_pods: dict[str, dict[str, types.PodInfo]] = {}
         self._generation = 0
@@ -128,6 +129,8 @@ class Cache:
             if state is not None and state.assumed:
                 state.binding_finished = True
                 state.deadline = self._clock() + self._ttl if self._ttl > 0 else None
+                if state.deadline is not None:
+                    self._expiring.add(pod.uid)
 
     def forget_pod(self, pod: types.PodInfo) -> None:
         """Undo an assume (the binding failed or was rejected)."""
@@ -142,6 +145,7 @@ class Cache:
                 )
             self._unplace(state.pod)
             del self._pods[pod.uid]
+            self._expiring.discard(pod.uid)
             self._bump()
 
     def add_pod(self, pod: types.PodInfo) -> None:
@@ -154,6 +158,7 @@ class Cache:
                 self._unplace(state.pod)  # it may have landed elsewhere than assumed
             self._place(pod)
             self._pods[pod.uid] = _PodState(pod)
+            self._expiring.discard(pod.uid)
             self._bump()
 
     def update_pod(self, old: types.PodInfo, new: types.PodInfo) -> None:
@@ -175,6 +180,7 @@ class Cache:
                 raise CacheError(
                     f"pod {pod.key} is not found in scheduler cache, so cannot be removed from it"
                 )
+            self._expiring.discard(pod.uid)
             self._unplace(state.pod)
             self._bump()
 
@@ -183,12 +189,15 @@ class Cache:
         now = self._clock() if now is None else now
         expired: list[types.PodInfo] = []
         with self._lock:
-            for uid, state in list(self._pods.items()):
-                if not state.assumed or not state.binding_finished or state.deadline is None:
-                    continue
+            # Only assumed pods whose binding finished (with a ttl) can expire: walk just those,
+            # never every pod in the cluster, since this holds the lock the scheduler needs.
+            for uid in list(self._expiring):
+                state = self._pods[uid]
+                assert state.deadline is not None
                 if now > state.deadline:
                     self._unplace(state.pod)
                     del self._pods[uid]
+                    self._expiring.discard(uid)
                     expired.append(state.pod)
             if expired:
                 self._bump()

@@ -11,6 +11,7 @@ Pod-level resources (``spec.resources``) are not read yet.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import datetime
 from fractions import Fraction
@@ -143,6 +144,56 @@ def _terminating_by_preemption(meta: Mapping[str, Any], status: Mapping[str, Any
     return False
 
 
+_Resources = tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]]
+_ResourcesKey = tuple[
+    tuple[_Resources, ...], tuple[tuple[_Resources, Any], ...], tuple[tuple[str, Any], ...]
+]
+
+
+def _container_resources(container: Mapping[str, Any]) -> _Resources:
+    res = container.get("resources") or {}
+    return (
+        tuple(sorted((res.get("requests") or {}).items())),
+        tuple(sorted((res.get("limits") or {}).items())),
+    )
+
+
+def _resources_key(spec: Mapping[str, Any]) -> _ResourcesKey:
+    """Everything the resource sums read from a pod spec, as a hashable value."""
+    return (
+        tuple(_container_resources(c) for c in spec.get("containers") or ()),
+        tuple(
+            (_container_resources(c), c.get("restartPolicy"))
+            for c in spec.get("initContainers") or ()
+        ),
+        tuple(sorted((spec.get("overhead") or {}).items())),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _resource_summary(key: _ResourcesKey) -> tuple[types.Resources, int, int, types.Resources]:
+    """Requests, non-zero cpu millis and memory, and limits of a spec with these resources.
+
+    Exact arithmetic is costly and the replicas of a workload share their resources, so the sums
+    are computed once per distinct resources signature (pods are parsed on every watch event)."""
+
+    def container(res: _Resources) -> dict[str, Any]:
+        return {"resources": {"requests": dict(res[0]), "limits": dict(res[1])}}
+
+    spec = {
+        "containers": [container(r) for r in key[0]],
+        "initContainers": [{**container(r), "restartPolicy": policy} for r, policy in key[1]],
+        "overhead": dict(key[2]),
+    }
+    non_zero = pod_requests(spec, non_zero=True)
+    return (
+        to_resources(pod_requests(spec)),
+        quantity.milli_value(non_zero.get(types.CPU, Fraction(0))),
+        quantity.value(non_zero.get(types.MEMORY, Fraction(0))),
+        to_resources(pod_requests(spec, of=_limits_or_requests)),
+    )
+
+
 def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
     meta = raw.get("metadata") or {}
     spec = raw.get("spec") or {}
@@ -150,7 +201,7 @@ def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
     node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     preferred = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
-    non_zero = pod_requests(spec, non_zero=True)
+    requests, non_zero_cpu, non_zero_memory, limits = _resource_summary(_resources_key(spec))
     priority = spec.get("priority")
     return types.PodInfo(
         uid=meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}",
@@ -168,16 +219,16 @@ def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
         if preferred is not None
         else None,
         tolerations=taints.parse_tolerations(spec.get("tolerations")),
-        requests=to_resources(pod_requests(spec)),
-        non_zero_milli_cpu=quantity.milli_value(non_zero.get(types.CPU, Fraction(0))),
-        non_zero_memory=quantity.value(non_zero.get(types.MEMORY, Fraction(0))),
+        requests=requests,
+        non_zero_milli_cpu=non_zero_cpu,
+        non_zero_memory=non_zero_memory,
         scheduling_gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
         deleting=meta.get("deletionTimestamp") is not None,
         nominated_node_name=status.get("nominatedNodeName") or "",
         resource_version=meta.get("resourceVersion") or "",
         affinity=podaffinity.parse(meta.get("namespace") or "default", spec.get("affinity")),
         host_ports=_host_ports(spec),
-        limits=to_resources(pod_requests(spec, of=_limits_or_requests)),
+        limits=limits,
         images=tuple(
             str(c.get("image", ""))
             for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
