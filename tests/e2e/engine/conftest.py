@@ -16,8 +16,10 @@ from engine.support import EngineProcess
 def engines(tmp_path: Path) -> Iterator[Callable[..., EngineProcess]]:
     started: list[EngineProcess] = []
 
-    def start(config: JSON, name: str | None = None) -> EngineProcess:
-        engine = EngineProcess(config, tmp_path, name or f"engine-{len(started)}").start()
+    def start(
+        config: JSON, name: str | None = None, env: dict[str, str] | None = None
+    ) -> EngineProcess:
+        engine = EngineProcess(config, tmp_path, name or f"engine-{len(started)}", env).start()
         started.append(engine)
         return engine
 

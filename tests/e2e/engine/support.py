@@ -34,7 +34,10 @@ def engine_config(kubeconfig: Path, scheduler_name: str, **top: Any) -> JSON:
 
 
 class EngineProcess:
-    def __init__(self, config: JSON, work: Path, name: str) -> None:
+    def __init__(
+        self, config: JSON, work: Path, name: str, env: dict[str, str] | None = None
+    ) -> None:
+        self.env = {**os.environ, "POD_NAME": name, **(env or {})}
         self.config_path = work / f"{name}.yaml"
         self.config_path.write_text(yaml.safe_dump(config))
         self.log_path = work / f"{name}.log"
@@ -47,7 +50,7 @@ class EngineProcess:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "corral", "scheduler", "--config", str(self.config_path),
                  f"--bind-address=127.0.0.1:{self.port}", "--log-level=Debug"],
-                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "POD_NAME": self.name},
+                stdout=log, stderr=subprocess.STDOUT, env=self.env,
             )  # fmt: skip
         return self
 
