@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import signal
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from corral.k8s import JSON
+from corral.k8s import JSON, Client
 from engine.support import EngineProcess
 
 
@@ -26,3 +27,15 @@ def engines(tmp_path: Path) -> Iterator[Callable[..., EngineProcess]]:
     yield start
     for engine in started:
         engine.kill(signal.SIGTERM)
+
+
+@pytest.fixture
+def priorities(kube: Client) -> Iterator[tuple[str, str]]:
+    """Two PriorityClasses, (low, high) = (10, 1000), removed afterwards."""
+    low, high = (f"t-{p}-{uuid.uuid4().hex[:6]}" for p in ("low", "high"))
+    for name, value in ((low, 10), (high, 1000)):
+        kube.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                     "metadata": {"name": name}, "value": value})  # fmt: skip
+    yield low, high
+    for name in (low, high):
+        kube.delete("scheduling.k8s.io/v1", "PriorityClass", name)

@@ -8,12 +8,9 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import LocalCluster
@@ -101,17 +98,6 @@ def test_topology_spread_over_three_zones_stays_within_max_skew(
     per_zone = Counter(zone_of[n] for n in placements(kube, namespace, "web-").values())
     assert sum(per_zone.values()) == 14
     assert max(per_zone.values()) - min(per_zone.values()) <= 1, per_zone
-
-
-@pytest.fixture
-def priorities(kube: Client) -> Iterator[tuple[str, str]]:
-    low, high = (f"t-{p}-{uuid.uuid4().hex[:6]}" for p in ("low", "high"))
-    for pc, value in ((low, 10), (high, 1000)):
-        kube.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                     "metadata": {"name": pc}, "value": value})  # fmt: skip
-    yield low, high
-    for pc in (low, high):
-        kube.delete("scheduling.k8s.io/v1", "PriorityClass", pc)
 
 
 def test_preemption_respects_a_pod_disruption_budget(

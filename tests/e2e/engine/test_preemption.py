@@ -3,25 +3,11 @@ place, with upstream's events, conditions and nomination."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator
-
-import pytest
+from collections.abc import Callable
 
 from corral.k8s import Client
 from corral.testing import LocalCluster
 from engine.support import EngineProcess, create_all, engine_config, pod, scheduler_name, wait_until
-
-
-@pytest.fixture
-def priorities(kube: Client) -> Iterator[tuple[str, str]]:
-    low, high = (f"t-{p}-{uuid.uuid4().hex[:6]}" for p in ("low", "high"))
-    for name, value in ((low, 10), (high, 1000)):
-        kube.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                     "metadata": {"name": name}, "value": value})  # fmt: skip
-    yield low, high
-    for name in (low, high):
-        kube.delete("scheduling.k8s.io/v1", "PriorityClass", name)
 
 
 def test_high_priority_pod_preempts_and_is_bound(
