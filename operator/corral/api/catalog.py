@@ -108,8 +108,9 @@ BUILTIN: Final[tuple[PluginInfo, ...]] = (
     _p(
         "DynamicResources",
         # Corral refuses pods with ResourceClaims at PreFilter (allocation is not implemented);
-        # it has no PreEnqueue, PostFilter, Reserve or PreBind of upstream's.
-        "preFilter filter",
+        # its PostFilter only reports, as upstream's, that there is no claim to deallocate.
+        # It has no PreEnqueue, Reserve or PreBind of upstream's.
+        "preFilter filter postFilter",
         "Dynamic resource allocation (ResourceClaims): not supported yet, such pods are refused.",
         cluster_reads=(
             ("resource.k8s.io", "deviceclasses"),

@@ -23,7 +23,7 @@ def crd(kube: Client, cluster: LocalCluster) -> None:
         obj = kube.get(
             "apiextensions.k8s.io/v1", "CustomResourceDefinition", "schedulerprofiles.corral.dev"
         )
-        conds = obj.get("status", {}).get("conditions", [])
+        conds = (obj.get("status") or {}).get("conditions") or []  # null until the API sets them
         return any(c["type"] == "Established" and c["status"] == "True" for c in conds)
 
     eventually(established, what="the CRD to be established")

@@ -38,8 +38,14 @@ PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
 _NONE: Final = Status(Code.SUCCESS)  # describes nothing: every node passes
 
 
+# One reason for every taint, as kube-scheduler 1.36 words it (older releases named the taint,
+# which split the FailedScheduling counts per taint).
+ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
+
+
 def untolerated_taint_reason(taint: Taint) -> str:
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+    del taint  # the message no longer names it
+    return ERR_REASON_UNTOLERATED
 
 
 @dataclass(frozen=True, slots=True)

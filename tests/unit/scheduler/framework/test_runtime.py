@@ -371,7 +371,7 @@ def test_failed_scheduling_message_with_in_tree_plugins() -> None:
     assert outcome.status.code is Code.UNSCHEDULABLE
     assert outcome.status.message == (
         "0/5 nodes are available: 2 Insufficient cpu, "
-        "3 node(s) had untolerated taint {dedicated: gpu}. "
+        "3 node(s) had untolerated taint(s). "
         # Every node is UnschedulableAndUnresolvable (cpu beyond allocatable, taints), so
         # DefaultPreemption has no potential node, as upstream reports it.
         "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."

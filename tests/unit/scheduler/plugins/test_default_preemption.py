@@ -152,7 +152,7 @@ def test_no_candidates_message_lists_dry_run_statuses() -> None:
     )
     outcome, _ = schedule(cache, high(cpu="1"))
     assert outcome.status.message == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
         "2 Insufficient cpu. preemption: 0/3 nodes are available: "
         "1 Preemption is not helpful for scheduling, "
         "2 No preemption victims found for incoming pod."

@@ -1,0 +1,189 @@
+"""``python -m bench run|report``: the side-by-side benchmark (see docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import ceiling, procstat, report
+from bench.cluster import interruptible
+from bench.driver import run_one
+from bench.schedulers import SCHEDULERS, SchedulerConfig, corral_unavailable_reason
+from bench.workloads import workloads
+
+RESULTS = Path("bench/results")
+
+
+def _run(args: argparse.Namespace) -> int:
+    available = workloads(full=args.full)
+    names = args.workload or list(available)
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        print(f"unknown workload(s) {unknown}; known: {', '.join(available)}", file=sys.stderr)
+        return 2
+    kinds = [k for k in args.schedulers.split(",") if k]
+    args.profile = [k for k in args.profile.split(",") if k]
+    notes: list[str] = []
+    if "corral" in kinds:
+        reason = corral_unavailable_reason()
+        if reason:
+            print(f"*** {reason}: running upstream only ***", file=sys.stderr)
+            notes.append(reason)
+            kinds = [k for k in kinds if k != "corral"]
+    config = SchedulerConfig(
+        percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
+        disabled_plugins=tuple(p for p in (args.disable_plugins or "").split(",") if p),
+    )
+    out = Path(args.out or RESULTS / time.strftime("%Y%m%d-%H%M%S"))
+    out.mkdir(parents=True, exist_ok=True)
+    document: dict[str, Any] = {
+        "command": "python -m bench " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": procstat.machine(),
+        "schedulers": kinds,
+        "config": {
+            "qps": config.qps,
+            "burst": config.burst,
+            "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
+            "disabledPlugins": list(config.disabled_plugins),
+        },
+        "notes": notes,
+        "ceilings": [],
+        "runs": [],
+    }
+
+    def save() -> None:
+        (out / "results.json").write_text(json.dumps(document, indent=1))
+
+    basic = available["SchedulingBasic"].sized(args.nodes, args.init_pods, args.pods)
+    for repetition in range(args.repeat):
+        print(f"repetition {repetition + 1}/{args.repeat}", flush=True)
+        if not args.no_ceiling:
+            figures = _ceiling(basic.nodes, basic.measured_pods, repetition)
+            document["ceilings"].append(figures)
+            save()
+        for index, name in enumerate(names):
+            workload = available[name].sized(args.nodes, args.init_pods, args.pods)
+            # Alternate who goes first, per workload and per repetition.
+            shift = (index + repetition) % len(kinds) if kinds else 0
+            for order, kind in enumerate(kinds[shift:] + kinds[:shift]):
+                result = run_one(
+                    workload,
+                    kind,
+                    config,
+                    order=order,
+                    repetition=repetition,
+                    stall_timeout=args.stall_timeout,
+                    keep_logs=out / "logs",
+                    profile=(
+                        out / "profiles" / f"{name}-{kind}-r{repetition}.txt"
+                        if kind in args.profile
+                        else None
+                    ),
+                    say=lambda line: print(line, flush=True),
+                )
+                document["runs"].append(result.to_json())
+                save()
+                if kind == "corral" and result.startup_failure:
+                    # Refused to start (e.g. a default plugin it lacks): no point paying for
+                    # more clusters; the table says why.
+                    note = f"corral engine not available (exited at startup): {result.error}"
+                    print(f"*** {note}: running upstream only from now on ***", file=sys.stderr)
+                    notes.append(note)
+                    kinds.remove("corral")
+    document["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    document["machine"]["loadavg_at_end"] = list(procstat.os.getloadavg())
+    save()
+    print(f"results: {out / 'results.json'}")
+    if not args.no_report:
+        report.write(document, out)
+        print(f"table: {out / 'table.md'}; plots: {out}/*.png")
+    return 0
+
+
+def _ceiling(nodes: int, pods: int, repetition: int) -> dict[str, Any]:
+    figures = {"repetition": repetition, "nodes": nodes, "pods": pods,
+               **ceiling.measure(nodes, pods)}  # fmt: skip
+    print(
+        f"  ceiling ({nodes} nodes, {pods} pods): create {figures['create']:.0f}/s, "
+        f"bind {figures['bind']:.0f}/s, create+bind {figures['pipeline']:.0f}/s",
+        flush=True,
+    )
+    return figures
+
+
+def _ceiling_only(args: argparse.Namespace) -> int:
+    basic = workloads(full=args.full)["SchedulingBasic"].sized(args.nodes, None, args.pods)
+    path = Path(args.results)
+    document = json.loads(path.read_text()) if path.exists() else {"runs": [], "ceilings": []}
+    for repetition in range(args.repeat):
+        figures = _ceiling(basic.nodes, basic.measured_pods, repetition)
+        if args.note:
+            figures["note"] = args.note
+        document.setdefault("ceilings", []).append(figures)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=1))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    path = Path(args.results)
+    document = json.loads((path / "results.json" if path.is_dir() else path).read_text())
+    out = Path(args.out or (path if path.is_dir() else path.parent))
+    report.write(document, out)
+    print((out / "table.md").read_text())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run workloads side by side and write results")
+    run.add_argument("--full", action="store_true", help="scheduler_perf sizes (5000 nodes)")
+    run.add_argument("--workload", action="append", help="only this workload (repeatable)")
+    run.add_argument("--schedulers", default=",".join(SCHEDULERS), help="default: %(default)s")
+    run.add_argument("--nodes", type=int, help="override every workload's node count")
+    run.add_argument("--init-pods", type=int, help="override every workload's init pods")
+    run.add_argument("--pods", type=int, help="override every workload's measured pods")
+    run.add_argument("--repeat", type=int, default=2, help="repetitions (default %(default)s)")
+    run.add_argument("--percentage-of-nodes-to-score", type=int, default=None)
+    run.add_argument(
+        "--disable-plugins",
+        help="comma-separated plugins disabled for both schedulers (multiPoint)",
+    )
+    run.add_argument(
+        "--profile",
+        default="corral",
+        help="schedulers to sample with py-spy during the measured phase "
+        "(comma-separated; '' for none; default %(default)s)",
+    )
+    run.add_argument("--stall-timeout", type=float, default=60.0)
+    run.add_argument("--no-ceiling", action="store_true")
+    run.add_argument("--no-report", action="store_true")
+    run.add_argument("--out", help="results directory (default bench/results/<timestamp>)")
+    run.set_defaults(handler=_run)
+    ceil = sub.add_parser("ceiling", help="measure only the ceiling (added to a results.json)")
+    ceil.add_argument("results", help="results.json to add the figures to (created if missing)")
+    ceil.add_argument("--full", action="store_true")
+    ceil.add_argument("--nodes", type=int)
+    ceil.add_argument("--pods", type=int)
+    ceil.add_argument("--repeat", type=int, default=1)
+    ceil.add_argument("--note", help="shown beside these figures in the table")
+    ceil.set_defaults(handler=_ceiling_only)
+    rep = sub.add_parser("report", help="table and plots from a results.json")
+    rep.add_argument("results", help="a results directory or results.json")
+    rep.add_argument("--out", help="where table.md and the PNGs go (default: beside it)")
+    rep.set_defaults(handler=_report)
+    args = parser.parse_args(argv)
+    interruptible()
+    code: int = args.handler(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

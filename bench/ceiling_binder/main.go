@@ -1,0 +1,111 @@
+// ceiling-binder: the minimal scheduler of the benchmark's ceiling (see bench/ceiling.py).
+//
+// It watches one namespace for unbound pods of one schedulerName and posts a pods/binding for
+// each as soon as it appears, round-robin over the given nodes, CONCURRENCY in flight. No
+// filtering, no scoring, no rate limit: what is left is the API server's cost of a binding.
+// Go and the standard library only (HTTP/2 over TLS, as client-go), so the client is not the
+// bottleneck the way a Python one is on a 2-core machine.
+//
+// usage: ceiling-binder SERVER TOKEN CAFILE NAMESPACE SCHEDULER CONCURRENCY NODESFILE
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+type event struct {
+	Type   string `json:"type"`
+	Object struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+func main() {
+	if len(os.Args) != 8 {
+		fmt.Fprintln(os.Stderr, "usage: ceiling-binder SERVER TOKEN CAFILE NAMESPACE SCHEDULER CONCURRENCY NODESFILE")
+		os.Exit(2)
+	}
+	server, token, caFile, namespace, scheduler := os.Args[1], os.Args[2], os.Args[3], os.Args[4], os.Args[5]
+	concurrency, err := strconv.Atoi(os.Args[6])
+	must(err)
+	nodeText, err := os.ReadFile(os.Args[7])
+	must(err)
+	nodes := strings.Fields(string(nodeText))
+	ca, err := os.ReadFile(caFile)
+	must(err)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: pool},
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: concurrency,
+	}}
+	do := func(method, path string, body []byte) *http.Response {
+		req, err := http.NewRequest(method, server+path, bytes.NewReader(body))
+		must(err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		must(err)
+		return resp
+	}
+
+	podsPath := "/api/v1/namespaces/" + namespace + "/pods"
+	var list struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	resp := do("GET", podsPath+"?limit=1", nil)
+	must(json.NewDecoder(resp.Body).Decode(&list))
+	resp.Body.Close()
+
+	names := make(chan string, 1<<20)
+	var count int64
+	for i := 0; i < concurrency; i++ {
+		go func() {
+			for name := range names {
+				node := nodes[int(atomic.AddInt64(&count, 1)-1)%len(nodes)]
+				body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":%q},`+
+					`"target":{"apiVersion":"v1","kind":"Node","name":%q}}`, name, node)
+				r := do("POST", podsPath+"/"+name+"/binding", []byte(body))
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
+		}()
+	}
+	selector := url.QueryEscape("spec.nodeName=,spec.schedulerName=" + scheduler)
+	watch := do("GET", fmt.Sprintf("%s?watch=true&resourceVersion=%s&fieldSelector=%s&timeoutSeconds=3600",
+		podsPath, list.Metadata.ResourceVersion, selector), nil)
+	fmt.Println("ready")
+	decoder := json.NewDecoder(watch.Body)
+	for {
+		var ev event
+		if err := decoder.Decode(&ev); err != nil {
+			return
+		}
+		if ev.Type == "ADDED" {
+			names <- ev.Object.Metadata.Name
+		}
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

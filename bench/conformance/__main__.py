@@ -1,0 +1,118 @@
+"""``python -m bench.conformance``: random scenarios through upstream and the candidates.
+
+Exit code 0 when every candidate agreed on every pod, 1 otherwise (the report lists each
+disagreement with upstream's scores), 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.cluster import interruptible
+from bench.conformance import harness
+from bench.conformance.generate import Scenario, generate
+from bench.schedulers import corral_unavailable_reason
+from corral.testing import LocalCluster
+
+
+def _seeds(text: str) -> list[int]:
+    seeds: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        seeds.extend(range(int(first), int(last or first) + 1))
+    return seeds
+
+
+def _run_seed(
+    scenario: Scenario, candidates: list[str], disabled: tuple[str, ...], *, verbose: bool
+) -> harness.Report:
+    with tempfile.TemporaryDirectory(prefix=f"corral-conformance-{scenario.seed}-") as tmp:
+        cluster = LocalCluster.up(Path(tmp))
+        try:
+            return harness.run(
+                cluster,
+                scenario,
+                candidates,
+                disabled_plugins=disabled,
+                say=print if verbose else lambda _: None,
+            )
+        finally:
+            cluster.down()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.conformance", description=__doc__)
+    parser.add_argument("--seeds", default="1-10", help="e.g. 1-10 or 3,7 (default %(default)s)")
+    parser.add_argument("--nodes", type=int, default=30)
+    parser.add_argument("--running", type=int, default=60)
+    parser.add_argument("--pods", type=int, default=100, help="pods to schedule per seed")
+    parser.add_argument(
+        "--candidates",
+        default="upstream,corral",
+        help="schedulers judged against upstream; 'upstream' is the self-check "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--disable-plugins",
+        help="comma-separated plugins disabled for upstream and the candidates alike",
+    )
+    parser.add_argument("--out", help="directory for per-seed JSON and summary.json")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    interruptible()
+
+    candidates = [c for c in args.candidates.split(",") if c]
+    if "corral" in candidates:
+        reason = corral_unavailable_reason()
+        if reason:
+            print(f"*** {reason}: judging the upstream self-check only ***", file=sys.stderr)
+            candidates.remove("corral")
+    if not candidates:
+        print("no candidate to judge", file=sys.stderr)
+        return 2
+    out = Path(args.out or f"bench/results/conformance-{time.strftime('%Y%m%d-%H%M%S')}")
+    reports = []
+    disabled = tuple(p for p in (args.disable_plugins or "").split(",") if p)
+    for seed in _seeds(args.seeds):
+        scenario = generate(seed, nodes=args.nodes, running=args.running, pods=args.pods)
+        report = None
+        while report is None and candidates:
+            try:
+                report = _run_seed(scenario, candidates, disabled, verbose=args.verbose)
+            except harness.SchedulerNotReadyError as exc:
+                if not (exc.exited and exc.kind == "corral"):
+                    raise
+                # The engine refused to start (e.g. a default plugin it lacks): say so loudly,
+                # keep judging what can be judged.
+                print(f"*** corral engine not available (exited at startup): {exc} ***",
+                      file=sys.stderr)  # fmt: skip
+                candidates.remove("corral")
+        if report is None:
+            return 2
+        harness.save(report, scenario, out / f"seed-{seed}.json")
+        reports.append(report)
+        line = ", ".join(
+            f"{c} {a}/{t}" for c in report.candidates for a, t in [report.agreement(c)]
+        )
+        print(f"seed {seed}: {report.counts()}; agreement: {line}", flush=True)
+    summary = harness.summary(reports)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    ok = True
+    for candidate, figures in summary.items():
+        print(f"{candidate}: {figures['agree']}/{figures['total']} agree ({figures['rate']:.1%})")
+        for d in figures["disagreements"]:
+            ok = False
+            verdict = d["verdicts"][candidate]
+            print(f"  seed {d['seed']} {d['pod']}: {verdict['kind']}\n    "
+                  + verdict["detail"].replace("\n", "\n    "))  # fmt: skip
+    print(f"results: {out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

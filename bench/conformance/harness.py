@@ -1,0 +1,324 @@
+"""Run a scenario in lockstep through upstream kube-scheduler and one or more candidates.
+
+One local control plane holds the scenario's state (nodes and running pods, created already
+bound). Upstream kube-scheduler (the *reference*, ``--vmodule=schedule_one=10`` so it logs every
+feasible node's score) and each candidate run side by side, every one with its own profile
+name but otherwise the same KubeSchedulerConfiguration (``percentageOfNodesToScore: 100``).
+For each pod of the scenario, in order:
+
+1. a copy named ``<pod>-ref`` goes to the reference; its decision (bound node, or the
+   PodScheduled=False reason and message) is read through the API and its scores from the log;
+   the copy is then force-deleted;
+2. the same for each candidate (``<pod>-<i>``), from the very same state;
+3. if the reference placed the pod, the pod itself is created bound to the reference's node, so
+   every scheduler sees the same next state whatever the candidates did.
+
+Each scheduler has one pod watch, so it sees a deletion or a new bound pod before the next copy
+it is asked to schedule: no sleeping is needed between steps.
+A candidate named ``upstream`` is a second kube-scheduler: the self-check that proves the
+method (ties, log parsing, messages) before any Corral decision is judged.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from bench.cluster import clear_lifecycle_taints
+from bench.conformance.compare import Decision, LogParser, Trace, Verdict, compare
+from bench.conformance.generate import JSON, Scenario
+from bench.schedulers import SchedulerConfig, SchedulerProcess
+from corral.k8s import ApiError, Client
+from corral.testing import LocalCluster
+from corral.testing.nodes import wait_ready
+
+REFERENCE: Final = "conf-reference"
+DECISION_TIMEOUT: Final = 30.0
+POLL: Final = 0.02
+
+
+class SchedulerNotReadyError(RuntimeError):
+    """A scheduler did not bind its canary pod; ``exited`` when its process had died."""
+
+    def __init__(self, message: str, *, kind: str, exited: bool) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.exited = exited
+
+
+@dataclass
+class PodResult:
+    index: int
+    pod: str
+    reference: Decision
+    top: list[str]
+    top_score: int | None
+    candidates: dict[str, Decision] = field(default_factory=dict)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    def to_json(self) -> JSON:
+        return {
+            "index": self.index,
+            "pod": self.pod,
+            "reference": self.reference.__dict__,
+            "top": self.top,
+            "top_score": self.top_score,
+            "candidates": {k: v.__dict__ for k, v in self.candidates.items()},
+            "verdicts": {k: v.to_json() for k, v in self.verdicts.items()},
+        }
+
+
+@dataclass
+class Report:
+    seed: int
+    candidates: list[str]
+    results: list[PodResult] = field(default_factory=list)
+
+    def agreement(self, candidate: str) -> tuple[int, int]:
+        judged = [r.verdicts[candidate] for r in self.results if candidate in r.verdicts]
+        return sum(v.agree for v in judged), len(judged)
+
+    def disagreements(self, candidate: str) -> list[PodResult]:
+        return [r for r in self.results if not r.verdicts[candidate].agree]
+
+    def counts(self) -> dict[str, int]:
+        placed = sum(1 for r in self.results if r.reference.node)
+        ties = sum(1 for r in self.results if len(r.top) > 1)
+        return {"pods": len(self.results), "placed": placed,
+                "unschedulable": len(self.results) - placed, "tied": ties}  # fmt: skip
+
+    def to_json(self) -> JSON:
+        return {
+            "seed": self.seed,
+            "candidates": self.candidates,
+            "counts": self.counts(),
+            "agreement": {c: self.agreement(c) for c in self.candidates},
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def _decision(
+    client: Client, namespace: str, name: str, timeout: float, process: SchedulerProcess
+) -> Decision:
+    path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.alive():
+        pod = client.request("GET", path)
+        node = pod.get("spec", {}).get("nodeName")
+        if node:
+            return Decision(node=node)
+        for condition in pod.get("status", {}).get("conditions") or []:
+            if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+                return Decision(reason=condition.get("reason"), message=condition.get("message"))
+        time.sleep(POLL)
+    return Decision(timed_out=True)
+
+
+def _force_delete(client: Client, namespace: str, name: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    try:
+        client.request("DELETE", path, body=body)
+    except ApiError as exc:
+        if not exc.not_found:
+            raise
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            client.request("GET", path)
+        except ApiError as exc:
+            if exc.not_found:
+                return
+            raise
+        time.sleep(POLL)
+    raise TimeoutError(f"pod {namespace}/{name} not gone 30s after a forced delete")
+
+
+class _ReferenceLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.parser = LogParser()
+
+    def trace(self, key: str, expect_bound: str | None, timeout: float = 10.0) -> Trace:
+        """The pod's trace; when it was bound, wait until the log shows the binding too."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.path.open("rb") as log:
+                log.seek(self.offset)
+                chunk = log.read()
+            self.offset += len(chunk)
+            self.parser.feed(chunk.decode(errors="replace"))
+            trace = self.parser.traces.get(key, Trace())
+            if expect_bound is None or trace.bound == expect_bound:
+                return trace
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"reference log has no binding of {key} to {expect_bound} after "
+                    f"{timeout:.0f}s (is it running with --vmodule=schedule_one=10?)"
+                )
+            time.sleep(POLL)
+
+
+def setup_state(cluster: LocalCluster, scenario: Scenario) -> None:
+    admin = cluster.admin
+    for name, labels in scenario.namespaces.items():
+        admin.create({"apiVersion": "v1", "kind": "Namespace",
+                      "metadata": {"name": name, "labels": labels}})  # fmt: skip
+    for name, (value, policy) in scenario.priority_classes.items():
+        admin.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                      "metadata": {"name": name}, "value": value,
+                      "preemptionPolicy": policy})  # fmt: skip
+    for node in scenario.nodes:
+        admin.create(node)
+    wait_ready(admin, [n["metadata"]["name"] for n in scenario.nodes])
+    clear_lifecycle_taints(admin, [n["metadata"]["name"] for n in scenario.nodes])
+    for pod in scenario.running:
+        admin.create(pod)
+
+
+def _canary(admin: Client, scheduler_name: str, process: SchedulerProcess) -> None:
+    name = f"canary-{scheduler_name}"
+    admin.create({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"schedulerName": scheduler_name, "terminationGracePeriodSeconds": 0,
+                 "tolerations": [{"operator": "Exists"}],
+                 "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                 "resources": {"requests": {"cpu": "1m"}}}]},
+    })  # fmt: skip
+    decision = _decision(admin, "default", name, 180.0, process)
+    if not decision.node:
+        raise SchedulerNotReadyError(
+            f"{scheduler_name} ({process.kind}) did not bind its canary pod: "
+            f"{decision.describe()}; log tail:\n{process.log_tail(10)}",
+            kind=process.kind,
+            exited=not process.alive(),
+        )
+    _force_delete(admin, "default", name)
+
+
+def run(
+    cluster: LocalCluster,
+    scenario: Scenario,
+    candidates: list[str],
+    *,
+    disabled_plugins: tuple[str, ...] = (),
+    say: Callable[[str], None] = lambda _: None,
+) -> Report:
+    """Schedule every pod of ``scenario`` by the reference and each candidate (see module doc).
+    The cluster must be fresh (no nodes); the schedulers are started and stopped here."""
+    setup_state(cluster, scenario)
+    processes: list[SchedulerProcess] = []
+    names = {kind: f"conf-{i}-{kind}" for i, kind in enumerate(candidates)}
+    try:
+        ref_config = SchedulerConfig(
+            scheduler_name=REFERENCE,
+            percentage_of_nodes_to_score=100,
+            disabled_plugins=disabled_plugins,
+        )
+        reference = SchedulerProcess.start(
+            "upstream", cluster, ref_config.write(cluster, "conf-reference.yaml"),
+            extra_args=["--v=2", "--vmodule=schedule_one=10"], log_name="conf-reference",
+        )  # fmt: skip
+        processes.append(reference)
+        for kind, name in names.items():
+            config = SchedulerConfig(
+                scheduler_name=name,
+                percentage_of_nodes_to_score=100,
+                disabled_plugins=disabled_plugins,
+            )
+            processes.append(
+                SchedulerProcess.start(kind, cluster, config.write(cluster, f"{name}.yaml"),
+                                       log_name=name)
+            )  # fmt: skip
+        admin = cluster.admin
+        for scheduler_name, process in zip([REFERENCE, *names.values()], processes, strict=True):
+            _canary(admin, scheduler_name, process)
+        log = _ReferenceLog(reference.log)
+        report = Report(scenario.seed, list(candidates))
+        for index, original in enumerate(scenario.pods):
+            report.results.append(
+                _one(admin, log, index, original, names=names, processes=processes)
+            )
+            result = report.results[-1]
+            bad = [k for k, v in result.verdicts.items() if not v.agree]
+            say(f"seed {scenario.seed} pod {index}: {result.reference.describe()[:80]}"
+                + (f"  DISAGREE {bad}" if bad else ""))  # fmt: skip
+            for process in processes:
+                if not process.alive():
+                    raise RuntimeError(f"{process.kind} exited:\n{process.log_tail()}")
+        return report
+    finally:
+        for process in processes:
+            process.stop()
+
+
+def _copy(original: JSON, name: str, scheduler_name: str) -> JSON:
+    pod = copy.deepcopy(original)
+    pod["metadata"]["name"] = name
+    pod["spec"]["schedulerName"] = scheduler_name
+    return pod
+
+
+def _one(
+    admin: Client,
+    log: _ReferenceLog,
+    index: int,
+    original: JSON,
+    *,
+    names: dict[str, str],
+    processes: list[SchedulerProcess],
+) -> PodResult:
+    namespace, base = original["metadata"]["namespace"], original["metadata"]["name"]
+    ref_name = f"{base}-ref"
+    admin.create(_copy(original, ref_name, REFERENCE))
+    reference = _decision(admin, namespace, ref_name, DECISION_TIMEOUT, processes[0])
+    trace = log.trace(f"{namespace}/{ref_name}", reference.node)
+    _force_delete(admin, namespace, ref_name)
+    top = sorted(trace.top()) if reference.node else []
+    if reference.node and reference.node not in (top or [reference.node]):
+        raise RuntimeError(f"{ref_name}: bound to {reference.node}, not in its own top {top}")
+    result = PodResult(index, base, reference, top,
+                       max(trace.final.values()) if trace.final else None)  # fmt: skip
+    for i, (kind, scheduler_name) in enumerate(names.items()):
+        name = f"{base}-{i}"
+        admin.create(_copy(original, name, scheduler_name))
+        decision = _decision(admin, namespace, name, DECISION_TIMEOUT, processes[i + 1])
+        _force_delete(admin, namespace, name)
+        result.candidates[kind] = decision
+        result.verdicts[kind] = compare(reference, trace, decision)
+    if reference.node:
+        state = copy.deepcopy(original)
+        state["spec"]["nodeName"] = reference.node
+        state["spec"]["schedulerName"] = REFERENCE
+        admin.create(state)
+    return result
+
+
+def save(report: Report, scenario: Scenario, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"report": report.to_json(), "scenario": scenario.to_json()},
+                               indent=1))  # fmt: skip
+
+
+def summary(reports: list[Report]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    candidates = sorted({c for r in reports for c in r.candidates})
+    for candidate in candidates:
+        agree = sum(r.agreement(candidate)[0] for r in reports)
+        total = sum(r.agreement(candidate)[1] for r in reports)
+        out[candidate] = {
+            "agree": agree,
+            "total": total,
+            "rate": agree / total if total else 0.0,
+            "disagreements": [
+                {"seed": r.seed, **d.to_json()} for r in reports for d in r.disagreements(candidate)
+            ],
+        }
+    return out

@@ -1,0 +1,460 @@
+"""Run one workload with one scheduler on a fresh local control plane and measure it.
+
+Sequence (identical for both schedulers):
+
+1. start a control plane without any scheduler; create namespaces, PriorityClasses, nodes and
+   the init pods (already bound, see ``workloads``);
+2. start the scheduler under test from the shared KubeSchedulerConfiguration; it is ready when
+   a canary pod gets bound (the canary is then deleted); for Unschedulable, also when every
+   init pod carries PodScheduled=False;
+3. watch the measured namespace for pods with ``spec.nodeName`` set, then create the measured
+   pods as fast as the API server takes them (admin identity, no client-side limit,
+   ``CREATE_CONCURRENCY`` in flight), churning if the workload says so;
+4. stop when every measured pod is bound, or nothing was bound for ``stall_timeout`` seconds.
+
+Times are client-side ``time.monotonic()``: a pod's creation time is when its POST was sent
+(the API server's creationTimestamp has whole-second resolution), its bound time is when the
+watch event showing ``spec.nodeName`` reached the harness. Both include harness overhead, the
+same for both schedulers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from bench import procstat, profiling, stats
+from bench.cluster import clear_lifecycle_taints
+from bench.schedulers import SchedulerConfig, SchedulerProcess
+from bench.workloads import (
+    INIT_NAMESPACE,
+    JSON,
+    MEASURED_NAMESPACE,
+    PRIORITY_CLASSES,
+    Workload,
+    large_cpu_high_priority_pod,
+)
+from corral.k8s import ApiError, Client
+from corral.k8s.aio import AsyncClient
+from corral.testing import LocalCluster, fake_node
+
+CREATE_CONCURRENCY: Final = 32
+READY_TIMEOUT: Final = 180.0
+
+
+@dataclass
+class RunResult:
+    workload: str
+    scheduler: str
+    params: JSON
+    order: int  # 0: this scheduler ran first for this workload and repetition
+    repetition: int
+    measured_pods: int
+    bound: int
+    complete: bool
+    duration_s: float  # first creation sent -> last pod bound
+    throughput_mean: float  # bound / duration
+    throughput_series: list[int]  # pods bound in each second after the first creation
+    created_series: list[int]  # pods created in each second (the offered load)
+    latency_s: dict[str, float]  # p50 / p90 / p99 / max, creation -> bound
+    scheduler_cpu_s: float  # during the measured phase
+    scheduler_cpu_total_s: float  # since the scheduler started (startup, sync, canary too)
+    scheduler_peak_rss_mb: float
+    apiserver_cpu_s: float  # during the measured phase
+    setup_s: float
+    ready_s: float  # scheduler start -> canary bound
+    error: str | None = None
+    startup_failure: bool = False  # the scheduler exited before binding the canary
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> JSON:
+        return asdict(self)
+
+
+def _namespace(name: str) -> JSON:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def _priority_class(name: str, value: int) -> JSON:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+
+
+async def create_all(client: AsyncClient, objects: list[JSON], concurrency: int) -> list[float]:
+    """POST every object (pods only need their namespace in the path); returns send times."""
+    sent = [0.0] * len(objects)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(i: int, obj: JSON) -> None:
+        async with semaphore:
+            path = f"/api/v1/namespaces/{obj['metadata']['namespace']}/pods"
+            sent[i] = time.monotonic()
+            for attempt in range(5):
+                try:
+                    await client.request("POST", path, body=obj)
+                    return
+                except ApiError as exc:
+                    if exc.status not in (0, 429, 500, 503, 504) or attempt == 4:
+                        raise
+                    await asyncio.sleep(0.2 * (attempt + 1))
+
+    await asyncio.gather(*(one(i, o) for i, o in enumerate(objects)))
+    return sent
+
+
+class BoundWatcher:
+    """Records the first time each pod of a namespace is seen with ``spec.nodeName``."""
+
+    def __init__(self, client: AsyncClient, namespace: str) -> None:
+        self.client = client
+        self.path = f"/api/v1/namespaces/{namespace}/pods"
+        self.bound: dict[str, float] = {}
+        self.nodes: dict[str, str] = {}
+        self.progress = asyncio.Event()
+        self._version = ""
+
+    async def prime(self) -> None:
+        page = await self.client.request("GET", self.path, params={"limit": 1})
+        self._version = page["metadata"]["resourceVersion"]
+
+    async def run(self) -> None:
+        while True:
+            params: dict[str, str | int | bool] = {
+                "resourceVersion": self._version,
+                "fieldSelector": "spec.nodeName!=",
+                "timeoutSeconds": 3600,
+            }
+            try:
+                async for event in self.client.watch(self.path, params):
+                    obj = event.get("object") or {}
+                    version = obj.get("metadata", {}).get("resourceVersion")
+                    if version:
+                        self._version = version
+                    if event.get("type") in ("ADDED", "MODIFIED"):
+                        name = obj["metadata"]["name"]
+                        node = obj.get("spec", {}).get("nodeName")
+                        if node and name not in self.bound:
+                            self.bound[name] = time.monotonic()
+                            self.nodes[name] = node
+                            self.progress.set()
+            except ApiError:
+                await asyncio.sleep(0.2)  # resume from the last version seen
+
+
+async def _wait_bound(
+    admin: AsyncClient, namespace: str, name: str, timeout: float, scheduler: SchedulerProcess
+) -> bool:
+    deadline = time.monotonic() + timeout
+    path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+    while time.monotonic() < deadline and scheduler.alive():
+        obj = await admin.request("GET", path)
+        if obj.get("spec", {}).get("nodeName"):
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+async def _wait_gone(admin: AsyncClient, path: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            await admin.request("GET", path)
+        except ApiError as exc:
+            if exc.not_found:
+                return
+            raise
+        await asyncio.sleep(0.1)
+    raise TimeoutError(f"{path} still exists after {timeout:.0f}s")
+
+
+async def _all_tried(admin: AsyncClient, namespace: str, count: int, timeout: float) -> bool:
+    """True once ``count`` pods of ``namespace`` carry PodScheduled=False (tried, unschedulable)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        items = (await admin.request("GET", f"/api/v1/namespaces/{namespace}/pods"))["items"]
+        tried = sum(
+            1
+            for p in items
+            if any(
+                c.get("type") == "PodScheduled" and c.get("status") == "False"
+                for c in p.get("status", {}).get("conditions") or []
+            )
+        )
+        if tried >= count:
+            return True
+        await asyncio.sleep(0.5)
+    return False
+
+
+class _Churn:
+    """Every ``interval`` s: create a node, a Service and an unschedulable pod; delete the
+    previous round's (scheduler_perf's churn op in ``recreate`` mode)."""
+
+    def __init__(self, admin: AsyncClient, scheduler_name: str, interval: float) -> None:
+        self.admin = admin
+        self.scheduler_name = scheduler_name
+        self.interval = interval
+        self.rounds = 0
+
+    async def run(self) -> None:
+        previous: list[str] = []
+        while True:
+            i = self.rounds
+            node = fake_node(f"churn-{i}", cpu="4", memory="32Gi", pods=110)
+            service = {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"churn-{i}", "namespace": INIT_NAMESPACE},
+                "spec": {"ports": [{"port": 80}], "selector": {"churn": str(i)}},
+            }
+            churn_pod = large_cpu_high_priority_pod(
+                f"churn-{i}", INIT_NAMESPACE, self.scheduler_name
+            )
+            paths = [
+                "/api/v1/nodes",
+                f"/api/v1/namespaces/{INIT_NAMESPACE}/services",
+                f"/api/v1/namespaces/{INIT_NAMESPACE}/pods",
+            ]
+            for path, obj in zip(paths, (node, service, churn_pod), strict=True):
+                with contextlib.suppress(ApiError):
+                    await self.admin.request("POST", path, body=obj)
+            for path in previous:
+                with contextlib.suppress(ApiError):
+                    await self.admin.request(
+                        "DELETE", path, body={"gracePeriodSeconds": 0, "kind": "DeleteOptions",
+                                              "apiVersion": "v1"}
+                    )  # fmt: skip
+            previous = [f"{p}/churn-{i}" for p in paths]
+            self.rounds += 1
+            await asyncio.sleep(self.interval)
+
+
+def setup_cluster(cluster: LocalCluster, workload: Workload, scheduler_name: str) -> None:
+    admin = cluster.admin
+    for namespace in (INIT_NAMESPACE, MEASURED_NAMESPACE):
+        admin.create(_namespace(namespace))
+    for name, value in PRIORITY_CLASSES.items():
+        admin.create(_priority_class(name, value))
+    nodes = cluster.add_nodes(
+        workload.nodes,
+        cpu="4",
+        memory="32Gi",
+        pods=110,
+        zones=workload.zones,
+        labels=dict(workload.node_labels),
+        timeout=max(120.0, workload.nodes / 10),
+    )
+    clear_lifecycle_taints(admin, nodes, timeout=max(300.0, workload.nodes / 5))
+    if workload.init is not None and workload.init_pods:
+        pods = []
+        for i in range(workload.init_pods):
+            obj = workload.init(f"init-{i}", INIT_NAMESPACE, scheduler_name)
+            if workload.init_bound:
+                obj["spec"]["nodeName"] = nodes[i % len(nodes)]
+            pods.append(obj)
+        asyncio.run(_create_sync(cluster.admin, pods))
+
+
+async def _create_sync(admin: Client, objects: list[JSON]) -> None:
+    client = AsyncClient(admin, qps=0, burst=1)
+    try:
+        await create_all(client, objects, CREATE_CONCURRENCY)
+    finally:
+        await client.close()
+
+
+async def _ready(
+    admin: AsyncClient,
+    workload: Workload,
+    scheduler: SchedulerProcess,
+    config: SchedulerConfig,
+    result: RunResult,
+) -> None:
+    """Ready: a canary pod gets bound (and is removed, leaving the state as it was)."""
+    canary = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "canary", "namespace": "default"},
+        "spec": {
+            "schedulerName": config.scheduler_name,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                {"name": "c", "image": "registry.k8s.io/pause:3.10",
+                 "resources": {"requests": {"cpu": "1m"}}}
+            ],
+        },
+    }  # fmt: skip
+    await admin.request("POST", "/api/v1/namespaces/default/pods", body=canary)
+    if not await _wait_bound(admin, "default", "canary", READY_TIMEOUT, scheduler):
+        if not scheduler.alive():
+            result.startup_failure = True
+        state = "exited" if not scheduler.alive() else f"timed out after {READY_TIMEOUT:.0f}s"
+        raise RuntimeError(
+            f"{scheduler.kind} did not bind the canary pod ({state}); log tail:\n"
+            f"{scheduler.log_tail(10)}"
+        )
+    result.ready_s = time.monotonic() - scheduler.started
+    await admin.request(
+        "DELETE",
+        "/api/v1/namespaces/default/pods/canary",
+        body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+    )
+    await _wait_gone(admin, "/api/v1/namespaces/default/pods/canary")
+    pending = workload.init_pods if not workload.init_bound else 0
+    if pending and not await _all_tried(admin, INIT_NAMESPACE, pending, READY_TIMEOUT):
+        result.notes.append("not every unschedulable init pod was tried before measuring")
+
+
+async def _measure(
+    cluster: LocalCluster,
+    workload: Workload,
+    scheduler: SchedulerProcess,
+    config: SchedulerConfig,
+    *,
+    stall_timeout: float,
+    result: RunResult,
+    profile: Path | None = None,
+) -> None:
+    admin = AsyncClient(cluster.admin, qps=0, burst=1)
+    watch_client = AsyncClient(cluster.admin, qps=0, burst=1)
+    tasks: list[asyncio.Task[None]] = []
+    profiler: profiling.Profiler | None = None
+    try:
+        await _ready(admin, workload, scheduler, config, result)
+        if profile is not None:
+            profiler = profiling.Profiler(scheduler.pid, profile)
+        watcher = BoundWatcher(watch_client, MEASURED_NAMESPACE)
+        await watcher.prime()
+        tasks.append(asyncio.create_task(watcher.run()))
+        if workload.churn_interval:
+            churn = _Churn(admin, config.scheduler_name, workload.churn_interval)
+            tasks.append(asyncio.create_task(churn.run()))
+
+        names = [f"pod-{i}" for i in range(workload.measured_pods)]
+        objects = [workload.measured(n, MEASURED_NAMESPACE, config.scheduler_name) for n in names]
+        apiserver_pid = cluster.component("kube-apiserver").pid
+        cpu0, api0 = scheduler.usage().cpu_seconds, procstat.cpu_seconds(apiserver_pid)
+        t0 = time.monotonic()
+        creating = asyncio.create_task(_timed_create(admin, objects))
+        last_progress = time.monotonic()
+        while len(watcher.bound) < len(names):
+            watcher.progress.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(watcher.progress.wait(), timeout=1.0)
+            if watcher.progress.is_set() or not creating.done():
+                last_progress = time.monotonic()
+            elif time.monotonic() - last_progress > stall_timeout:
+                result.error = (
+                    f"stalled: {len(watcher.bound)}/{len(names)} bound, nothing bound for "
+                    f"{stall_timeout:.0f}s"
+                )
+                break
+            if not scheduler.alive():
+                result.error = f"{scheduler.kind} exited; log tail:\n{scheduler.log_tail()}"
+                break
+        sent = await creating
+        usage = scheduler.usage()
+        result.scheduler_cpu_s = usage.cpu_seconds - cpu0
+        result.scheduler_cpu_total_s = usage.cpu_seconds
+        result.scheduler_peak_rss_mb = usage.peak_rss_bytes / 2**20
+        result.apiserver_cpu_s = procstat.cpu_seconds(apiserver_pid) - api0
+
+        _summarise(result, dict(zip(names, sent, strict=True)), watcher.bound, t0)
+    finally:
+        if profiler is not None:
+            profiler.stop()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, ApiError):
+                await task
+        await admin.close()
+        await watch_client.close()
+
+
+def _summarise(
+    result: RunResult, created: dict[str, float], seen: dict[str, float], t0: float
+) -> None:
+    bound = {n: t for n, t in seen.items() if n in created}
+    result.bound = len(bound)
+    result.complete = len(bound) == len(created)
+    result.duration_s = max(bound.values(), default=t0) - t0
+    result.throughput_mean = len(bound) / result.duration_s if result.duration_s > 0 else 0.0
+    result.throughput_series = stats.per_second([t - t0 for t in bound.values()])
+    result.created_series = stats.per_second([t - t0 for t in created.values()])
+    result.latency_s = stats.percentiles([bound[n] - created[n] for n in bound])
+
+
+async def _timed_create(admin: AsyncClient, objects: list[JSON]) -> list[float]:
+    return await create_all(admin, objects, CREATE_CONCURRENCY)
+
+
+def run_one(
+    workload: Workload,
+    kind: str,
+    config: SchedulerConfig,
+    *,
+    order: int,
+    repetition: int,
+    stall_timeout: float = 60.0,
+    keep_logs: Path | None = None,
+    profile: Path | None = None,
+    say: Any = print,
+) -> RunResult:
+    """``profile``: if set, py-spy samples the scheduler during the measured phase into this
+    file (collapsed stacks)."""
+    """One workload with one scheduler on a fresh cluster, always torn down afterwards."""
+    result = RunResult(
+        workload=workload.name, scheduler=kind, params=workload.params(), order=order,
+        repetition=repetition, measured_pods=workload.measured_pods, bound=0, complete=False,
+        duration_s=0.0, throughput_mean=0.0, throughput_series=[], created_series=[],
+        latency_s={}, scheduler_cpu_s=0.0, scheduler_cpu_total_s=0.0,
+        scheduler_peak_rss_mb=0.0, apiserver_cpu_s=0.0, setup_s=0.0, ready_s=0.0,
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix=f"corral-bench-{kind}-") as tmp:
+        cluster = LocalCluster.up(Path(tmp))
+        scheduler: SchedulerProcess | None = None
+        try:
+            t = time.monotonic()
+            setup_cluster(cluster, workload, config.scheduler_name)
+            result.setup_s = time.monotonic() - t
+            path = config.write(cluster)
+            scheduler = SchedulerProcess.start(kind, cluster, path)
+            asyncio.run(
+                _measure(
+                    cluster,
+                    workload,
+                    scheduler,
+                    config,
+                    stall_timeout=stall_timeout,
+                    result=result,
+                    profile=profile,
+                )
+            )
+        except Exception as exc:  # a failed run is reported, not fatal to the whole benchmark
+            result.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if scheduler is not None:
+                scheduler.stop()
+                if keep_logs is not None:
+                    keep_logs.mkdir(parents=True, exist_ok=True)
+                    with contextlib.suppress(OSError):
+                        target = keep_logs / f"{workload.name}-{kind}-r{repetition}.log"
+                        target.write_bytes(scheduler.log.read_bytes()[-2_000_000:])
+            cluster.down()
+    say(
+        f"  {workload.name:<26} {kind:<8} {result.throughput_mean:8.1f} pods/s  "
+        f"p99 {result.latency_s.get('p99', 0):6.2f}s  cpu {result.scheduler_cpu_s:6.1f}s  "
+        f"rss {result.scheduler_peak_rss_mb:6.0f}MB"
+        + (f"  ERROR {result.error.splitlines()[0]}" if result.error else "")
+    )
+    return result

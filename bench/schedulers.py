@@ -1,0 +1,171 @@
+"""The two schedulers under test, started the same way from the same configuration.
+
+- ``upstream``: the pinned kube-scheduler binary of the local control plane.
+- ``corral``: ``corral scheduler`` (the embedded engine), a Python process.
+
+Both run as ``system:kube-scheduler`` (the cluster's ``scheduler.kubeconfig``, bootstrap RBAC
+only), from one KubeSchedulerConfiguration v1 file, as children of the harness so their CPU
+time and peak memory can be read from /proc. Readiness is proven the same way for both by the
+callers (a canary pod gets bound), not by each scheduler's own health endpoint.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from bench import procstat
+from corral.testing import LocalCluster
+from corral.testing.processes import free_port, spawn, terminate
+
+SCHEDULERS: Final = ("upstream", "corral")
+SCHEDULER_NAME: Final = "bench-scheduler"
+
+
+@dataclass
+class SchedulerConfig:
+    """The knobs the harness varies; everything else is the upstream default."""
+
+    scheduler_name: str = SCHEDULER_NAME
+    # scheduler_perf runs the scheduler with client QPS/Burst 5000/5000 (reference §7).
+    qps: float = 5000.0
+    burst: int = 5000
+    percentage_of_nodes_to_score: int | None = None  # None: upstream's adaptive default
+    # Disabled (multiPoint) on both sides alike, e.g. while the engine lacks a plugin.
+    disabled_plugins: tuple[str, ...] = ()
+    profile_extra: dict[str, Any] = field(default_factory=dict)  # pluginConfig, ...
+
+    def render(self, cluster: LocalCluster) -> dict[str, Any]:
+        profile: dict[str, Any] = {"schedulerName": self.scheduler_name, **self.profile_extra}
+        if self.disabled_plugins:
+            profile["plugins"] = {
+                "multiPoint": {"disabled": [{"name": name} for name in self.disabled_plugins]}
+            }
+        config: dict[str, Any] = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {
+                # With --config, kube-scheduler ignores --kubeconfig: the file must name it.
+                "kubeconfig": str(cluster.directory / "scheduler.kubeconfig"),
+                "qps": self.qps,
+                "burst": self.burst,
+            },
+            "leaderElection": {"leaderElect": False},
+            "profiles": [profile],
+        }
+        if self.percentage_of_nodes_to_score is not None:
+            config["percentageOfNodesToScore"] = self.percentage_of_nodes_to_score
+        return config
+
+    def write(self, cluster: LocalCluster, name: str = "bench-scheduler.yaml") -> Path:
+        path = cluster.directory / name
+        path.write_text(yaml.safe_dump(self.render(cluster), sort_keys=False))
+        return path
+
+
+def corral_executable() -> Path | None:
+    beside = Path(sys.executable).parent / "corral"
+    if beside.exists():
+        return beside
+    found = shutil.which("corral")
+    return Path(found) if found else None
+
+
+def corral_unavailable_reason() -> str | None:
+    """None when ``corral scheduler`` can be run, else why not (printed by the harness)."""
+    executable = corral_executable()
+    if executable is None:
+        return "corral engine not available: no `corral` executable beside the interpreter"
+    result = subprocess.run(
+        [str(executable), "scheduler", "--help"], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        return (
+            "corral engine not available: `corral scheduler --help` failed "
+            f"({result.returncode}): {(result.stderr or result.stdout).strip()[-300:]}"
+        )
+    return None
+
+
+class SchedulerProcess:
+    """One running scheduler; ``stop`` returns its resource usage (read just before the kill)."""
+
+    def __init__(self, kind: str, pid: int, executable: str, log: Path, port: int) -> None:
+        self.kind = kind
+        self.pid = pid
+        self.executable = executable
+        self.log = log
+        self.port = port
+        self.started = time.monotonic()
+
+    @classmethod
+    def start(
+        cls,
+        kind: str,
+        cluster: LocalCluster,
+        config: Path,
+        *,
+        extra_args: list[str] | None = None,
+        log_name: str | None = None,
+    ) -> SchedulerProcess:
+        port = free_port()
+        kubeconfig = cluster.directory / "scheduler.kubeconfig"
+        if kind == "upstream":
+            executable = str(cluster.binaries / "kube-scheduler")
+            argv = [
+                executable,
+                f"--config={config}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                # Same as the control plane's own kube-scheduler: delegated authn/authz lookups
+                # as the scheduler identity, so /healthz and /metrics work without warnings.
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+            ]
+        elif kind == "corral":
+            found = corral_executable()
+            if found is None:
+                raise RuntimeError(corral_unavailable_reason() or "corral not found")
+            executable = str(found)
+            argv = [
+                executable,
+                "scheduler",
+                f"--config={config}",
+                f"--kubeconfig={kubeconfig}",
+                f"--bind-address=127.0.0.1:{port}",
+            ]
+        else:
+            raise ValueError(f"unknown scheduler {kind!r}; expected one of {SCHEDULERS}")
+        name = log_name or f"bench-{kind}"
+        process = spawn(
+            name, [*argv, *(extra_args or [])], cluster.directory / "logs", cluster.directory
+        )
+        return cls(kind, process.pid, executable, cluster.directory / "logs" / f"{name}.log", port)
+
+    def alive(self) -> bool:
+        try:
+            state = procstat._stat_fields(self.pid)[0]
+        except OSError:
+            return False
+        return state not in ("Z", "X")
+
+    def usage(self) -> procstat.Usage:
+        return procstat.usage(self.pid)
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> procstat.Usage:
+        usage = procstat.usage(self.pid) if self.alive() else procstat.Usage(0.0, 0)
+        terminate(self.pid, None, grace=5.0)
+        return usage

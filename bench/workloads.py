@@ -1,0 +1,214 @@
+"""Workloads modelled on upstream scheduler_perf (reference §7), sized by parameters.
+
+Each workload has nodes (kwok, scheduler_perf's node template: 4 cpu, 32Gi, 110 pods), init
+pods that set the scene and measured pods whose scheduling is timed. Differences from
+scheduler_perf, kept identical for both schedulers:
+
+- Init pods are created already bound (``spec.nodeName``, round-robin over the nodes) instead of
+  being scheduled, which would cost minutes on a 2-core machine and is not measured anyway.
+  Unschedulable's init pods are the exception: they must sit in the scheduler's queue.
+- Pods go through the real admission chain, so priorities come from PriorityClasses rather
+  than a literal ``spec.priority``.
+- SchedulingWithMixedChurn recreates one node, one Service and one unschedulable
+  high-priority pod every ``churn_interval`` seconds (scheduler_perf also churns PVCs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+JSON = dict[str, Any]
+
+INIT_NAMESPACE: Final = "sched-0"
+MEASURED_NAMESPACE: Final = "sched-1"
+ZONE: Final = "topology.kubernetes.io/zone"
+HOSTNAME: Final = "kubernetes.io/hostname"
+PRIORITY_CLASSES: Final = {"bench-low": 1, "bench-high": 1000}
+
+
+def pod(
+    name: str,
+    namespace: str,
+    scheduler_name: str,
+    *,
+    cpu: str = "100m",
+    memory: str = "500Mi",
+    labels: dict[str, str] | None = None,
+    priority_class: str | None = None,
+    affinity: JSON | None = None,
+    spread: list[JSON] | None = None,
+) -> JSON:
+    """scheduler_perf's pod-default (100m / 500Mi requests) with the given extras."""
+    spec: JSON = {
+        "schedulerName": scheduler_name,
+        "terminationGracePeriodSeconds": 0,  # preemption victims go at once (kwok deletes them)
+        "containers": [
+            {
+                "name": "pause",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": {"cpu": cpu, "memory": memory}},
+            }
+        ],
+    }
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    if affinity:
+        spec["affinity"] = affinity
+    if spread:
+        spec["topologySpreadConstraints"] = spread
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": spec,
+    }
+
+
+PodTemplate = Callable[[str, str, str], JSON]  # (name, namespace, scheduler name) -> pod
+
+
+def default_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    return pod(name, namespace, scheduler)
+
+
+def _pod_term(color: str, key: str) -> JSON:
+    return {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": key,
+        "namespaces": [INIT_NAMESPACE, MEASURED_NAMESPACE],
+    }
+
+
+def anti_affinity_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    affinity = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_pod_term("green", HOSTNAME)]
+        }
+    }
+    return pod(name, namespace, scheduler, labels={"color": "green"}, affinity=affinity)
+
+
+def affinity_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    affinity = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_pod_term("blue", ZONE)]}
+    }
+    return pod(name, namespace, scheduler, labels={"color": "blue"}, affinity=affinity)
+
+
+def node_affinity_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone1", "zone2"]}]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
+    return pod(name, namespace, scheduler, affinity=affinity)
+
+
+def spreading_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    constraint = {
+        "maxSkew": 5,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"color": "blue"}},
+    }
+    return pod(name, namespace, scheduler, labels={"color": "blue"}, spread=[constraint])
+
+
+def low_priority_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    # Four fill a 4-cpu node to 3.6 cpu; a high-priority pod then needs three victims.
+    return pod(name, namespace, scheduler, cpu="900m", priority_class="bench-low")
+
+
+def high_priority_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    return pod(name, namespace, scheduler, cpu="3", priority_class="bench-high")
+
+
+def large_cpu_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    # Larger than any node: stays unschedulable forever.
+    return pod(name, namespace, scheduler, cpu="9", memory="500Mi")
+
+
+def large_cpu_high_priority_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    return pod(name, namespace, scheduler, cpu="9", priority_class="bench-high")
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    nodes: int
+    init_pods: int
+    measured_pods: int
+    measured: PodTemplate
+    init: PodTemplate | None = None
+    init_bound: bool = True  # False: init pods are pending and must be tried by the scheduler
+    node_labels: tuple[tuple[str, str], ...] = ()
+    zones: int = 0  # > 0: nodes spread round-robin over zone-0..zone-<zones-1>
+    churn_interval: float | None = None
+    description: str = ""
+
+    def sized(
+        self, nodes: int | None, init_pods: int | None, measured_pods: int | None
+    ) -> Workload:
+        return replace(
+            self,
+            nodes=self.nodes if nodes is None else nodes,
+            init_pods=self.init_pods if init_pods is None else init_pods,
+            measured_pods=self.measured_pods if measured_pods is None else measured_pods,
+        )
+
+    def params(self) -> JSON:
+        return {
+            "nodes": self.nodes,
+            "init_pods": self.init_pods,
+            "measured_pods": self.measured_pods,
+            "churn_interval": self.churn_interval,
+        }
+
+
+_ZONE1 = ((ZONE, "zone1"),)
+
+# Defaults fit a 2-core machine in a few minutes per workload and scheduler; FULL is
+# scheduler_perf's 5000-node size (reference §7).
+DEFAULT: Final[dict[str, Workload]] = {
+    w.name: w
+    for w in (
+        Workload("SchedulingBasic", 500, 500, 1000, default_pod, default_pod,
+                 description="default pods (100m/500Mi)"),
+        Workload("SchedulingPodAntiAffinity", 500, 100, 200, anti_affinity_pod,
+                 anti_affinity_pod,
+                 description="required anti-affinity on hostname, color=green"),
+        Workload("SchedulingPodAffinity", 500, 500, 500, affinity_pod, affinity_pod,
+                 node_labels=_ZONE1, description="required affinity on zone, color=blue"),
+        Workload("SchedulingNodeAffinity", 500, 500, 1000, node_affinity_pod,
+                 node_affinity_pod, node_labels=_ZONE1,
+                 description="required node affinity zone In [zone1, zone2]"),
+        Workload("TopologySpreading", 500, 500, 500, spreading_pod, default_pod, zones=3,
+                 description="3 zones, DoNotSchedule maxSkew 5 on zone"),
+        Workload("PreemptionBasic", 100, 400, 100, high_priority_pod, low_priority_pod,
+                 description="4 low-priority pods (900m) per node, then 3-cpu high-priority pods"),
+        Workload("Unschedulable", 500, 100, 1000, default_pod, large_cpu_pod, init_bound=False,
+                 description="unschedulable 9-cpu pods in the queue, then default pods"),
+        Workload("SchedulingWithMixedChurn", 500, 0, 1000, default_pod, churn_interval=1.0,
+                 description="a node, a Service and an unschedulable pod recreated every second"),
+    )
+}  # fmt: skip
+
+FULL_SIZES: Final[dict[str, tuple[int, int, int]]] = {
+    "SchedulingBasic": (5000, 1000, 10000),
+    "SchedulingPodAntiAffinity": (5000, 1000, 2000),
+    "SchedulingPodAffinity": (5000, 5000, 5000),
+    "SchedulingNodeAffinity": (5000, 5000, 10000),
+    "TopologySpreading": (5000, 5000, 5000),
+    "PreemptionBasic": (1000, 4000, 1000),
+    "Unschedulable": (5000, 200, 10000),
+    "SchedulingWithMixedChurn": (5000, 0, 10000),
+}
+
+
+def workloads(full: bool = False) -> dict[str, Workload]:
+    if not full:
+        return dict(DEFAULT)
+    return {name: w.sized(*FULL_SIZES[name]) for name, w in DEFAULT.items()}
