@@ -12,7 +12,6 @@ what is there. ``make demo-down`` stops everything (the operator included).
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import signal
 import subprocess
@@ -23,11 +22,8 @@ from typing import Any
 
 import yaml
 
-from corral.api import load_profile
 from corral.k8s import JSON, ApiError, Client
-from corral.render import enabled_plugins
-from corral.scheduler.plugins import registry
-from corral.testing import LocalCluster
+from corral.testing import ControlPlaneError, LocalCluster
 from corral.testing.nodes import FAKE_NODE_LABEL, ZONE_LABEL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,27 +37,10 @@ def say(message: str) -> None:
 
 
 def tenant_profile() -> JSON:
-    """config/samples/tenant.yaml, minus what this engine build cannot run yet.
-
-    The engine refuses a config enabling a plugin it does not implement; while the engine is
-    being built, the demo disables those (computed, so the list shrinks as plugins land)."""
-    sample = yaml.safe_load((ROOT / "config/samples/tenant.yaml").read_text())
-    body: JSON = copy.deepcopy(sample)
-    implemented = set(registry.in_tree_registry())
-    spec = body["spec"]
-    enabled = spec.get("plugins", {}).get("multiPoint", {}).get("enabled", [])
-    kept = [p for p in enabled if p["name"] in implemented]
-    dropped_config = {p["name"] for p in enabled if p["name"] not in implemented}
-    spec["pluginConfig"] = [
-        c for c in spec.get("pluginConfig", []) if c["name"] not in dropped_config
-    ]
-    spec["plugins"] = {"multiPoint": {"enabled": kept}}
-    probe = load_profile({**body, "metadata": {"name": TENANT}})
-    missing = sorted(set(enabled_plugins(probe)) - implemented)
-    if missing:
-        spec["plugins"]["multiPoint"]["disabled"] = [{"name": n} for n in missing]
-        say(f"engine build lacks {len(missing)} default plugins; disabled: {', '.join(missing)}")
-    spec["deployment"].pop("priorityClassName", None)
+    """config/samples/tenant.yaml as it is, but for the scheduler pods' priorityClassName: the
+    local engines run as processes here, and the demo cluster has no such PriorityClass."""
+    body: JSON = yaml.safe_load((ROOT / "config/samples/tenant.yaml").read_text())
+    body["spec"].get("deployment", {}).pop("priorityClassName", None)
     return body
 
 
@@ -149,7 +128,23 @@ def condition(obj: JSON, type_: str) -> JSON:
     return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == type_), {})
 
 
+def _served(kube: Client, path: str) -> bool:
+    try:
+        kube.request("GET", path)
+    except ApiError:
+        return False
+    return True
+
+
 def main() -> int:
+    try:
+        return run()
+    except (ApiError, ControlPlaneError, TimeoutError, RuntimeError) as exc:
+        say(f"error: {exc} (logs: .dev-cluster/logs; stop with make demo-down)")
+        return 1
+
+
+def run() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dir", type=Path, default=Path(".dev-cluster"))
     args = parser.parse_args()
@@ -167,6 +162,8 @@ def main() -> int:
     say(f"control plane ready in {time.monotonic() - started:.1f}s")
 
     cluster.kubectl("apply", "-k", str(ROOT / "config" / "crd"))
+    # A new CRD's API group is served a moment after the object is created.
+    wait("the SchedulerProfile API", lambda: _served(kube, f"/apis/{API}"), 60)
     for ns in ("corral-system", TENANT, "team-a-batch"):
         ensure_namespace(kube, ns)
     start_operator(cluster)

@@ -15,6 +15,17 @@ from corral.k8s import Client
 from corral.testing import LocalCluster
 
 
+@pytest.fixture(scope="session", autouse=True)
+def operator_hosts(cluster: LocalCluster) -> None:
+    """Somewhere for the scheduler Deployments the operator renders to run: kwok nodes that
+    upstream kube-scheduler binds their pods to and that kwok then reports Ready. (Other tests'
+    nodes come and go with those tests.)"""
+    role = {"corral-e2e/role": "operator-host"}
+    have = cluster.admin.list_items("v1", "Node", label_selector="corral-e2e/role=operator-host")
+    if len(have) < 3:
+        cluster.add_nodes(3 - len(have), prefix="op-host", labels=role)
+
+
 @pytest.fixture(scope="session")
 def crd(kube: Client, cluster: LocalCluster) -> None:
     cluster.kubectl("apply", "-k", str(ROOT / "config" / "crd"))
