@@ -3,6 +3,7 @@ place, with upstream's events, conditions and nomination."""
 
 from __future__ import annotations
 
+import urllib.request
 from collections.abc import Callable
 
 from corral.k8s import Client
@@ -58,3 +59,8 @@ def test_high_priority_pod_preempts_and_is_bound(
     assert "1 Insufficient cpu" in failed[0]
     assert "preemption:" not in failed[0]
     assert "Preempted pod" in engine.log()
+    # Upstream's metric names: one preemption attempt, with its victims counted once.
+    with urllib.request.urlopen(f"http://127.0.0.1:{engine.port}/metrics", timeout=5) as answer:
+        metrics = answer.read().decode()
+    assert "scheduler_preemption_attempts_total 1.0" in metrics
+    assert "scheduler_preemption_victims_count 1.0" in metrics

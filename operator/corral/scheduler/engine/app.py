@@ -85,7 +85,7 @@ class Engine:
         self.objects = ObjectStore()
         self.nominator = Nominator()
         self.preemption = ApiPreemptionExecutor(
-            client, self.bucket, self.nominator, self._event_from_thread
+            client, self.bucket, self.nominator, self._event_from_thread, self._count_preemption
         )
         frameworks = build_frameworks(
             engine,
@@ -192,8 +192,10 @@ class Engine:
         recorder = next(iter(self.recorders.values()))
         ref = PodRef(pod.namespace, pod.name, pod.uid)
         self.reporter.on_loop(recorder.event, ref, event_type, reason, action, note)
-        if reason == "Preempted":
-            self.metrics.preemption_victims.observe(1)
+
+    def _count_preemption(self, victims: int) -> None:
+        self.metrics.preemption_attempts.inc()
+        self.metrics.preemption_victims.observe(victims)
 
     def _not_ready(self) -> str | None:
         waiting = [i.path for i in self.informers if not i.synced.is_set()]

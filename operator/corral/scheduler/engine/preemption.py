@@ -28,12 +28,18 @@ class ApiPreemptionExecutor:
     """Implements :class:`corral.scheduler.framework.listers.PreemptionExecutor`."""
 
     def __init__(
-        self, client: Client, bucket: TokenBucket, nominator: Nominator, events: EventSink
+        self,
+        client: Client,
+        bucket: TokenBucket,
+        nominator: Nominator,
+        events: EventSink,
+        on_preempt: Callable[[int], None] = lambda _victims: None,
     ) -> None:
         self.client = client
         self.bucket = bucket
         self.nominator = nominator
         self.events = events
+        self.on_preempt = on_preempt  # called once per preemption with its number of victims
 
     def _call(self, method: str, path: str, body: object) -> None:
         self.bucket.wait()
@@ -48,6 +54,7 @@ class ApiPreemptionExecutor:
         lower_priority_nominated: Sequence[PodInfo],
     ) -> Status | None:
         now = datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.on_preempt(len(victims))
         for victim in victims:
             base = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
             condition = {
