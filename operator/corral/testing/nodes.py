@@ -102,9 +102,19 @@ def fake_node(
     return node
 
 
+NOT_READY_TAINTS: Final = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
 def is_ready(node: Mapping[str, Any]) -> bool:
     conditions = node.get("status", {}).get("conditions") or []
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def is_schedulable(node: Mapping[str, Any]) -> bool:
+    """Ready, and kube-controller-manager has lifted the not-ready taint it puts on every new
+    node (it does so some seconds after Ready, node by node): only then can pods land."""
+    taints = (node.get("spec") or {}).get("taints") or []
+    return is_ready(node) and not any(t.get("key") in NOT_READY_TAINTS for t in taints)
 
 
 def next_index(client: Client, prefix: str) -> int:
@@ -134,7 +144,7 @@ def add_nodes(
 ) -> list[str]:
     """Create ``count`` fake nodes named ``<prefix>-<n>`` (numbering continues after existing
     ones); with ``zones`` > 0 they are spread round-robin over ``zone-0`` .. ``zone-<zones-1>``.
-    Returns their names once kwok reports all of them Ready (unless ``wait`` is false)."""
+    Returns their names once all of them are Ready and schedulable (unless ``wait`` is false)."""
     if count < 0 or zones < 0:
         raise NodeSpecError("--count and --zones must not be negative")
     start = next_index(client, prefix)
@@ -166,7 +176,7 @@ def wait_ready(client: Client, names: Iterable[str], *, timeout: float = 120.0) 
             ready = {
                 n["metadata"]["name"]
                 for n in client.list_items("v1", "Node", label_selector=selector)
-                if is_ready(n)
+                if is_schedulable(n)
             }
         except ApiError:
             ready = set()
@@ -176,7 +186,7 @@ def wait_ready(client: Client, names: Iterable[str], *, timeout: float = 120.0) 
         if time.monotonic() > deadline:
             sample = ", ".join(sorted(pending)[:5])
             raise TimeoutError(
-                f"{len(pending)} node(s) not Ready after {timeout:.0f}s (e.g. {sample}); "
-                "is kwok running? see logs/kwok.log"
+                f"{len(pending)} node(s) not Ready and schedulable after {timeout:.0f}s "
+                f"(e.g. {sample}); is kwok running? see logs/kwok.log"
             )
         time.sleep(0.25)

@@ -7,6 +7,7 @@ from corral.testing.nodes import (
     Taint,
     fake_node,
     is_ready,
+    is_schedulable,
     parse_labels,
     parse_taints,
 )
@@ -86,3 +87,22 @@ def test_fake_node_is_selected_by_kwok_and_sized() -> None:
 )
 def test_is_ready(conditions: list[dict[str, str]], ready: bool) -> None:
     assert is_ready({"status": {"conditions": conditions}}) is ready
+
+
+@pytest.mark.parametrize(
+    ("taints", "schedulable"),
+    [
+        pytest.param([], True, id="no-taints"),
+        pytest.param([{"key": "dedicated", "effect": "NoSchedule"}], True, id="own-taint"),
+        pytest.param([{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}], False,
+                     id="not-ready-taint"),
+    ],
+)  # fmt: skip
+def test_is_schedulable_waits_for_the_not_ready_taint(
+    taints: list[dict[str, str]], schedulable: bool
+) -> None:
+    node = {
+        "spec": {"taints": taints},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    assert is_schedulable(node) is schedulable
