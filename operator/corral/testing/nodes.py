@@ -163,11 +163,16 @@ def add_nodes(
         list(pool.map(client.create, manifests))
     names = [m["metadata"]["name"] for m in manifests]
     if wait:
-        wait_ready(client, names, timeout=timeout)
+        wait_ready(client, names, timeout=timeout, schedulable=True)
     return names
 
 
-def wait_ready(client: Client, names: Iterable[str], *, timeout: float = 120.0) -> None:
+def wait_ready(
+    client: Client, names: Iterable[str], *, timeout: float = 120.0, schedulable: bool = False
+) -> None:
+    """Wait until every named node is Ready (and, with ``schedulable``, untainted by
+    kube-controller-manager's not-ready taint)."""
+    check = is_schedulable if schedulable else is_ready
     pending = set(names)
     deadline = time.monotonic() + timeout
     selector = f"{FAKE_NODE_LABEL[0]}={FAKE_NODE_LABEL[1]}"
@@ -176,7 +181,7 @@ def wait_ready(client: Client, names: Iterable[str], *, timeout: float = 120.0) 
             ready = {
                 n["metadata"]["name"]
                 for n in client.list_items("v1", "Node", label_selector=selector)
-                if is_schedulable(n)
+                if check(n)
             }
         except ApiError:
             ready = set()
@@ -186,7 +191,7 @@ def wait_ready(client: Client, names: Iterable[str], *, timeout: float = 120.0) 
         if time.monotonic() > deadline:
             sample = ", ".join(sorted(pending)[:5])
             raise TimeoutError(
-                f"{len(pending)} node(s) not Ready and schedulable after {timeout:.0f}s "
+                f"{len(pending)} node(s) not ready after {timeout:.0f}s "
                 f"(e.g. {sample}); is kwok running? see logs/kwok.log"
             )
         time.sleep(0.25)
