@@ -11,32 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import yaml
-
 from corral.api.types import API_VERSION, KIND, ObjectMeta, SchedulerProfile, SchedulerProfileSpec
-from corral.scheduler.config import FieldError, FieldPath, ValidationError
+from corral.scheduler.config import FieldError, FieldPath
 from corral.scheduler.config.decode import decode
-from corral.scheduler.config.errors import field_error, quote
+from corral.scheduler.config.document import type_meta_errors, yaml_documents
+from corral.scheduler.config.errors import field_error
 
 _META_KEYS: Final = ("name", "uid", "labels", "annotations")
 _TOP_KEYS: Final = ("apiVersion", "kind", "metadata", "spec", "status")
 
 
 def parse_profile(data: object) -> tuple[SchedulerProfile | None, list[FieldError]]:
-    errs: list[FieldError] = []
     if not isinstance(data, Mapping):
         return None, [FieldError("<root>", "must be an object (a SchedulerProfile)")]
-    if data.get("apiVersion") != API_VERSION:
-        errs.append(
-            field_error(
-                FieldPath.root("apiVersion"),
-                _got(data.get("apiVersion")) + f"must be {quote(API_VERSION)}",
-            )
-        )
-    if data.get("kind") != KIND:
-        errs.append(
-            field_error(FieldPath.root("kind"), _got(data.get("kind")) + f"must be {quote(KIND)}")
-        )
+    errs = type_meta_errors(data, API_VERSION, KIND)
     for key in data:
         if key not in _TOP_KEYS:
             errs.append(
@@ -68,14 +56,4 @@ def parse_profile(data: object) -> tuple[SchedulerProfile | None, list[FieldErro
 
 def load_documents(text: str | bytes, source: str = "<input>") -> list[Any]:
     """Every non-empty YAML document; syntax errors become a :class:`ValidationError`."""
-    try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ValidationError([FieldError(where, f"invalid YAML: {problem}")]) from None
-
-
-def _got(value: object) -> str:
-    return "required: " if value is None else f"{quote(value)}: "
+    return yaml_documents(text, lambda line, col: f"{source}:{line}:{col}", source)

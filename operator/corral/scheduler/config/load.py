@@ -11,17 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from corral.scheduler.config.decode import decode, encode
 from corral.scheduler.config.defaults import set_defaults
-from corral.scheduler.config.errors import (
-    FieldError,
-    FieldPath,
-    ValidationError,
-    field_error,
-    quote,
-)
+from corral.scheduler.config.document import type_meta_errors, yaml_documents
+from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError
 from corral.scheduler.config.multipoint import ExpandedProfile, Registry, check_plugin_names, expand
 from corral.scheduler.config.types import API_VERSION, KIND, KubeSchedulerConfiguration
 from corral.scheduler.config.validation import validate
@@ -29,13 +22,7 @@ from corral.scheduler.config.validation import validate
 
 def parse_yaml(text: str | bytes, what: str = "document") -> Any:
     """One YAML document; a syntax error becomes a :class:`ValidationError` with its position."""
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "input"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ValidationError([FieldError(where, f"invalid YAML: {problem}")]) from None
+    docs = yaml_documents(text, lambda line, col: f"line {line}, column {col}", "input")
     if len(docs) != 1:
         raise ValidationError(
             [FieldError("<root>", f"expected exactly one {what}, found {len(docs)}")]
@@ -45,20 +32,9 @@ def parse_yaml(text: str | bytes, what: str = "document") -> Any:
 
 def decode_config(data: object) -> tuple[KubeSchedulerConfiguration | None, list[FieldError]]:
     """Decode without defaulting; checks apiVersion and kind."""
-    errs: list[FieldError] = []
     if not isinstance(data, Mapping):
         return None, [FieldError("<root>", "must be an object (a KubeSchedulerConfiguration)")]
-    if data.get("apiVersion") != API_VERSION:
-        errs.append(
-            field_error(
-                FieldPath.root("apiVersion"),
-                _got(data.get("apiVersion")) + f"must be {quote(API_VERSION)}",
-            )
-        )
-    if data.get("kind") != KIND:
-        errs.append(
-            field_error(FieldPath.root("kind"), _got(data.get("kind")) + f"must be {quote(KIND)}")
-        )
+    errs = type_meta_errors(data, API_VERSION, KIND)
     cfg = decode(KubeSchedulerConfiguration, data, FieldPath(), errs)
     return cfg, errs
 
@@ -108,7 +84,3 @@ def dump_config(cfg: KubeSchedulerConfiguration) -> dict[str, Any]:
     data = encode(cfg)
     assert isinstance(data, dict)
     return data
-
-
-def _got(value: object) -> str:
-    return "required: " if value is None else f"{quote(value)}: "
