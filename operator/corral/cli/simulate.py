@@ -1,7 +1,9 @@
 """``corral simulate -f cluster.yaml [--explain]``: where would each pod go? No cluster needed.
 
 The input is ordinary Kubernetes YAML (several files and documents, ``kind: List`` too): Nodes,
-Pods with ``spec.nodeName`` (already running) and Pods without (to place, in file order).
+Pods with ``spec.nodeName`` (already running) and Pods without (to place, in file order), plus
+the objects plugins read: Namespaces (namespaceSelector), Services, ReplicaSets and
+StatefulSets (default spreading), PVCs, PVs, StorageClasses, CSINodes, PDBs, PriorityClasses.
 The scheduler comes from a ``SchedulerProfile`` or ``KubeSchedulerConfiguration`` document, or
 ``--config``; without one, upstream's default configuration is used. Exit codes: 0 every pod
 placed, 1 some pod unschedulable or invalid input, 2 usage errors.
@@ -110,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"config: {err}", file=sys.stderr)
         return 1
     pods = [d for d in docs if d.get("kind") == "Pod"]
+    for doc in docs:
+        simulator.add_object(doc)
     for node in nodes:
         simulator.add_node(node)
     for doc in pods:

@@ -1,7 +1,11 @@
 """The engine over an in-memory cluster: no API server, same framework, same decisions.
 
-Nodes and running pods go into a real :class:`Cache`; each pod to place runs the real scheduling
-and binding cycles of its profile (Bind only records the node). A placed pod is then added to
+Nodes and running pods go into a real :class:`Cache`, and the other kinds plugins read
+(Namespaces, Services, PVCs, PDBs, ... :data:`WATCHED_KINDS`) into the same
+:class:`ObjectStore` the informers fill; each pod to place runs the real scheduling and binding
+cycles of its profile (Bind only records the node). As admission would, a pod's
+``priorityClassName`` is resolved into ``spec.priority`` and ``spec.preemptionPolicy`` from
+the PriorityClasses given. A placed pod is then added to
 the cache as bound, so later pods see it, exactly as the informer would confirm it. Ties are
 broken by a seeded RNG, so a simulation is repeatable.
 
@@ -17,7 +21,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from corral.scheduler.backend.cache import Cache
+from corral.scheduler.backend.objects import ADDED, WATCHED_KINDS, ObjectStore
 from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.schedule import PodScheduler
@@ -67,7 +73,8 @@ class _Recorder:
 class Simulator:
     def __init__(self, engine: EngineConfig, *, seed: int = 0) -> None:
         self.binder = _Recorder()
-        frameworks = build_frameworks(engine, engine_registry(), self.binder)
+        self.objects = ObjectStore()
+        frameworks = build_frameworks(engine, engine_registry(), self.binder, objects=self.objects)
         pct = engine.config.percentage_of_nodes_to_score or 0
         rng = random.Random(seed)
         extenders = load_extenders(engine)
@@ -80,13 +87,30 @@ class Simulator:
         self._uids = 0
 
     def _uid(self, raw: Mapping[str, Any]) -> dict[str, Any]:
-        """Pods written by hand have no uid; give each a distinct one."""
+        """Pods written by hand have no uid; give each a distinct one. Resolve the priority."""
         meta = dict(raw.get("metadata") or {})
         if not meta.get("uid"):
             self._uids += 1
             meta["uid"] = f"simulated-{self._uids}"
         meta.setdefault("namespace", "default")
-        return {**raw, "metadata": meta}
+        spec = raw.get("spec") or {}
+        class_name = spec.get("priorityClassName")
+        if spec.get("priority") is None and class_name:
+            priority_class = self.objects.get(listers.PRIORITY_CLASS, "", str(class_name))
+            if priority_class is not None:
+                spec = {**spec, "priority": int(priority_class.get("value") or 0)}
+                policy = priority_class.get("preemptionPolicy")
+                if policy and not spec.get("preemptionPolicy"):
+                    spec["preemptionPolicy"] = policy
+        return {**raw, "metadata": meta, "spec": spec}
+
+    def add_object(self, raw: Mapping[str, Any]) -> bool:
+        """Keep an object of a kind plugins read; False (ignored) for any other kind."""
+        kind = str(raw.get("kind") or "")
+        if kind not in WATCHED_KINDS:
+            return False
+        self.objects.apply(kind, ADDED, raw)
+        return True
 
     def add_node(self, raw: Mapping[str, Any]) -> None:
         self.cache.add_node(node_from_json(raw))

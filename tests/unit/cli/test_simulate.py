@@ -63,3 +63,76 @@ def test_bad_input_is_a_usage_error(
     path.write_text(document)
     assert main(["simulate", "-f", str(path)]) == 2
     assert message in capsys.readouterr().err
+
+
+OBJECTS_CLUSTER = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a, labels: {team: a}}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: urgent}
+value: 1000
+preemptionPolicy: Never
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: team-a, labels: {app: db}}
+spec:
+  nodeName: n1
+  containers: [{name: c, resources: {requests: {cpu: 500m}}}]
+"""
+
+AFFINE_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - topologyKey: kubernetes.io/hostname
+        labelSelector: {matchLabels: {app: db}}
+        namespaceSelector: {matchLabels: {team: a}}
+  containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+"""
+
+URGENT_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: default}
+spec:
+  priorityClassName: urgent
+  containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("pod", "want"),
+    [
+        pytest.param(AFFINE_POD, "default/web -> n1  (evaluated 2 nodes, 1 feasible)",
+                     id="namespaceSelector reads the Namespace's labels"),
+        pytest.param(URGENT_POD, "default/big: unschedulable: 0/2 nodes are available: 2 "
+                     "Insufficient cpu. no new claims to deallocate, preemption: not eligible due "
+                     "to preemptionPolicy=Never.",
+                     id="priorityClassName resolves the preemptionPolicy as admission does"),
+    ],
+)  # fmt: skip
+def test_objects_plugins_read_are_taken_from_the_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], pod: str, want: str
+) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(OBJECTS_CLUSTER + "---" + pod)
+    main(["simulate", "-f", str(path)])
+    assert capsys.readouterr().out.splitlines() == [want]

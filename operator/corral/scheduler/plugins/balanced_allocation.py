@@ -1,11 +1,17 @@
 """NodeResourcesBalancedAllocation (PreScore, Score).
 
 Per configured resource (default cpu and memory, weights must be 1): the fraction
-``min(1, (node requested + pod request) / allocatable)`` with *actual* requests (no non-zero
-defaults); resources with allocatable 0 are left out, and so are scalar resources the pod does
-not request. ``std`` is ``|f1 - f2| / 2`` for two fractions, the population standard deviation
-for more, 0 for fewer; the score is ``int((1 - std) * 100)``. PreScore returns Skip for a pod
-that requests nothing (upstream #129138, 1.32+). No normalization.
+``min(1, requested / allocatable)`` with *actual* requests (no non-zero defaults); resources
+with allocatable 0 are left out, and so are scalar resources the pod does not request. ``std``
+is ``|f1 - f2| / 2`` for two fractions, the population standard deviation for more, 0 for
+fewer; a balance is ``int((1 - std) * 100)``.
+
+Since 1.36 the score rewards the *change* in balance the pod brings, not the balance after it:
+with ``with`` the balance counting the pod and ``without`` the node's balance before it,
+the score is ``50 + (50 + with - without) / 2`` in Go integer arithmetic (the division
+truncates toward zero), so 50 means "the pod makes the node as unbalanced as it can" and 100
+"as balanced as it can". PreScore returns Skip for a pod that requests nothing (upstream
+#129138, 1.32+). No normalization.
 
 Batch form: the same IEEE double arithmetic in the same order, vectorized over nodes.
 """
@@ -67,8 +73,8 @@ class _PreScoreState:
         return self
 
 
-def balanced_score(requested: list[int], allocatable: list[int]) -> int:
-    """Upstream ``balancedResourceScorer`` on one node."""
+def balance(requested: list[int], allocatable: list[int]) -> int:
+    """Upstream ``balancedResourceScore``: how balanced ``requested`` is, 0..100."""
     fractions: list[float] = []
     total = 0.0
     for req, alloc in zip(requested, allocatable, strict=True):
@@ -87,6 +93,26 @@ def balanced_score(requested: list[int], allocatable: list[int]) -> int:
             acc = acc + (f - mean) * (f - mean)
         std = float(np.sqrt(acc / len(fractions)))
     return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def go_half(value: int) -> int:
+    """``value / 2`` with Go's truncation toward zero (Python's ``//`` floors)."""
+    return -(-value // 2) if value < 0 else value // 2
+
+
+def balanced_score(requested: list[int], allocated: list[int], allocatable: list[int]) -> int:
+    """Upstream ``balancedResourceScorer``: ``requested`` counts the pod, ``allocated`` not."""
+    change = balance(requested, allocatable) - balance(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return half + go_half(half + change)
+
+
+def _combine(with_pod: Scores, without_pod: Scores) -> Scores:
+    """``balanced_score`` over arrays of balances."""
+    half = MAX_NODE_SCORE // 2
+    change = half + with_pod - without_pod
+    halved: Scores = np.sign(change) * (np.abs(change) // 2)
+    return halved + half
 
 
 class BalancedAllocation:
@@ -117,6 +143,7 @@ class BalancedAllocation:
         if not any(requests):
             return 0, None
         requested: list[int] = []
+        allocated: list[int] = []
         allocatable: list[int] = []
         for name, want in zip(self.resources, requests, strict=True):
             alloc, used = 0, 0
@@ -126,8 +153,9 @@ class BalancedAllocation:
             elif name in (types.CPU, types.MEMORY, types.EPHEMERAL_STORAGE):
                 alloc, used = node.allocatable.get(name), node.requested.get(name)
             requested.append(used + want if alloc else 0)
+            allocated.append(used if alloc else 0)
             allocatable.append(alloc)
-        return balanced_score(requested, allocatable), None
+        return balanced_score(requested, allocated, allocatable), None
 
     def score_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
@@ -140,7 +168,8 @@ class BalancedAllocation:
         fixed[types.EPHEMERAL_STORAGE] = snap.ROW_EPHEMERAL
         if self.resources == (types.CPU, types.MEMORY):
             return _cpu_memory_scores(snapshot, slots, requests), None
-        fractions: list[Floats] = []
+        with_pod: list[Floats] = []
+        without_pod: list[Floats] = []
         valid: list[npt.NDArray[np.bool_]] = []
         for name, want in zip(self.resources, requests, strict=True):
             row = fixed.get(name)
@@ -149,13 +178,17 @@ class BalancedAllocation:
             if row is None:
                 continue
             alloc = snapshot.allocatable[row, slots]
-            req = snapshot.requested[row, slots] + want
+            used = snapshot.requested[row, slots]
             ok = alloc != 0
-            with np.errstate(divide="ignore", invalid="ignore"):
-                f = np.minimum(req.astype(np.float64) / alloc.astype(np.float64), 1.0)
-            fractions.append(np.where(ok, f, 0.0))
+            with_pod.append(np.where(ok, _fractions(used + want, alloc), 0.0))
+            without_pod.append(np.where(ok, _fractions(used, alloc), 0.0))
             valid.append(ok)
-        return _std_scores(fractions, valid, n), None
+        return _combine(_std_scores(with_pod, valid, n), _std_scores(without_pod, valid, n)), None
+
+
+def _fractions(requested: npt.NDArray[np.int64], allocatable: npt.NDArray[np.int64]) -> Floats:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.minimum(requested.astype(np.float64) / allocatable.astype(np.float64), 1.0)
 
 
 def _cpu_memory_scores(snapshot: Snapshot, slots: Slots, requests: tuple[int, ...]) -> Scores:
@@ -163,12 +196,15 @@ def _cpu_memory_scores(snapshot: Snapshot, slots: Slots, requests: tuple[int, ..
     0 where fewer are (the same float operations as the general form)."""
     rows = [snap.ROW_CPU, snap.ROW_MEMORY]
     alloc = snapshot.allocatable[rows][:, slots]
-    req = snapshot.requested[rows][:, slots] + np.array(requests, dtype=np.int64)[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = np.minimum(req.astype(np.float64) / alloc.astype(np.float64), 1.0)
+    used = snapshot.requested[rows][:, slots]
     both = (alloc != 0).all(axis=0)
-    std = np.where(both, np.abs((f[0] - f[1]) / 2), 0.0)
-    return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+    def balances(requested: npt.NDArray[np.int64]) -> Scores:
+        f = _fractions(requested, alloc)
+        std = np.where(both, np.abs((f[0] - f[1]) / 2), 0.0)
+        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+    return _combine(balances(used + np.array(requests, dtype=np.int64)[:, None]), balances(used))
 
 
 def _std_scores(fractions: list[Floats], valid: list[npt.NDArray[np.bool_]], n: int) -> Scores:
