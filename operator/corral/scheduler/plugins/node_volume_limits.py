@@ -43,8 +43,9 @@ class NodeVolumeLimits:
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
 
-    def _attachable(self, pod: PodInfo, new_pod: bool) -> tuple[dict[str, str], str]:
-        """Unique volume name → driver; and a NotFound message for the new pod's claims."""
+    def _attachable(self, pod: PodInfo, new_pod: bool) -> tuple[dict[str, str], Status | None]:
+        """Unique volume name → driver; and the NotFound status of the new pod's first missing
+        claim (an existing pod's missing claim is passed over)."""
         out: dict[str, str] = {}
         for volume in (pod.raw.get("spec") or {}).get("volumes") or ():
             csi = volume.get("csi")
@@ -52,14 +53,14 @@ class NodeVolumeLimits:
                 driver = str(csi.get("driver", ""))
                 out[f"{driver}-{pod.namespace}-{pod.name}-{volume.get('name', '')}"] = driver
         for name, _ephemeral in volumes.claims(pod):
-            claim = volumes.pvc(self.handle, pod.namespace, name)
+            claim, failure = volumes.find_pvc(self.handle, pod.namespace, name)
             if claim is None:
                 if new_pod:
-                    return out, volumes.not_found("persistentvolumeclaim", name)
+                    return out, failure
                 continue
             pv_name = volumes.volume_name(claim)
             if not pv_name:
-                sc = volumes.storage_class(self.handle, volumes.claim_class(claim))
+                sc = volumes.claim_storage_class(self.handle, claim)
                 if sc is not None and sc.get("provisioner"):
                     out[f"{pod.namespace}/{name}"] = str(sc["provisioner"])
                 continue
@@ -68,14 +69,14 @@ class NodeVolumeLimits:
             if csi_pv is not None:
                 driver = str(csi_pv.get("driver", ""))
                 out[f"{driver}/{csi_pv.get('volumeHandle', '')}"] = driver
-        return out, ""
+        return out, None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not (pod.raw.get("spec") or {}).get("volumes"):
             return None
         new, missing = self._attachable(pod, True)
-        if missing:
-            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, missing)
+        if missing is not None:
+            return missing
         if not new:
             return None
         objects = self.handle.objects if self.handle is not None else None

@@ -58,10 +58,6 @@ class _State:
         return self
 
 
-def _unresolvable(message: str) -> Status:
-    return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
-
-
 class VolumeBinding:
     name: str = NAME
 
@@ -78,26 +74,28 @@ class VolumeBinding:
         missing = False
         unbound_immediate = unbound_delayed = False
         for name, ephemeral in claims:
-            claim = volumes.pvc(self.handle, pod.namespace, name)
+            claim, failure = volumes.find_pvc(self.handle, pod.namespace, name)
             if claim is None:
                 if ephemeral:
                     msg = (
                         "waiting for ephemeral volume controller to create the "
                         f'persistentvolumeclaim "{name}"'
                     )
-                    return None, _unresolvable(msg)
-                return None, _unresolvable(volumes.not_found("persistentvolumeclaim", name))
+                    return None, volumes.unresolvable(msg)
+                return None, failure
             bound_to = volumes.volume_name(claim)
             if (claim.get("status") or {}).get("phase") == "Lost":
                 msg = (
                     f'persistentvolumeclaim "{name}" bound to non-existent '
                     f'persistentvolume "{bound_to}"'
                 )
-                return None, _unresolvable(msg)
+                return None, volumes.unresolvable(msg)
             if (claim.get("metadata") or {}).get("deletionTimestamp") is not None:
-                return None, _unresolvable(f'persistentvolumeclaim "{name}" is being deleted')
+                return None, volumes.unresolvable(
+                    f'persistentvolumeclaim "{name}" is being deleted'
+                )
             if not bound_to:
-                sc = volumes.storage_class(self.handle, volumes.claim_class(claim))
+                sc = volumes.claim_storage_class(self.handle, claim)
                 mode = (sc or {}).get("volumeBindingMode")
                 if mode == volumes.WAIT_FOR_FIRST_CONSUMER:
                     unbound_delayed = True
@@ -112,9 +110,9 @@ class VolumeBinding:
             required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
             affinities.append(ns.parse_node_selector(required) if required else None)
         if unbound_immediate:
-            return None, _unresolvable(ERR_REASON_UNBOUND_IMMEDIATE)
+            return None, volumes.unresolvable(ERR_REASON_UNBOUND_IMMEDIATE)
         if unbound_delayed:
-            return None, _unresolvable(ERR_REASON_UNBOUND_DELAYED)
+            return None, volumes.unresolvable(ERR_REASON_UNBOUND_DELAYED)
         state.write(STATE_KEY, _State(tuple(affinities), missing))
         return None, None
 
@@ -126,24 +124,24 @@ class VolumeBinding:
         if s is None:
             return None
         if s.missing_pv:
-            return _unresolvable(ERR_REASON_PV_NOT_EXIST)
+            return volumes.unresolvable(ERR_REASON_PV_NOT_EXIST)
         for selector in s.affinities:
             if selector is not None and not ns.selector_matches(selector, node.labels, node.name):
-                return _unresolvable(ERR_REASON_NODE_CONFLICT)
+                return volumes.unresolvable(ERR_REASON_NODE_CONFLICT)
         return None
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
         s = state.read(STATE_KEY, _State)
         passed = np.ones(snapshot.capacity, dtype=np.bool_)
         if s is None:
-            return FilterVerdict.uniform(passed, _unresolvable(ERR_REASON_NODE_CONFLICT))
+            return FilterVerdict.uniform(passed, volumes.unresolvable(ERR_REASON_NODE_CONFLICT))
         if s.missing_pv:
             failed = np.zeros(snapshot.capacity, dtype=np.bool_)
-            return FilterVerdict.uniform(failed, _unresolvable(ERR_REASON_PV_NOT_EXIST))
+            return FilterVerdict.uniform(failed, volumes.unresolvable(ERR_REASON_PV_NOT_EXIST))
         for selector in s.affinities:
             if selector is not None:
                 passed &= ns.selector_mask(selector, snapshot)
-        return FilterVerdict.uniform(passed, _unresolvable(ERR_REASON_NODE_CONFLICT))
+        return FilterVerdict.uniform(passed, volumes.unresolvable(ERR_REASON_NODE_CONFLICT))
 
     # Bound claims need no binding: Reserve, PreBind and scoring have nothing to do.
 

@@ -88,10 +88,9 @@ class VolumeRestrictions:
         for name, ephemeral in volumes.claims(pod):
             if ephemeral:
                 continue
-            claim = volumes.pvc(self.handle, pod.namespace, name)
+            claim, failure = volumes.find_pvc(self.handle, pod.namespace, name)
             if claim is None:
-                msg = volumes.not_found("persistentvolumeclaim", name)
-                return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+                return None, failure
             modes = (claim.get("spec") or {}).get("accessModes") or ()
             if volumes.READ_WRITE_ONCE_POD in modes:
                 rwop.add(name)

@@ -53,10 +53,6 @@ class _State:
         return self
 
 
-def _unresolvable(message: str) -> Status:
-    return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
-
-
 class VolumeZone:
     name: str = NAME
 
@@ -72,31 +68,31 @@ class VolumeZone:
         topologies: list[tuple[str, frozenset[str]]] = []
         for name in claims:
             if not name:
-                return None, _unresolvable("PersistentVolumeClaim had no name")
-            claim = volumes.pvc(self.handle, pod.namespace, name)
+                return None, volumes.unresolvable("PersistentVolumeClaim had no name")
+            claim, failure = volumes.find_pvc(self.handle, pod.namespace, name)
             if claim is None:
-                return None, _unresolvable(volumes.not_found("persistentvolumeclaim", name))
+                return None, failure
             pv_name = volumes.volume_name(claim)
             if not pv_name:
                 sc_name = volumes.claim_class(claim)
                 if not sc_name:
                     msg = "PersistentVolumeClaim had no pv name and storageClass name"
-                    return None, _unresolvable(msg)
+                    return None, volumes.unresolvable(msg)
                 sc = volumes.storage_class(self.handle, sc_name)
                 if sc is None:
-                    return None, _unresolvable(
+                    return None, volumes.unresolvable(
                         volumes.not_found("storageclass.storage.k8s.io", sc_name)
                     )
                 mode = sc.get("volumeBindingMode")
                 if mode is None:
                     msg = f'VolumeBindingMode not set for StorageClass "{sc_name}"'
-                    return None, _unresolvable(msg)
+                    return None, volumes.unresolvable(msg)
                 if mode == volumes.WAIT_FOR_FIRST_CONSUMER:
                     continue
-                return None, _unresolvable("PersistentVolume had no name")
+                return None, volumes.unresolvable("PersistentVolume had no name")
             pv = volumes.pv(self.handle, pv_name)
             if pv is None:
-                return None, _unresolvable(volumes.not_found("persistentvolume", pv_name))
+                return None, volumes.unresolvable(volumes.not_found("persistentvolume", pv_name))
             pv_labels = (pv.get("metadata") or {}).get("labels") or {}
             for key in TOPOLOGY_LABELS:
                 if key in pv_labels:

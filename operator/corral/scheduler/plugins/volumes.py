@@ -1,5 +1,9 @@
 """Shared lookups of the volume plugins: a pod's claims and their PVCs, PVs, StorageClasses,
-read from the Handle's object lister, with upstream's NotFound wording."""
+read from the Handle's object lister, with upstream's NotFound wording.
+
+Contract: a lookup failure that stops a pod is UnschedulableAndUnresolvable (:func:`unresolvable`)
+in every volume plugin, as upstream: no node can fix a missing object.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any, Final
 
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.interface import Handle
+from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 
 Object = Mapping[str, Any]
@@ -19,6 +24,10 @@ READ_WRITE_ONCE_POD: Final = "ReadWriteOncePod"
 def not_found(resource: str, name: str) -> str:
     """The apiserver's NotFound message, as upstream surfaces it."""
     return f'{resource} "{name}" not found'
+
+
+def unresolvable(message: str) -> Status:
+    return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
 
 
 def claims(pod: PodInfo) -> list[tuple[str, bool]]:
@@ -42,12 +51,28 @@ def pvc(handle: Handle | None, namespace: str, name: str) -> Object | None:
     return _get(handle, listers.PERSISTENT_VOLUME_CLAIM, namespace, name)
 
 
+def find_pvc(
+    handle: Handle | None, namespace: str, name: str
+) -> tuple[Object | None, Status | None]:
+    """The claim, or ``None`` and the status of upstream's failed PVC lister lookup
+    (UnschedulableAndUnresolvable ``persistentvolumeclaim "<name>" not found``)."""
+    claim = pvc(handle, namespace, name)
+    if claim is None:
+        return None, unresolvable(not_found("persistentvolumeclaim", name))
+    return claim, None
+
+
 def pv(handle: Handle | None, name: str) -> Object | None:
     return _get(handle, listers.PERSISTENT_VOLUME, "", name)
 
 
 def storage_class(handle: Handle | None, name: str) -> Object | None:
     return _get(handle, listers.STORAGE_CLASS, "", name)
+
+
+def claim_storage_class(handle: Handle | None, claim: Object) -> Object | None:
+    """The StorageClass an unbound claim asks for (``None`` if it names none or it is missing)."""
+    return storage_class(handle, claim_class(claim))
 
 
 def claim_class(claim: Object) -> str:

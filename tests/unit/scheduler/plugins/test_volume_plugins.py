@@ -1,0 +1,161 @@
+"""The volume plugins' PVC/PV/StorageClass lookups (shared in ``plugins.volumes``): upstream's
+messages and codes when an object is missing, and what a found claim leads to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from corral.scheduler.backend.objects import ObjectStore
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework import listers
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.plugins import (
+    node_volume_limits,
+    volume_binding,
+    volume_restrictions,
+    volume_zone,
+)
+from scheduler.builders import node, pod, snapshot_of
+
+UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+MISSING_CLAIM = Status.of(UUR, 'persistentvolumeclaim "data" not found')
+
+
+class Handle:
+    def __init__(self, *objects: tuple[str, dict[str, Any]]) -> None:
+        self.objects = ObjectStore()
+        for kind, obj in objects:
+            self.objects.apply(kind, "ADDED", obj)
+
+
+def claim(
+    name: str = "data", *, volume: str = "", storage_class: str = "", modes: tuple[str, ...] = ()
+) -> tuple[str, dict[str, Any]]:
+    spec: dict[str, Any] = {"volumeName": volume, "storageClassName": storage_class}
+    if modes:
+        spec["accessModes"] = list(modes)
+    return listers.PERSISTENT_VOLUME_CLAIM, {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def storage_class(name: str, **fields: str) -> tuple[str, dict[str, Any]]:
+    return listers.STORAGE_CLASS, {"metadata": {"name": name}, **fields}
+
+
+def with_volume(volume: dict[str, Any]) -> dict[str, Any]:
+    raw = pod("p")
+    raw["spec"]["volumes"] = [{"name": "v", **volume}]
+    return raw
+
+
+PVC_POD = with_volume({"persistentVolumeClaim": {"claimName": "data"}})
+EPHEMERAL_POD = with_volume({"ephemeral": {}})
+
+
+def pre_filter_status(plugin: Any, raw: dict[str, Any]) -> Status | None:
+    _, status = plugin.pre_filter(CycleState(), pod_from_json(raw), snapshot_of([node("n")]))
+    return status  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    "module", [volume_binding, volume_zone, volume_restrictions], ids=lambda m: m.NAME
+)
+def test_missing_claim_in_pre_filter(module: Any) -> None:
+    assert pre_filter_status(module.new(None, Handle()), PVC_POD) == MISSING_CLAIM
+
+
+def test_node_volume_limits_missing_claim_in_filter() -> None:
+    plugin = node_volume_limits.new(None, Handle())  # type: ignore[arg-type]
+    snapshot = snapshot_of([node("n")])
+    status = plugin.filter(CycleState(), pod_from_json(PVC_POD), snapshot.node_info(0))
+    assert status == MISSING_CLAIM
+
+
+@pytest.mark.parametrize(
+    ("objects", "raw", "want"),
+    [
+        pytest.param(
+            (),
+            EPHEMERAL_POD,
+            Status.of(
+                UUR,
+                'waiting for ephemeral volume controller to create the persistentvolumeclaim "p-v"',
+            ),
+            id="ephemeral claim not created yet",
+        ),
+        pytest.param(
+            (claim(storage_class="fast"), storage_class("fast")),
+            PVC_POD,
+            Status.of(UUR, volume_binding.ERR_REASON_UNBOUND_IMMEDIATE),
+            id="unbound immediate",
+        ),
+        pytest.param(
+            (
+                claim(storage_class="wffc"),
+                storage_class("wffc", volumeBindingMode="WaitForFirstConsumer"),
+            ),
+            PVC_POD,
+            Status.of(UUR, volume_binding.ERR_REASON_UNBOUND_DELAYED),
+            id="unbound wait-for-first-consumer",
+        ),
+        pytest.param((claim(volume="pv-1"),), PVC_POD, None, id="bound to a missing PV"),
+    ],
+)
+def test_volume_binding_pre_filter(
+    objects: tuple[tuple[str, dict[str, Any]], ...], raw: dict[str, Any], want: Status | None
+) -> None:
+    assert pre_filter_status(volume_binding.new(None, Handle(*objects)), raw) == want  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("objects", "want"),
+    [
+        pytest.param(
+            (claim(volume="pv-1"),),
+            Status.of(UUR, 'persistentvolume "pv-1" not found'),
+            id="missing PV",
+        ),
+        pytest.param(
+            (claim(storage_class="gone"),),
+            Status.of(UUR, 'storageclass.storage.k8s.io "gone" not found'),
+            id="missing StorageClass",
+        ),
+        pytest.param(
+            (
+                claim(storage_class="wffc"),
+                storage_class("wffc", volumeBindingMode="WaitForFirstConsumer"),
+            ),
+            None,
+            id="unbound wait-for-first-consumer is passed over",
+        ),
+    ],
+)
+def test_volume_zone_pre_filter(
+    objects: tuple[tuple[str, dict[str, Any]], ...], want: Status | None
+) -> None:
+    assert pre_filter_status(volume_zone.new(None, Handle(*objects)), PVC_POD) == want  # type: ignore[arg-type]
+
+
+def test_node_volume_limits_counts_an_unbound_claim_by_provisioner() -> None:
+    handle = Handle(
+        claim(storage_class="csi"),
+        storage_class("csi", provisioner="ebs.csi"),
+        (
+            listers.CSI_NODE,
+            {
+                "metadata": {"name": "n"},
+                "spec": {"drivers": [{"name": "ebs.csi", "allocatable": {"count": 0}}]},
+            },
+        ),
+    )
+    plugin = node_volume_limits.new(None, handle)  # type: ignore[arg-type]
+    snapshot = snapshot_of([node("n")])
+    status = plugin.filter(CycleState(), pod_from_json(PVC_POD), snapshot.node_info(0))
+    assert status == Status.of(
+        Code.UNSCHEDULABLE, node_volume_limits.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
+    )
