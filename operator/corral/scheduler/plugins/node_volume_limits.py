@@ -1,12 +1,18 @@
 """NodeVolumeLimits (PreFilter, Filter): CSI attach limits from CSINode.
 
 Per CSI driver, the node's limit is ``CSINode.spec.drivers[].allocatable.count``. The pod's
-new volumes are its CSI inline volumes and its claims' CSI PVs (unbound claims: the
-StorageClass's provisioner), keyed by a unique volume name; volumes already used by a pod on
-the node do not count twice. ``attached + new > limit`` for a driver → Unschedulable
-``node(s) exceed max volume count``. A missing claim of the pod → UnschedulableAndUnresolvable.
-No CSINode, or no limits, passes. In-tree volume migration to CSI is not translated. Per-node
-form only (PreFilter skips pods without volumes).
+new volumes are its claims' CSI PVs (``persistentVolumeClaim`` and generic ``ephemeral``
+volumes; unbound claims: the StorageClass's provisioner), keyed by a unique volume name;
+volumes already used by a pod on the node do not count twice. CSI inline (``csi:``) volumes
+are not attached and never count, as upstream. ``attached + new > limit`` for a driver →
+Unschedulable ``node(s) exceed max volume count``. A missing claim of the pod →
+UnschedulableAndUnresolvable. No CSINode, or no limits, passes. In-tree inline volumes that
+upstream would translate to CSI (``MIGRATABLE_INLINE``) are not translated: they keep the
+Filter running but count nothing.
+
+PreFilter skips, as upstream's ``CSILimits.PreFilter``, every pod without a claim, a generic
+ephemeral volume or a migratable in-tree volume: nearly every pod (the ServiceAccount token's
+projected volume, ``emptyDir`` and ``configMap`` do not count). Per-node form only.
 """
 
 from __future__ import annotations
@@ -24,6 +30,12 @@ from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import names, volumes
 
 NAME: Final = names.NODE_VOLUME_LIMITS
+# csi-translation-lib's in-tree plugins whose inline volumes are "migratable" (v0.36).
+MIGRATABLE_INLINE: Final = frozenset({
+    "awsElasticBlockStore", "azureDisk", "azureFile", "cinder", "gcePersistentDisk",
+    "portworxVolume", "vsphereVolume",
+})  # fmt: skip
+_CLAIMS: Final = frozenset({"persistentVolumeClaim", "ephemeral"})
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
 
 
@@ -36,9 +48,10 @@ class NodeVolumeLimits:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot
     ) -> tuple[PreFilterResult | None, Status | None]:
-        if not (pod.raw.get("spec") or {}).get("volumes"):
-            return None, Status(Code.SKIP)
-        return None, None
+        for volume in (pod.raw.get("spec") or {}).get("volumes") or ():
+            if not _CLAIMS.isdisjoint(volume) or not MIGRATABLE_INLINE.isdisjoint(volume):
+                return None, None
+        return None, Status(Code.SKIP)
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
@@ -47,11 +60,6 @@ class NodeVolumeLimits:
         """Unique volume name → driver; and the NotFound status of the new pod's first missing
         claim (an existing pod's missing claim is passed over)."""
         out: dict[str, str] = {}
-        for volume in (pod.raw.get("spec") or {}).get("volumes") or ():
-            csi = volume.get("csi")
-            if csi is not None:
-                driver = str(csi.get("driver", ""))
-                out[f"{driver}-{pod.namespace}-{pod.name}-{volume.get('name', '')}"] = driver
         for name, _ephemeral in volumes.claims(pod):
             claim, failure = volumes.find_pvc(self.handle, pod.namespace, name)
             if claim is None:

@@ -159,3 +159,31 @@ def test_node_volume_limits_counts_an_unbound_claim_by_provisioner() -> None:
     assert status == Status.of(
         Code.UNSCHEDULABLE, node_volume_limits.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
     )
+
+
+def volume_pod(*volumes: dict[str, Any]) -> dict[str, Any]:
+    return {**pod("p"), "spec": {**pod("p")["spec"], "volumes": list(volumes)}}
+
+
+@pytest.mark.parametrize(
+    ("raw", "skipped"),
+    [
+        pytest.param(pod("p"), True, id="no volumes"),
+        pytest.param(volume_pod({"name": "kube-api-access", "projected": {"sources": []}}),
+                     True, id="the ServiceAccount token's projected volume"),
+        pytest.param(volume_pod({"name": "scratch", "emptyDir": {}}, {"name": "cfg",
+                     "configMap": {"name": "c"}}), True, id="emptyDir and configMap"),
+        pytest.param(volume_pod({"name": "inline", "csi": {"driver": "d.csi"}}), True,
+                     id="CSI inline volumes are not attached"),
+        pytest.param(PVC_POD, False, id="a claim"),
+        pytest.param(volume_pod({"name": "e", "ephemeral": {"volumeClaimTemplate": {}}}),
+                     False, id="a generic ephemeral volume"),
+        pytest.param(volume_pod({"name": "pd", "gcePersistentDisk": {"pdName": "x"}}), False,
+                     id="a migratable in-tree volume"),
+    ],
+)  # fmt: skip
+def test_node_volume_limits_pre_filter_skips_like_upstream(
+    raw: dict[str, Any], skipped: bool
+) -> None:
+    status = pre_filter_status(node_volume_limits.new(None, Handle()), raw)  # type: ignore[arg-type]
+    assert (status is not None and status.code is Code.SKIP) is skipped
