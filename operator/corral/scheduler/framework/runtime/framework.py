@@ -31,6 +31,7 @@ from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
 _P = TypeVar("_P")
+_N = TypeVar("_N", bound=fw.Plugin)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -69,6 +70,38 @@ _POINTS: Final[tuple[tuple[str, type[Any], str], ...]] = (
     ("bind", fw.BindPlugin, "BindPlugin"),
     ("post_bind", fw.PostBindPlugin, "PostBindPlugin"),
 )
+
+
+def _error(what: str, plugin: str, status: Status) -> Status:
+    """Upstream's wrapped plugin error, ``<what> '<plugin>': <message>``, owned by the plugin."""
+    return Status.error(f"{what} {plugin!r}: {status.message}").with_plugin(plugin)
+
+
+def _failure(point: str, plugin: str, status: Status) -> Status:
+    """A runner's answer to a plugin's status that is not a success (nor a Skip or Wait the
+    runner accepts): a rejection stays the plugin's own, anything else (Skip and Wait included)
+    becomes the error ``running <point> plugin '<plugin>': <message>``."""
+    if status.is_rejected:
+        return status.with_plugin(plugin)
+    return _error(f"running {point} plugin", plugin, status)
+
+
+def _run_in_order(
+    point: str,
+    plugins: Sequence[_N],
+    call: Callable[[_N], Status | None],
+    *,
+    skip_passes: bool = False,
+) -> Status | None:
+    """Upstream's plain runner (PreEnqueue, Reserve, PreBind): ``call`` every plugin in order and
+    stop at the first that does not succeed, returning :func:`_failure` of its status. Skip
+    counts as success only where ``skip_passes`` (PreBind); elsewhere it is an error."""
+    for pl in plugins:
+        s = call(pl)
+        if s is None or s.is_success or (skip_passes and s.is_skip):
+            continue
+        return _failure(point, pl.name, s)
+    return None
 
 
 class Framework:
@@ -246,25 +279,31 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
     ) -> Status | None:
-        for name, ext in self.pre_filter_extensions:
-            if name in state.skip_filter_plugins:
-                continue
-            s = ext.add_pod(state, pod, pod_to_add, node)
-            if s is not None and not s.is_success:
-                msg = f"running AddPod on PreFilter plugin {name!r}: {s.message}"
-                return Status.error(msg).with_plugin(name)
-        return None
+        return self._run_pre_filter_extensions(
+            state, "AddPod", lambda ext: ext.add_pod(state, pod, pod_to_add, node)
+        )
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
     ) -> Status | None:
+        return self._run_pre_filter_extensions(
+            state, "RemovePod", lambda ext: ext.remove_pod(state, pod, pod_to_remove, node)
+        )
+
+    def _run_pre_filter_extensions(
+        self,
+        state: CycleState,
+        what: str,
+        call: Callable[[fw.PreFilterExtensions], Status | None],
+    ) -> Status | None:
+        """``call`` the extensions of the PreFilter plugins that did not Skip, in order; any
+        status but success (a rejection too) is the error ``running <what> on PreFilter plugin``."""
         for name, ext in self.pre_filter_extensions:
             if name in state.skip_filter_plugins:
                 continue
-            s = ext.remove_pod(state, pod, pod_to_remove, node)
+            s = call(ext)
             if s is not None and not s.is_success:
-                msg = f"running RemovePod on PreFilter plugin {name!r}: {s.message}"
-                return Status.error(msg).with_plugin(name)
+                return _error(f"running {what} on PreFilter plugin", name, s)
         return None
 
     def run_filter_plugins_with_nominated_pods(
@@ -293,16 +332,7 @@ class Framework:
         }
 
     def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
-        for pl in self.pre_enqueue:
-            s = pl.pre_enqueue(pod)
-            if s is None or s.is_success:
-                continue
-            if s.is_rejected:
-                return s.with_plugin(pl.name)
-            return Status.error(f"running PreEnqueue plugin {pl.name!r}: {s.message}").with_plugin(
-                pl.name
-            )
-        return None
+        return _run_in_order("PreEnqueue", self.pre_enqueue, lambda pl: pl.pre_enqueue(pod))
 
     # --- scheduling cycle -------------------------------------------------------------------
 
@@ -326,8 +356,7 @@ class Framework:
                 if s.code is Code.UNSCHEDULABLE:
                     returned = s  # keep running: preemption needs every PreFilter's state
                     continue
-                msg = f"running PreFilter plugin {pl.name!r}: {s.message}"
-                return None, Status.error(msg).with_plugin(pl.name), set()
+                return None, _error("running PreFilter plugin", pl.name, s), set()
             if r is not None and not r.all_nodes():
                 with_nodes.add(pl.name)
             result = r if result is None else result.merge(r)
@@ -354,8 +383,7 @@ class Framework:
             if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, s.with_plugin(pl.name)
             if not s.is_rejected:
-                msg = f"running PostFilter plugin {pl.name!r}: {s.message}"
-                return None, Status.error(msg).with_plugin(pl.name)
+                return None, _error("running PostFilter plugin", pl.name, s)
             reasons.extend(s.reasons)
             rejector = rejector or pl.name
             if r is not None:
@@ -373,23 +401,14 @@ class Framework:
             if s.is_skip:
                 skipped.add(pl.name)
                 continue
-            return Status.error(f"running PreScore plugin {pl.name!r}: {s.message}").with_plugin(
-                pl.name
-            )
+            return _error("running PreScore plugin", pl.name, s)
         state.skip_score_plugins = frozenset(skipped)
         return None
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        for pl in self.reserve:
-            s = pl.reserve(state, pod, node_name)
-            if s is None or s.is_success:
-                continue
-            if s.is_rejected:
-                return s.with_plugin(pl.name)
-            return Status.error(f"running Reserve plugin {pl.name!r}: {s.message}").with_plugin(
-                pl.name
-            )
-        return None
+        """The first failing plugin's status; on a failure the scheduling cycle then runs
+        :meth:`run_unreserve` (every Reserve plugin, in reverse order)."""
+        return _run_in_order("Reserve", self.reserve, lambda pl: pl.reserve(state, pod, node_name))
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Reserve plugins in reverse order, as upstream."""
@@ -403,14 +422,10 @@ class Framework:
             s, timeout = pl.permit(state, pod, node_name)
             if s is None or s.is_success:
                 continue
-            if s.is_rejected:
-                return s.with_plugin(pl.name)
             if s.is_wait:
                 timeouts[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
                 continue
-            return Status.error(f"running Permit plugin {pl.name!r}: {s.message}").with_plugin(
-                pl.name
-            )
+            return _failure("Permit", pl.name, s)
         if timeouts:
             self.waiting_pods.add(WaitingPod(pod, timeouts, self.clock))
             msg = f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}"
@@ -432,18 +447,15 @@ class Framework:
         return Status.error(f"waiting on permit for pod: {s.message}").with_plugin(s.plugin)
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        for pl in self.pre_bind:
-            s = pl.pre_bind(state, pod, node_name)
-            if s is None or s.is_success or s.is_skip:
-                continue
-            if s.is_rejected:
-                return s.with_plugin(pl.name)
-            return Status.error(f"running PreBind plugin {pl.name!r}: {s.message}").with_plugin(
-                pl.name
-            )
-        return None
+        return _run_in_order(
+            "PreBind",
+            self.pre_bind,
+            lambda pl: pl.pre_bind(state, pod, node_name),
+            skip_passes=True,
+        )
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """The first binder that does not Skip decides; Skip from every binder is returned."""
         s: Status | None = Status(Code.SKIP)
         for pl in self.bind:
             s = pl.bind(state, pod, node_name)
@@ -451,11 +463,7 @@ class Framework:
                 continue
             if s is None or s.is_success:
                 return None
-            if s.is_rejected:
-                return s.with_plugin(pl.name)
-            return Status.error(f"running Bind plugin {pl.name!r}: {s.message}").with_plugin(
-                pl.name
-            )
+            return _failure("Bind", pl.name, s)
         return s
 
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
