@@ -15,7 +15,8 @@ _DNS1123_SUBDOMAIN_RE: Final = re.compile(
 )
 _DNS1035_LABEL_RE: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _QUALIFIED_NAME_RE: Final = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE_RE: Final = _QUALIFIED_NAME_RE
+# Upstream's labelValueFmt: a qualified name, or empty.
+_LABEL_VALUE_RE: Final = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 DNS1123_LABEL_MAX: Final = 63
 DNS1123_SUBDOMAIN_MAX: Final = 253
@@ -23,41 +24,46 @@ QUALIFIED_NAME_MAX: Final = 63
 LABEL_VALUE_MAX: Final = 63
 
 
-def check_dns1123_label(value: str) -> list[str]:
+def _check(value: str, max_len: int, pattern: re.Pattern[str], format_message: str) -> list[str]:
+    """Upstream's two checks of every name rule, in its order: ``MaxLenError`` when ``value`` is
+    longer than ``max_len``, then ``format_message`` when it does not match ``pattern``."""
     errs = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errs.append(f"must be no more than {DNS1123_LABEL_MAX} characters")
-    if not _DNS1123_LABEL_RE.fullmatch(value):
-        errs.append(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-            "'-', and must start and end with an alphanumeric character (e.g. 'my-name')"
-        )
+    if len(value) > max_len:
+        errs.append(f"must be no more than {max_len} characters")
+    if not pattern.fullmatch(value):
+        errs.append(format_message)
     return errs
+
+
+def check_dns1123_label(value: str) -> list[str]:
+    return _check(
+        value,
+        DNS1123_LABEL_MAX,
+        _DNS1123_LABEL_RE,
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+        "'-', and must start and end with an alphanumeric character (e.g. 'my-name')",
+    )
 
 
 def check_dns1035_label(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errs.append(f"must be no more than {DNS1123_LABEL_MAX} characters")
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errs.append(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-            "with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name')"
-        )
-    return errs
+    return _check(
+        value,
+        DNS1123_LABEL_MAX,
+        _DNS1035_LABEL_RE,
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+        "with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name')",
+    )
 
 
 def check_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(f"must be no more than {DNS1123_SUBDOMAIN_MAX} characters")
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-            "'-' or '.', and must start and end with an alphanumeric character "
-            "(e.g. 'example.com')"
-        )
-    return errs
+    return _check(
+        value,
+        DNS1123_SUBDOMAIN_MAX,
+        _DNS1123_SUBDOMAIN_RE,
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+        "'-' or '.', and must start and end with an alphanumeric character "
+        "(e.g. 'example.com')",
+    )
 
 
 def check_qualified_name(value: str) -> list[str]:
@@ -80,27 +86,24 @@ def check_qualified_name(value: str) -> list[str]:
         ]
     if not name:
         return ["name part must be non-empty"]
-    errs = []
-    if len(name) > QUALIFIED_NAME_MAX:
-        errs.append(f"name part must be no more than {QUALIFIED_NAME_MAX} characters")
-    if not _QUALIFIED_NAME_RE.fullmatch(name):
-        errs.append(
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-            "and end with an alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')"
-        )
-    return errs
+    problems = _check(
+        name,
+        QUALIFIED_NAME_MAX,
+        _QUALIFIED_NAME_RE,
+        "must consist of alphanumeric characters, '-', '_' or '.', and must start "
+        "and end with an alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')",
+    )
+    return [f"name part {m}" for m in problems]
 
 
 def check_label_value(value: str) -> list[str]:
-    errs = []
-    if len(value) > LABEL_VALUE_MAX:
-        errs.append(f"must be no more than {LABEL_VALUE_MAX} characters")
-    if value and not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(
-            "a valid label value must be an empty string or consist of alphanumeric characters, "
-            "'-', '_' or '.', and must start and end with an alphanumeric character"
-        )
-    return errs
+    return _check(
+        value,
+        LABEL_VALUE_MAX,
+        _LABEL_VALUE_RE,
+        "a valid label value must be an empty string or consist of alphanumeric characters, "
+        "'-', '_' or '.', and must start and end with an alphanumeric character",
+    )
 
 
 def is_extended_resource_name(name: str) -> bool:

@@ -60,6 +60,8 @@ def in_tree_registry() -> Registry:
     )
 
 
+# Upstream's default multiPoint list expanded per point: every default PreFilter plugin also
+# filters, after the three Filter-only plugins that precede it in the multiPoint order.
 _PRE_FILTER = (
     names.NODE_AFFINITY,
     names.NODE_PORTS,
@@ -86,21 +88,7 @@ def default_profile(
         pre_enqueue=(names.SCHEDULING_GATES,),
         queue_sort=(names.PRIORITY_SORT,),
         pre_filter=_PRE_FILTER,
-        filter=(
-            names.NODE_UNSCHEDULABLE,
-            names.NODE_NAME,
-            names.TAINT_TOLERATION,
-            names.NODE_AFFINITY,
-            names.NODE_PORTS,
-            names.NODE_RESOURCES_FIT,
-            names.VOLUME_RESTRICTIONS,
-            names.NODE_VOLUME_LIMITS,
-            names.VOLUME_BINDING,
-            names.VOLUME_ZONE,
-            names.POD_TOPOLOGY_SPREAD,
-            names.INTER_POD_AFFINITY,
-            names.DYNAMIC_RESOURCES,
-        ),
+        filter=(names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, *_PRE_FILTER),
         post_filter=(names.DEFAULT_PREEMPTION,),
         pre_score=(
             names.TAINT_TOLERATION,
