@@ -37,55 +37,33 @@ LABEL_VALUE_FORMAT = (
 )
 
 
+LONG_63 = "must be no more than 63 characters"
+LABEL, DNS1035, SUBDOMAIN = check_dns1123_label, check_dns1035_label, check_dns1123_subdomain
+QUALIFIED, VALUE = check_qualified_name, check_label_value
+
+
 @pytest.mark.parametrize(
     ("check", "value", "want"),
     [
-        pytest.param(check_dns1123_label, "my-name", [], id="label ok"),
-        pytest.param(check_dns1123_label, "", [LABEL_FORMAT], id="label empty"),
+        pytest.param(LABEL, "my-name", [], id="label ok"),
+        pytest.param(LABEL, "", [LABEL_FORMAT], id="label empty"),
+        pytest.param(LABEL, "-" * 64, [LONG_63, LABEL_FORMAT], id="label long and malformed"),
+        pytest.param(DNS1035, "1abc", [DNS1035_FORMAT], id="1035 digit first"),
+        pytest.param(DNS1035, "a" * 64, [LONG_63], id="1035 long"),
+        pytest.param(SUBDOMAIN, "a.b-c", [], id="subdomain ok"),
+        pytest.param(SUBDOMAIN, "a..b", [SUBDOMAIN_FORMAT], id="subdomain dots"),
+        pytest.param(SUBDOMAIN, "a" * 254, [LONG_63.replace("63", "253")], id="subdomain long"),
+        pytest.param(QUALIFIED, "example.com/MyName", [], id="qualified ok"),
+        pytest.param(QUALIFIED, "/x", ["prefix part must be non-empty"], id="empty prefix"),
+        pytest.param(QUALIFIED, "Ex_ample/x", [f"prefix part {SUBDOMAIN_FORMAT}"], id="bad prefix"),
+        pytest.param(QUALIFIED, "a/", ["name part must be non-empty"], id="no name"),
         pytest.param(
-            check_dns1123_label,
-            "-" * 64,
-            ["must be no more than 63 characters", LABEL_FORMAT],
-            id="label too long and malformed",
+            QUALIFIED, "_" * 64, [f"name part {LONG_63}", NAME_PART_FORMAT], id="long bad name"
         ),
-        pytest.param(check_dns1035_label, "1abc", [DNS1035_FORMAT], id="1035 digit first"),
-        pytest.param(
-            check_dns1035_label, "a" * 64, ["must be no more than 63 characters"], id="1035 long"
-        ),
-        pytest.param(check_dns1123_subdomain, "a.b-c", [], id="subdomain ok"),
-        pytest.param(check_dns1123_subdomain, "a..b", [SUBDOMAIN_FORMAT], id="subdomain dots"),
-        pytest.param(
-            check_dns1123_subdomain,
-            "a" * 254,
-            ["must be no more than 253 characters"],
-            id="subdomain long",
-        ),
-        pytest.param(check_qualified_name, "example.com/MyName", [], id="qualified ok"),
-        pytest.param(
-            check_qualified_name, "/x", ["prefix part must be non-empty"], id="empty prefix"
-        ),
-        pytest.param(
-            check_qualified_name,
-            "Ex_ample/x",
-            [f"prefix part {SUBDOMAIN_FORMAT}"],
-            id="bad prefix",
-        ),
-        pytest.param(check_qualified_name, "a/", ["name part must be non-empty"], id="no name"),
-        pytest.param(
-            check_qualified_name,
-            "_" * 64,
-            ["name part must be no more than 63 characters", NAME_PART_FORMAT],
-            id="name part too long and malformed",
-        ),
-        pytest.param(check_label_value, "", [], id="empty label value"),
-        pytest.param(check_label_value, "v_1.0", [], id="label value ok"),
-        pytest.param(check_label_value, "-v", [LABEL_VALUE_FORMAT], id="label value malformed"),
-        pytest.param(
-            check_label_value,
-            "v" * 64,
-            ["must be no more than 63 characters"],
-            id="label value long",
-        ),
+        pytest.param(VALUE, "", [], id="empty label value"),
+        pytest.param(VALUE, "v_1.0", [], id="label value ok"),
+        pytest.param(VALUE, "-v", [LABEL_VALUE_FORMAT], id="label value malformed"),
+        pytest.param(VALUE, "v" * 64, [LONG_63], id="label value long"),
     ],
 )
 def test_name_rules(check: Callable[[str], list[str]], value: str, want: list[str]) -> None:

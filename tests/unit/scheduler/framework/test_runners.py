@@ -9,12 +9,9 @@ from typing import Any
 import pytest
 
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.interface import PreFilterExtensions, PreFilterResult
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime.framework import Framework
-from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
-from corral.scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.builders import node, pod_info, snapshot_of
 from scheduler.fakes import SKIP, registry_of
 
@@ -27,7 +24,8 @@ OK = Status(Code.SUCCESS)
 
 
 class Scripted:
-    """One plugin at every point, returning ``status`` everywhere and logging each call."""
+    """One plugin at every point, returning ``status`` everywhere and logging each call (the
+    runners' arguments are not its concern, so every method takes and ignores them)."""
 
     def __init__(self, name: str, status: Status | None, log: list[str]) -> None:
         self.name = name
@@ -38,50 +36,40 @@ class Scripted:
         self.log.append(f"{point} {self.name}")
         return self.status
 
-    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+    def pre_enqueue(self, *_: Any) -> Status | None:
         return self._call("pre_enqueue")
 
-    def pre_filter(
-        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
-    ) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(self, *_: Any) -> tuple[None, None]:
         return None, None
 
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+    def pre_filter_extensions(self) -> Scripted:
         return self
 
-    def add_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
-    ) -> Status | None:
+    def add_pod(self, *_: Any) -> Status | None:
         return self._call("add_pod")
 
-    def remove_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
-    ) -> Status | None:
+    def remove_pod(self, *_: Any) -> Status | None:
         return self._call("remove_pod")
 
-    def pre_score(
-        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Any
-    ) -> Status | None:
+    def pre_score(self, *_: Any) -> Status | None:
         return self._call("pre_score")
 
-    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    def reserve(self, *_: Any) -> Status | None:
         return self._call("reserve")
 
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+    def unreserve(self, *_: Any) -> None:
         self._call("unreserve")
 
-    def permit(
-        self, state: CycleState, pod: PodInfo, node_name: str
-    ) -> tuple[Status | None, float]:
+    def permit(self, *_: Any) -> tuple[Status | None, float]:
         return self._call("permit"), 5.0
 
-    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    def pre_bind(self, *_: Any) -> Status | None:
         return self._call("pre_bind")
 
-    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    def bind(self, *_: Any) -> Status | None:
         return self._call("bind")
 
-    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+    def post_bind(self, *_: Any) -> None:
         self._call("post_bind")
 
 
