@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -26,6 +27,10 @@ CONTENT_STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
 CONTENT_APPLY_PATCH: Final = "application/apply-patch+yaml"
 
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
+# How long a bearer token is reused before the loaders' refresh hook runs again: client-go's
+# cached token file source re-reads a rotating (in-cluster) token once a minute as well. The hook
+# is costly (it rebuilds the proxy settings from the environment), and ran on every request.
+TOKEN_REFRESH_SECONDS: Final = 60.0
 
 
 class ApiError(Exception):
@@ -81,6 +86,7 @@ class Client:
         self._rest = k8s_client.rest.RESTClientObject(configuration)
         self._discovery: dict[tuple[str, str], ResourceInfo] = {}
         self._discovery_lock = threading.Lock()
+        self._auth: tuple[float, str | None] | None = None  # (read at, header value)
 
     # --- construction -------------------------------------------------------------------------
 
@@ -117,10 +123,17 @@ class Client:
         return self._configuration
 
     def authorization(self) -> str | None:
-        """The ``Authorization`` header value, if the identity is a bearer token."""
+        """The ``Authorization`` header value, if the identity is a bearer token; re-read at
+        most every ``TOKEN_REFRESH_SECONDS`` (concurrent callers may both re-read: harmless)."""
+        now = time.monotonic()
+        cached = self._auth
+        if cached is not None and now - cached[0] < TOKEN_REFRESH_SECONDS:
+            return cached[1]
         # auth_settings() also runs the loaders' refresh hook (in-cluster tokens rotate).
         value = self._configuration.auth_settings().get("BearerToken", {}).get("value")
-        return str(value) if value else None
+        header = str(value) if value else None
+        self._auth = (now, header)
+        return header
 
     @property
     def server(self) -> str:

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from corral.k8s import ResourceInfo, api_prefix
-from corral.k8s.client import api_error
+from corral.k8s import client as client_module
+from corral.k8s.client import Client, api_error
 
 
 @pytest.mark.parametrize(
@@ -48,3 +49,17 @@ def test_status_body_becomes_a_readable_error() -> None:
 def test_non_json_error_keeps_the_text() -> None:
     error = api_error(502, "Bad Gateway", b"upstream down\n")
     assert (error.status, error.message) == (502, "upstream down")
+
+
+def test_the_bearer_token_is_reread_once_per_refresh_period(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr(client_module.time, "monotonic", lambda: clock[0])
+    c = Client.from_token("https://127.0.0.1:1", "first", None)
+    assert c.authorization() == "Bearer first"
+    c.configuration.api_key = {"authorization": "rotated"}  # e.g. a new in-cluster token
+    clock[0] += client_module.TOKEN_REFRESH_SECONDS - 1
+    assert c.authorization() == "Bearer first"  # cached: no refresh hook on every request
+    clock[0] += 2
+    assert c.authorization() == "Bearer rotated"
