@@ -170,28 +170,29 @@ class Workload:
 
 _ZONE1 = ((ZONE, "zone1"),)
 
-# Defaults fit a 2-core machine in a few minutes per workload and scheduler; FULL is
-# scheduler_perf's 5000-node size (reference §7).
+# Defaults fit a 2-core machine in a few minutes per workload and scheduler, with measured
+# phases long enough (about 10-30 s) that a second's hiccup does not move the mean by 15%;
+# FULL is scheduler_perf's 5000-node size (reference §7).
 DEFAULT: Final[dict[str, Workload]] = {
     w.name: w
     for w in (
-        Workload("SchedulingBasic", 500, 500, 1000, default_pod, default_pod,
+        Workload("SchedulingBasic", 500, 500, 3000, default_pod, default_pod,
                  description="default pods (100m/500Mi)"),
-        Workload("SchedulingPodAntiAffinity", 500, 100, 200, anti_affinity_pod,
+        Workload("SchedulingPodAntiAffinity", 1000, 100, 800, anti_affinity_pod,
                  anti_affinity_pod,
                  description="required anti-affinity on hostname, color=green"),
-        Workload("SchedulingPodAffinity", 500, 500, 500, affinity_pod, affinity_pod,
+        Workload("SchedulingPodAffinity", 500, 500, 1500, affinity_pod, affinity_pod,
                  node_labels=_ZONE1, description="required affinity on zone, color=blue"),
-        Workload("SchedulingNodeAffinity", 500, 500, 1000, node_affinity_pod,
+        Workload("SchedulingNodeAffinity", 500, 500, 3000, node_affinity_pod,
                  node_affinity_pod, node_labels=_ZONE1,
                  description="required node affinity zone In [zone1, zone2]"),
-        Workload("TopologySpreading", 500, 500, 500, spreading_pod, default_pod, zones=3,
+        Workload("TopologySpreading", 500, 500, 2000, spreading_pod, default_pod, zones=3,
                  description="3 zones, DoNotSchedule maxSkew 5 on zone"),
-        Workload("PreemptionBasic", 100, 400, 100, high_priority_pod, low_priority_pod,
+        Workload("PreemptionBasic", 200, 800, 200, high_priority_pod, low_priority_pod,
                  description="4 low-priority pods (900m) per node, then 3-cpu high-priority pods"),
-        Workload("Unschedulable", 500, 100, 1000, default_pod, large_cpu_pod, init_bound=False,
+        Workload("Unschedulable", 500, 100, 3000, default_pod, large_cpu_pod, init_bound=False,
                  description="unschedulable 9-cpu pods in the queue, then default pods"),
-        Workload("SchedulingWithMixedChurn", 500, 0, 1000, default_pod, churn_interval=1.0,
+        Workload("SchedulingWithMixedChurn", 500, 0, 3000, default_pod, churn_interval=1.0,
                  description="a node, a Service and an unschedulable pod recreated every second"),
     )
 }  # fmt: skip
