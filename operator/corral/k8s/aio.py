@@ -16,6 +16,7 @@ from typing import Any, Final
 from urllib.parse import urlencode
 
 import aiohttp
+import orjson
 
 from corral.k8s.client import CONTENT_APPLY_PATCH, CONTENT_JSON, JSON, ApiError, Client, api_error
 from corral.k8s.ratelimit import TokenBucket
@@ -100,7 +101,7 @@ class AsyncClient:
                     raise api_error(response.status, response.reason or "", data)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise ApiError(0, "TransportError", f"{method} {url}: {exc!r}") from exc
-        return json.loads(data) if data else None
+        return orjson.loads(data) if data else None
 
     async def apply(
         self, obj: Mapping[str, Any], *, field_manager: str, force: bool = True
@@ -131,7 +132,7 @@ class AsyncClient:
                 # Watch events are newline-delimited JSON; one line can exceed any chunk size.
                 async for line in response.content:
                     if line.strip():
-                        yield json.loads(line)
+                        yield orjson.loads(line)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise ApiError(0, "TransportError", f"watch {path}: {exc!r}") from exc
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlencode
 
+import orjson
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
@@ -174,7 +175,7 @@ class Client:
             data = response.data
         finally:
             response.release_conn()
-        return json.loads(data) if data else None
+        return orjson.loads(data) if data else None
 
     def stream(
         self,
@@ -200,7 +201,7 @@ class Client:
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield json.loads(line)
+                        yield orjson.loads(line)
         finally:
             response.release_conn()
 
@@ -359,7 +360,7 @@ def _param(value: str | int | bool) -> str:
 
 def api_error(status: int, reason: str, data: bytes) -> ApiError:
     try:
-        body = json.loads(data) if data else {}
+        body = orjson.loads(data) if data else {}
     except ValueError:
         body = {}
     if isinstance(body, dict) and body.get("kind") == "Status":
