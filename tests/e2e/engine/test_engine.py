@@ -102,8 +102,14 @@ def test_unschedulable_pod_is_retried_when_a_node_fits(
     ) or message.endswith("Preemption is not helpful for scheduling.")
     if total > 2:
         assert f"{total - 2} node(s) didn't match Pod's node affinity/selector" in message
-    events = kube.list_items("v1", "Event", namespace, field_selector="reason=FailedScheduling")
-    assert any(e["message"] == condition["message"] for e in events)
+
+    def event_posted() -> bool:
+        events = kube.list_items("v1", "Event", namespace, field_selector="reason=FailedScheduling")
+        return any(e["message"] == message for e in events)
+
+    # Events go out through the engine's event recorder, independently of the status patch
+    # (as upstream's broadcaster): the Event may land a moment after the condition.
+    wait_until("the FailedScheduling event with the same message", event_posted, timeout=15)
 
     fake_nodes(1, cpu="4", memory="8Gi", labels=pool)
     # Moved by the node's events: far sooner than the 5-minute unschedulable flush.
