@@ -33,13 +33,12 @@ import time
 from pathlib import Path
 from typing import Final
 
-from bench.cluster import clear_lifecycle_taints
+from bench.cluster import make_schedulable
 from bench.driver import BoundWatcher, create_all
 from bench.workloads import JSON, MEASURED_NAMESPACE, default_pod
 from corral.k8s import Client
 from corral.k8s.aio import AsyncClient
 from corral.testing import LocalCluster
-from corral.testing.nodes import wait_ready
 
 CONCURRENCY: Final = 32
 NOBODY: Final = "no-scheduler"
@@ -144,8 +143,7 @@ def measure(nodes: int, pods: int) -> dict[str, float]:
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": MEASURED_NAMESPACE}}
             )
             names = cluster.add_nodes(nodes, cpu="4", memory="32Gi", pods=110, wait=False)
-            wait_ready(cluster.admin, names, timeout=max(120.0, nodes / 10))
-            clear_lifecycle_taints(cluster.admin, names)  # sooner than kube-controller-manager
+            make_schedulable(cluster.admin, names)
             return asyncio.run(_measure(cluster, names, pods))
         finally:
             cluster.down()

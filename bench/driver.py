@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench import procstat, profiling, stats
-from bench.cluster import clear_lifecycle_taints
+from bench.cluster import make_schedulable
 from bench.schedulers import SchedulerConfig, SchedulerProcess
 from bench.workloads import (
     INIT_NAMESPACE,
@@ -42,7 +42,6 @@ from bench.workloads import (
 from corral.k8s import ApiError, Client
 from corral.k8s.aio import AsyncClient
 from corral.testing import LocalCluster, fake_node
-from corral.testing.nodes import wait_ready
 
 CREATE_CONCURRENCY: Final = 32
 READY_TIMEOUT: Final = 180.0
@@ -254,11 +253,7 @@ def setup_cluster(cluster: LocalCluster, workload: Workload, scheduler_name: str
         labels=dict(workload.node_labels),
         wait=False,
     )
-    # Ready, then lift kube-controller-manager's lifecycle taints ourselves: its node lifecycle
-    # controller clears them node by node (about 110 s for 500 nodes), so waiting for it would
-    # dominate the run.
-    wait_ready(admin, nodes, timeout=max(120.0, workload.nodes / 10))
-    clear_lifecycle_taints(admin, nodes, timeout=max(300.0, workload.nodes / 5))
+    make_schedulable(admin, nodes)
     if workload.init is not None and workload.init_pods:
         pods = []
         for i in range(workload.init_pods):

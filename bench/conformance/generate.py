@@ -72,6 +72,18 @@ class Scenario:
     def to_json(self) -> JSON:
         return asdict(self)
 
+    def cluster_objects(self) -> list[JSON]:
+        """The Namespaces and PriorityClasses the scenario's pods refer to."""
+        out: list[JSON] = [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+            for name, labels in self.namespaces.items()
+        ]
+        for name, (value, policy) in self.priority_classes.items():
+            out.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                        "metadata": {"name": name}, "value": value,
+                        "preemptionPolicy": policy})  # fmt: skip
+        return out
+
     @classmethod
     def from_json(cls, data: JSON) -> Scenario:
         return cls(**data)

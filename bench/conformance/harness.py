@@ -29,13 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from bench.cluster import clear_lifecycle_taints
+from bench.cluster import make_schedulable
 from bench.conformance.compare import Decision, LogParser, Trace, Verdict, compare
 from bench.conformance.generate import JSON, Scenario
 from bench.schedulers import SchedulerConfig, SchedulerProcess
 from corral.k8s import ApiError, Client
 from corral.testing import LocalCluster
-from corral.testing.nodes import wait_ready
 
 REFERENCE: Final = "conf-reference"
 DECISION_TIMEOUT: Final = 30.0
@@ -167,17 +166,11 @@ class _ReferenceLog:
 
 def setup_state(cluster: LocalCluster, scenario: Scenario) -> None:
     admin = cluster.admin
-    for name, labels in scenario.namespaces.items():
-        admin.create({"apiVersion": "v1", "kind": "Namespace",
-                      "metadata": {"name": name, "labels": labels}})  # fmt: skip
-    for name, (value, policy) in scenario.priority_classes.items():
-        admin.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                      "metadata": {"name": name}, "value": value,
-                      "preemptionPolicy": policy})  # fmt: skip
+    for obj in scenario.cluster_objects():
+        admin.create(obj)
     for node in scenario.nodes:
         admin.create(node)
-    wait_ready(admin, [n["metadata"]["name"] for n in scenario.nodes])
-    clear_lifecycle_taints(admin, [n["metadata"]["name"] for n in scenario.nodes])
+    make_schedulable(admin, [n["metadata"]["name"] for n in scenario.nodes])
     for pod in scenario.running:
         admin.create(pod)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from bench.conformance.generate import Scenario
 from corral.scheduler.profiles import load_engine_config
 from corral.scheduler.simulate import Simulator
 
@@ -76,27 +77,16 @@ def save(seeds: list[JSON], path: Path) -> None:
     path.write_bytes(gzip.compress(text.encode(), compresslevel=9, mtime=0))
 
 
-def _objects(scenario: JSON) -> list[JSON]:
-    out: list[JSON] = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
-        for name, labels in scenario["namespaces"].items()
-    ]
-    for name, (value, policy) in scenario["priority_classes"].items():
-        out.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                    "metadata": {"name": name}, "value": value,
-                    "preemptionPolicy": policy})  # fmt: skip
-    return out
-
-
 def replay_seed(data: JSON) -> Iterator[Replayed]:
     """Judge Corral on every pod of one recorded seed."""
     engine = load_engine_config(CONFIG)
     scenario, results = data["scenario"], data["report"]["results"]
+    objects = Scenario.from_json(scenario).cluster_objects()
     placed: list[JSON] = []
     for result in results:
         index = result["index"]
         simulator = Simulator(engine)
-        for obj in _objects(scenario):
+        for obj in objects:
             simulator.add_object(obj)
         for node in scenario["nodes"]:
             simulator.add_node(node)

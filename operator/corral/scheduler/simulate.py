@@ -86,8 +86,9 @@ class Simulator:
         self.cache = Cache()
         self._uids = 0
 
-    def _uid(self, raw: Mapping[str, Any]) -> dict[str, Any]:
-        """Pods written by hand have no uid; give each a distinct one. Resolve the priority."""
+    def _admit(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """What the API server would add: a distinct uid (hand-written pods have none), the
+        default namespace, and the priority and preemptionPolicy of ``priorityClassName``."""
         meta = dict(raw.get("metadata") or {})
         if not meta.get("uid"):
             self._uids += 1
@@ -116,10 +117,10 @@ class Simulator:
         self.cache.add_node(node_from_json(raw))
 
     def add_running_pod(self, raw: Mapping[str, Any]) -> None:
-        self.cache.add_pod(pod_from_json(self._uid(raw)))
+        self.cache.add_pod(pod_from_json(self._admit(raw)))
 
     def schedule(self, raw: Mapping[str, Any], *, explain: bool = False) -> Placement:
-        raw = self._uid(raw)
+        raw = self._admit(raw)
         spec = raw.get("spec") or {}
         if not spec.get("schedulerName"):
             raw = {**raw, "spec": {**spec, "schedulerName": self.default_profile}}
