@@ -134,11 +134,19 @@ def main(argv: list[str] | None = None) -> int:
         help="write the scenarios and upstream's decisions here (gzipped JSON)",
     )
     args = parser.parse_args(argv)
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        print(f"no such file or directory: {', '.join(missing)}", file=sys.stderr)
+        return 2
     files = seed_files(args.paths)
     if not files:
         print("no seed-*.json found", file=sys.stderr)
         return 2
-    seeds = [seed for path in files for seed in load(path)]
+    try:
+        seeds = [seed for path in files for seed in load(path)]
+    except (OSError, ValueError) as exc:  # unreadable, not gzip, not JSON
+        print(f"cannot read a recorded run: {exc}", file=sys.stderr)
+        return 2
     if args.save:
         save(seeds, args.save)
         print(f"saved {len(seeds)} seed(s) to {args.save}")

@@ -54,3 +54,19 @@ def test_a_wrong_reference_is_a_disagreement(tamper: str) -> None:
     seed["report"]["results"] = results[: target["index"] + 1]
     verdicts = list(replay.replay_seed(seed))
     assert [r.index for r in verdicts if not r.agree] == [target["index"]]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        pytest.param(lambda d: d / "nope", "no such file or directory", id="missing path"),
+        pytest.param(lambda d: d, "no seed-*.json found", id="directory without seeds"),
+        pytest.param(lambda d: (d / "seed-1.json").write_text("{not json") and d,
+                     "cannot read a recorded run", id="not JSON"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Any, message: str
+) -> None:
+    assert replay.main([str(make(tmp_path))]) == 2
+    assert message in capsys.readouterr().err
