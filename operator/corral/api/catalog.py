@@ -121,7 +121,7 @@ BUILTIN: Final[tuple[PluginInfo, ...]] = (
     ),
     _p(
         "DefaultPreemption",
-        "postFilter",
+        "preEnqueue postFilter",
         "Preempts lower-priority pods.",
         cluster_reads=(("policy", "poddisruptionbudgets"),),
         namespaced_writes=(("", "pods", ("delete",)),),

@@ -7,8 +7,11 @@
   or until it has waited ``max_in_unschedulable`` (5 minutes) and the periodic flush moves it.
 - Backoff: ``initial * 2^(attempts-1)`` capped at ``max_backoff``, counted from the pod's last
   failure (``attempts`` = number of pops).
-- PreEnqueue (scheduling gates) runs whenever a pod would enter activeQ; a rejected pod is
-  *gated*: it waits in unschedulablePods and only its own update can release it.
+- PreEnqueue runs whenever a pod would enter activeQ; a rejected pod is *gated*: it waits in
+  unschedulablePods until its own update, or an event its gating plugin registered for (and
+  that one of its rejectors registered for, as for any unschedulable pod), runs PreEnqueue
+  again. SchedulingGates registers only the pod's own update; DefaultPreemption registers Pod
+  deletion (a preemptor waits for its victims to go).
 - Pods deleted, or bound by someone else (the informer calls :meth:`delete`), leave the queue;
   a pod deleted while in flight is not requeued.
 
@@ -200,7 +203,7 @@ class SchedulingQueue:
             moved = [
                 qpi
                 for qpi in self._unschedulable.values()
-                if not qpi.gated and self._matches(qpi, event)
+                if (not qpi.gated or self._ungates(qpi, event)) and self._matches(qpi, event)
             ]
             for qpi in moved:
                 self._move(qpi, now)
@@ -208,12 +211,31 @@ class SchedulingQueue:
             return len(moved)
 
     def _matches(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Upstream ``isPodWorthRequeuing`` without hints: a wildcard event, no rejector, or a
+        rejector registered for the event."""
         if event.resource == events.WILDCARD:
             return True
-        for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:
-            if any(event.matches(r) for r in self._events.get(plugin, ())):
-                return True
-        return False
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            return True
+        return any(event.matches(r) for plugin in rejectors for r in self._events.get(plugin, ()))
+
+    def _ungates(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """A gated pod is reconsidered only for events its gating plugin registered for."""
+        if event.resource == events.WILDCARD:
+            return False
+        return any(event.matches(r) for r in self._events.get(qpi.gating_plugin, ()))
+
+    def activate(self, uid: str) -> bool:
+        """Move a waiting pod (backoffQ or unschedulablePods) to activeQ at once, through
+        PreEnqueue (upstream ``Activate``). False if it is not waiting there."""
+        with self._cond:
+            if uid in self._active_index or uid in self._in_flight:
+                return False
+            qpi = self._backoff_index.pop(uid, None) or self._unschedulable.pop(uid, None)
+            if qpi is None:
+                return False
+            return self._to_active(qpi)
 
     # --- scheduler side ---------------------------------------------------------------------
 

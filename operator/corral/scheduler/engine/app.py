@@ -87,8 +87,15 @@ class Engine:
         self.metrics = SchedulerMetrics()
         self.objects = ObjectStore()
         self.nominator = Nominator()
+        self.cache = Cache()
         self.preemption = ApiPreemptionExecutor(
-            client, self.bucket, self.nominator, self._event_from_thread, self._count_preemption
+            client,
+            self.bucket,
+            self.nominator,
+            self._event_from_thread,
+            lookup=self.cache.get_pod,
+            activate=lambda pod: self.queue.activate(pod.uid),
+            on_preempt=self._count_preemption,
         )
         frameworks = build_frameworks(
             engine,
@@ -111,7 +118,6 @@ class Engine:
         # Upstream retries pods an extender rejected on any cluster event: it cannot know what
         # an extender's verdict depends on.
         events_by_plugin[EXTENDER_NAME] = (ClusterEvent(WILDCARD, ActionType.ALL),)
-        self.cache = Cache()
         self.queue = SchedulingQueue(
             less=first.less,  # validation makes every profile use the same QueueSort
             pre_enqueue=self._pre_enqueue,
@@ -267,6 +273,7 @@ class Engine:
     async def _shutdown(self) -> None:
         if self.loop.running:
             await asyncio.to_thread(self.loop.stop)
+        self.preemption.close()
         for recorder in self.recorders.values():
             await recorder.flush(timeout=2.0)
         for task in list(self._tasks):

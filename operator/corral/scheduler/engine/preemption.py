@@ -1,16 +1,36 @@
-"""The API side of a preemption decision (upstream ``prepareCandidate``), on the calling thread.
+"""The API side of a preemption decision, asynchronous as upstream's default since 1.33
+(``SchedulerAsyncPreemption``, KEP-4832; upstream ``prepareCandidateAsync``).
 
-For each victim: the ``DisruptionTarget`` condition (reason ``PreemptionByScheduler``) so that
-controllers and PDB accounting see why it goes, then the delete, then a ``Preempted`` Event.
-Lower-priority pods nominated to the same node lose their nomination: the room they counted on
-is the preemptor's now. A victim already gone is not an error.
+The scheduling thread only records the decision: the preemptor is marked *preempting* and the
+API calls run on worker threads, so the next pod's cycle does not wait for them. Meanwhile
+DefaultPreemption's PreEnqueue keeps the preemptor out of activeQ
+(:meth:`ApiPreemptionExecutor.is_running_preemption`).
+
+One preemption, on a worker:
+
+1. lower-priority pods nominated to the node lose their nomination (the room they counted on
+   is the preemptor's now); a failure here is logged, not fatal;
+2. every victim but the last, in parallel: the ``DisruptionTarget`` condition (reason
+   ``PreemptionByScheduler``) so that controllers and PDB accounting see why it goes, then the
+   delete, then a ``Preempted`` Event. A victim already gone is not an error;
+3. unless step 2 failed, the last victim, the same way. It is registered first: from then on
+   the preemptor counts as preempting only while that victim is still in the cache and not
+   terminating, so its deletion event (which requeues the preemptor) already finds the gate
+   open, even before this worker has finished;
+4. the preemptor is unmarked. After an error it is activated (moved to activeQ): no further
+   deletion event may come to requeue it.
+
+Victims already terminating get no call. With none left the preemptor is not marked at all.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from typing import Final
 
 from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
@@ -20,6 +40,13 @@ from corral.scheduler.framework.types import PodInfo
 
 # (pod, event type, reason, action, note): recorded asynchronously by the engine.
 EventSink = Callable[[PodInfo, str, str, str, str], None]
+# The engine's view of an assigned pod by uid (None once deleted).
+PodLookup = Callable[[str], PodInfo | None]
+
+# Upstream's Parallelizer default: victims of one preemption are deleted 16 at a time.
+VICTIM_WORKERS: Final = 16
+# Preemptions in progress at once; each waits on its victims' calls.
+PREEMPTION_WORKERS: Final = 8
 
 log = logging.getLogger("corral.scheduler")
 
@@ -33,18 +60,25 @@ class ApiPreemptionExecutor:
         bucket: TokenBucket,
         nominator: Nominator,
         events: EventSink,
+        *,
+        lookup: PodLookup,
+        activate: Callable[[PodInfo], object],
         on_preempt: Callable[[int], None] = lambda _victims: None,
     ) -> None:
         self.client = client
         self.bucket = bucket
         self.nominator = nominator
         self.events = events
+        self.lookup = lookup
+        self.activate = activate
         self.on_preempt = on_preempt  # called once per preemption with its number of victims
+        self._lock = threading.Lock()
+        self._preempting: set[str] = set()
+        self._last_victim: dict[str, str] = {}  # preemptor uid -> uid of its last victim
+        self._runs = ThreadPoolExecutor(PREEMPTION_WORKERS, thread_name_prefix="preemption")
+        self._calls = ThreadPoolExecutor(VICTIM_WORKERS, thread_name_prefix="preemption-call")
 
-    def _call(self, method: str, path: str, body: object) -> None:
-        self.bucket.wait()
-        content = CONTENT_STRATEGIC_MERGE_PATCH if method == "PATCH" else "application/json"
-        self.client.request(method, path, body=body, content_type=content)
+    # --- the scheduling thread --------------------------------------------------------------
 
     def preempt(
         self,
@@ -53,32 +87,104 @@ class ApiPreemptionExecutor:
         victims: Sequence[PodInfo],
         lower_priority_nominated: Sequence[PodInfo],
     ) -> Status | None:
-        now = datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        to_delete = [v for v in victims if not v.deleting]
+        if not to_delete:
+            return None
         self.on_preempt(len(victims))
-        for victim in victims:
-            base = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
-            condition = {
-                "type": "DisruptionTarget",
-                "status": "True",
-                "reason": "PreemptionByScheduler",
-                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
-                "priority pod",
-                "lastTransitionTime": now,
-            }
-            try:
-                self._call("PATCH", f"{base}/status", {"status": {"conditions": [condition]}})
-                self._call("DELETE", base, {"apiVersion": "v1", "kind": "DeleteOptions",
-                                            "preconditions": {"uid": victim.uid}})  # fmt: skip
-            except ApiError as exc:
-                if exc.not_found or exc.conflict:
-                    continue  # already gone (or replaced by a namesake): nothing to preempt
-                return Status.error(f"preempting {victim.key}: {exc}")
-            note = f"Preempted by pod {preemptor.uid} on node {node_name}"
-            self.events(victim, "Normal", "Preempted", "Preempting", note)
-            log.info('Preempted pod pod="%s" preemptor="%s" node="%s"',
-                     victim.key, preemptor.key, node_name)  # fmt: skip
-        self.clear_nominated_node_name(lower_priority_nominated)
+        with self._lock:
+            self._preempting.add(preemptor.uid)
+        try:
+            self._runs.submit(self._run, preemptor, node_name, to_delete, lower_priority_nominated)
+        except RuntimeError:  # shut down meanwhile: the engine is stopping
+            with self._lock:
+                self._preempting.discard(preemptor.uid)
         return None
+
+    def is_running_preemption(self, uid: str) -> bool:
+        """Whether ``uid``'s preemption is still under way (upstream ``IsPodRunningPreemption``)."""
+        with self._lock:
+            if uid not in self._preempting:
+                return False
+            last = self._last_victim.get(uid)
+        if last is None:
+            return True
+        victim = self.lookup(last)
+        return victim is not None and not victim.deleting
+
+    def close(self) -> None:
+        """Stop taking preemptions; calls already sent finish on their own."""
+        self._runs.shutdown(wait=False, cancel_futures=True)
+        self._calls.shutdown(wait=False, cancel_futures=True)
+
+    # --- workers ----------------------------------------------------------------------------
+
+    def _run(
+        self,
+        preemptor: PodInfo,
+        node_name: str,
+        victims: list[PodInfo],
+        lower_priority_nominated: Sequence[PodInfo],
+    ) -> None:
+        failed = False
+        try:
+            self.clear_nominated_node_name(lower_priority_nominated)
+            *first, last = victims
+            errors = [
+                e
+                for e in self._calls.map(
+                    lambda v: self._preempt_one(preemptor, node_name, v), first
+                )
+                if e is not None
+            ]
+            if errors:
+                failed = True
+                log.error("preempting for %s: %s", preemptor.key, errors[0])
+            else:
+                with self._lock:
+                    self._last_victim[preemptor.uid] = last.uid
+                error = self._preempt_one(preemptor, node_name, last)
+                if error is not None:
+                    failed = True
+                    log.error("preempting for %s: %s", preemptor.key, error)
+        except Exception:  # a bug here must not leave the preemptor gated for ever
+            failed = True
+            log.exception("preempting for %s", preemptor.key)
+        finally:
+            with self._lock:
+                self._preempting.discard(preemptor.uid)
+                self._last_victim.pop(preemptor.uid, None)
+        if failed:
+            self.activate(preemptor)
+
+    def _preempt_one(self, preemptor: PodInfo, node_name: str, victim: PodInfo) -> str | None:
+        """The condition, the delete, the Event; returns an error message or None."""
+        base = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
+        condition = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
+            "priority pod",
+            "lastTransitionTime": datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        try:
+            self._call("PATCH", f"{base}/status", {"status": {"conditions": [condition]}})
+            self._call("DELETE", base, {"apiVersion": "v1", "kind": "DeleteOptions",
+                                        "preconditions": {"uid": victim.uid}})  # fmt: skip
+        except ApiError as exc:
+            if exc.not_found or exc.conflict:
+                return None  # already gone (or replaced by a namesake): nothing to preempt
+            return f"preempting {victim.key}: {exc}"
+        note = f"Preempted by pod {preemptor.uid} on node {node_name}"
+        self.events(victim, "Normal", "Preempted", "Preempting", note)
+        log.info('Preempted pod pod="%s" preemptor="%s" node="%s"',
+                 victim.key, preemptor.key, node_name)  # fmt: skip
+        return None
+
+    def _call(self, method: str, path: str, body: object) -> None:
+        self.bucket.wait()
+        content = CONTENT_STRATEGIC_MERGE_PATCH if method == "PATCH" else "application/json"
+        self.client.request(method, path, body=body, content_type=content)
 
     def clear_nominated_node_name(self, pods: Sequence[PodInfo]) -> None:
         for pod in pods:

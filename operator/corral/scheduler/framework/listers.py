@@ -59,12 +59,13 @@ class PodNominator(Protocol):
 class PreemptionExecutor(Protocol):
     """Carries out the preemption that DefaultPreemption decided (upstream ``prepareCandidate``).
 
-    ``preempt``: for every victim, add the ``DisruptionTarget`` condition (reason
-    ``PreemptionByScheduler``), delete it and record a Normal event ``Preempted`` (action
-    ``Preempting``, note ``Preempted by pod <preemptor uid> on node <node>``); then clear the
-    nominatedNodeName of ``lower_priority_nominated``. Victims waiting on Permit are rejected
-    by the plugin itself and are not passed here. Returns ``None`` or an Error status (the
-    preemptor then keeps its old nomination and is retried).
+    ``preempt``: clear the nominatedNodeName of ``lower_priority_nominated``; for every victim,
+    add the ``DisruptionTarget`` condition (reason ``PreemptionByScheduler``), delete it and
+    record a Normal event ``Preempted`` (action ``Preempting``, note ``Preempted by pod
+    <preemptor uid> on node <node>``). Victims waiting on Permit are rejected by the plugin
+    itself and are not passed here. Returns ``None`` or an Error status (the preemptor then
+    keeps its old nomination and is retried). An asynchronous executor returns at once and
+    reports the work as running through ``is_running_preemption`` until it is done.
 
     ``clear_nominated_node_name``: remove the nomination of ``pods`` (the preemptor's, when
     preemption cannot help any more).
@@ -82,3 +83,7 @@ class PreemptionExecutor(Protocol):
     ) -> Status | None: ...
 
     def clear_nominated_node_name(self, pods: Sequence[PodInfo]) -> None: ...
+
+    def is_running_preemption(self, uid: str) -> bool:
+        """Whether the preemption started for pod ``uid`` is still under way."""
+        ...

@@ -85,7 +85,7 @@ def default_profile(
     """Upstream's default plugins (multiPoint order and weights), expanded per point."""
     return ResolvedProfile(
         scheduler_name=scheduler_name,
-        pre_enqueue=(names.SCHEDULING_GATES,),
+        pre_enqueue=(names.SCHEDULING_GATES, names.DEFAULT_PREEMPTION),
         queue_sort=(names.PRIORITY_SORT,),
         pre_filter=_PRE_FILTER,
         filter=(names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, *_PRE_FILTER),

@@ -9,7 +9,8 @@ import pytest
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.runtime.framework import Framework
-from corral.scheduler.framework.types import QueuedPodInfo
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 from corral.scheduler.plugins.priority_sort import PrioritySort
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 from corral.scheduler.plugins.scheduling_gates import SchedulingGates
@@ -218,3 +219,87 @@ def test_close_wakes_a_blocked_pop() -> None:
     q.close()
     worker.join(timeout=30)
     assert popped == [None]
+
+
+class PreemptionGate:
+    """A PreEnqueue plugin that, like async DefaultPreemption, gates pods in ``running``."""
+
+    name = "DefaultPreemption"
+
+    def __init__(self) -> None:
+        self.running: set[str] = set()
+
+    def __call__(self, p: PodInfo) -> Status | None:
+        if p.uid in self.running:
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting").with_plugin(self.name)
+        return SchedulingGates().pre_enqueue(p)
+
+
+def _gated_preemptor(clock: Clock) -> tuple[SchedulingQueue, PreemptionGate, QueuedPodInfo]:
+    gate = PreemptionGate()
+    events = {**EVENTS, "DefaultPreemption": (POD_DELETE,)}
+    q = SchedulingQueue(
+        less=PrioritySort().less, pre_enqueue=gate, events_by_plugin=events, clock=clock
+    )
+    q.add(pod_info("preemptor"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    gate.running.add(qpi.pod.uid)
+    _fail(q, qpi, "NodeResourcesFit")  # PostFilter nominated a node; victims are going
+    clock.now += 5  # backoff over
+    assert q.move_all_to_active_or_backoff(POD_DELETE) == 1  # a first victim went...
+    assert q.where(qpi.pod.uid) == "gated"  # ...but the preemption is still running
+    return q, gate, qpi
+
+
+@pytest.mark.parametrize(
+    ("event", "running", "where"),
+    [
+        pytest.param(POD_DELETE, False, "active", id="last victim gone: ungated"),
+        pytest.param(POD_DELETE, True, "gated", id="still preempting: gated again"),
+        pytest.param(NODE_ADD, False, "gated", id="event the gate did not register"),
+        pytest.param(ClusterEvent("*", ActionType.ALL), False, "gated", id="wildcard"),
+    ],
+)
+def test_a_preemption_gate_is_rerun_on_the_events_its_plugin_registered(
+    event: ClusterEvent, running: bool, where: str
+) -> None:
+    clock = Clock()
+    q, gate, qpi = _gated_preemptor(clock)
+    if not running:
+        gate.running.clear()
+    q.move_all_to_active_or_backoff(event)
+    assert q.where(qpi.pod.uid) == where
+
+
+def test_scheduling_gates_are_not_lifted_by_pod_deletions() -> None:
+    clock = Clock()
+    q, _gate, _qpi = _gated_preemptor(clock)
+    q.add(pod_info("with-gates", gates=["g"]))
+    q.move_all_to_active_or_backoff(POD_DELETE)
+    assert q.where(pod_info("with-gates").uid) == "gated"
+
+
+@pytest.mark.parametrize(
+    ("setup", "activated", "where"),
+    [
+        pytest.param("unschedulable", True, "active", id="from unschedulablePods"),
+        pytest.param("backoff", True, "active", id="from backoffQ"),
+        pytest.param("gated", False, "gated", id="PreEnqueue still gates"),
+        pytest.param("in-flight", False, "in-flight", id="in flight: untouched"),
+        pytest.param("active", False, "active", id="already active"),
+    ],
+)
+def test_activate(setup: str, activated: bool, where: str) -> None:
+    clock = Clock()
+    q = _queue(clock)
+    p = pod_info("p", gates=["g"]) if setup == "gated" else pod_info("p")
+    q.add(p)
+    if setup in ("unschedulable", "backoff", "in-flight"):
+        qpi = q.pop(timeout=0)
+        assert qpi is not None
+        if setup != "in-flight":
+            _fail(q, qpi, *(("NodeAffinity",) if setup == "unschedulable" else ()))
+    assert q.where(p.uid) == setup
+    assert q.activate(p.uid) is activated
+    assert q.where(p.uid) == where

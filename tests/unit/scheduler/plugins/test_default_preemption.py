@@ -16,7 +16,7 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.cycle import scheduling_cycle
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.runtime.schedule import PodScheduler
-from corral.scheduler.framework.status import Status
+from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import default_preemption
 from corral.scheduler.plugins.default_preemption import candidates as cand
@@ -28,6 +28,7 @@ class Executor:
     def __init__(self) -> None:
         self.preempted: list[tuple[str, str, list[str], list[str]]] = []
         self.cleared: list[str] = []
+        self.running: set[str] = set()
 
     def preempt(
         self,
@@ -48,6 +49,9 @@ class Executor:
 
     def clear_nominated_node_name(self, pods: Sequence[PodInfo]) -> None:
         self.cleared.extend(p.name for p in pods)
+
+    def is_running_preemption(self, uid: str) -> bool:
+        return uid in self.running
 
 
 class Nominator:
@@ -245,3 +249,36 @@ def test_nominated_node_is_tried_first() -> None:
     assert outcome.result is not None
     assert outcome.result.suggested_host == "n3"
     assert outcome.result.feasible_nodes == 1
+
+
+@pytest.mark.parametrize(
+    ("executor", "running", "want"),
+    [
+        pytest.param(True, True, default_preemption.WAITING, id="preempting: gated"),
+        pytest.param(True, False, None, id="done: passes"),
+        pytest.param(False, False, None, id="no executor (simulation): passes"),
+    ],
+)
+def test_pre_enqueue_gates_a_pod_while_its_preemption_runs(
+    executor: bool, running: bool, want: str | None
+) -> None:
+    ex = Executor()
+    incoming = high()
+    if running:
+        ex.running.add(incoming.uid)
+    fwk = Framework(
+        default_profile(),
+        in_tree_registry(),
+        pod_binder=lambda _p, _n: None,
+        preemption_executor=ex if executor else None,
+    )
+    s = fwk.run_pre_enqueue(incoming)
+    if want is None:
+        assert s is None or s.is_success
+    else:
+        assert s is not None
+        assert (s.code, s.message, s.plugin) == (
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            want,
+            "DefaultPreemption",
+        )

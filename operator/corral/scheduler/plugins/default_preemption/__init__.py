@@ -1,4 +1,4 @@
-"""DefaultPreemption (PostFilter).
+"""DefaultPreemption (PreEnqueue, PostFilter).
 
 When no node fits, find nodes where evicting lower-priority pods would make room and nominate
 the best one (upstream ``Evaluator.Preempt``):
@@ -16,8 +16,10 @@ the best one (upstream ``Evaluator.Preempt``):
 Every non-success message is prefixed ``preemption: ``. With no candidate, the message is a
 nested FitError in which nodes not dry-run read ``Preemption is not helpful for scheduling``.
 Without an executor (simulation, tests) the decision is returned and nothing is evicted.
-Preemption here is synchronous; upstream's async mode (a PreEnqueue gate while victims go) is
-not implemented.
+
+PreEnqueue: while the executor still carries out a pod's preemption (asynchronously, as
+upstream's default ``SchedulerAsyncPreemption``), the pod is gated with
+``waiting for the preemption for this pod to be finished``; a Pod deletion re-runs the gate.
 """
 
 from __future__ import annotations
@@ -46,8 +48,16 @@ NAME: Final = names.DEFAULT_PREEMPTION
 NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
 NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
+WAITING: Final = "waiting for the preemption for this pod to be finished"
 
-__all__ = ["NAME", "NOT_HELPFUL", "NO_VICTIMS", "DefaultPreemption", "DefaultPreemptionArgs"]
+__all__ = [
+    "NAME",
+    "NOT_HELPFUL",
+    "NO_VICTIMS",
+    "WAITING",
+    "DefaultPreemption",
+    "DefaultPreemptionArgs",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +105,12 @@ class DefaultPreemption:
         self.handle = handle
         self.rng = rng or random.Random()
         self.clock = clock
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        executor = self.handle.preemption_executor
+        if executor is not None and executor.is_running_preemption(pod.uid):
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
+        return None
 
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus

@@ -1,0 +1,141 @@
+"""The asynchronous preemption executor's bookkeeping: the scheduling thread never waits, the
+preemptor counts as preempting until its last victim is going, a failure re-activates it.
+
+The API calls are recorded by a stand-in for the client (the real calls, against a real API
+server, are exercised by tests/e2e/engine/test_preemption.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from corral.k8s import ApiError
+from corral.k8s.ratelimit import TokenBucket
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.preemption import ApiPreemptionExecutor
+from corral.scheduler.framework.types import PodInfo
+from scheduler.builders import pod, pod_info
+
+
+class Calls:
+    """Records requests; ``hold`` blocks the DELETE of that pod until released."""
+
+    def __init__(self, fail: dict[str, int] | None = None, hold: str = "") -> None:
+        self.fail = fail or {}  # pod name -> HTTP status its DELETE answers
+        self.hold = hold
+        self.release = threading.Event()
+        self.holding = threading.Event()
+        self.sent: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    def request(self, method: str, path: str, **_kw: object) -> dict[str, object]:
+        name = path.split("/")[6]
+        with self._lock:
+            self.sent.append((method, name))
+        if method == "DELETE" and name == self.hold:
+            self.holding.set()
+            assert self.release.wait(5)
+        if method == "DELETE" and name in self.fail:
+            raise ApiError(self.fail[name], "x", f"{name} refused")
+        return {}
+
+
+class Harness:
+    def __init__(self, calls: Calls) -> None:
+        self.calls = calls
+        self.alive: dict[str, PodInfo] = {}
+        self.activated: list[str] = []
+        self.events: list[str] = []
+        self.executor = ApiPreemptionExecutor(
+            calls,  # type: ignore[arg-type]
+            TokenBucket(1000.0, 1000),
+            Nominator(),
+            lambda pod, *_: self.events.append(pod.name),
+            lookup=self.alive.get,
+            activate=lambda pod: self.activated.append(pod.name),
+        )
+
+    def victims(self, *names: str, deleting: bool = False) -> list[PodInfo]:
+        raws = [pod(n, node_name="n1") for n in names]
+        for raw in raws if deleting else ():
+            raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        pods = [pod_from_json(raw) for raw in raws]
+        self.alive.update({p.uid: p for p in pods})
+        return pods
+
+    def wait(self, condition: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 5
+        while not condition():
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.005)
+
+
+PREEMPTOR = pod_info("vip", priority=100)
+
+
+def test_the_scheduling_thread_does_not_wait_and_the_gate_follows_the_last_victim() -> None:
+    h = Harness(Calls(hold="v2"))
+    victims = h.victims("v1", "v2")
+    assert h.executor.preempt(PREEMPTOR, "n1", victims, []) is None  # returned at once
+    assert h.executor.is_running_preemption(PREEMPTOR.uid)
+    assert h.calls.holding.wait(5)  # the last victim's DELETE is under way
+    assert ("DELETE", "v1") in h.calls.sent
+    assert h.executor.is_running_preemption(PREEMPTOR.uid)  # v2 still in the cache
+    del h.alive[victims[1].uid]  # its deletion reached the informer first
+    assert not h.executor.is_running_preemption(PREEMPTOR.uid)
+    h.calls.release.set()
+    h.wait(lambda: sorted(h.events) == ["v1", "v2"])
+    h.wait(lambda: not h.executor._preempting)
+    assert h.activated == []
+    h.executor.close()
+
+
+@pytest.mark.parametrize(
+    ("fail", "victims", "deleted", "events", "activated"),
+    [
+        pytest.param({"v1": 500}, ["v1", "v2"], ["v1"], [], ["vip"],
+                     id="a first victim fails: the last is spared, the preemptor activated"),
+        pytest.param({"v2": 500}, ["v1", "v2"], ["v1", "v2"], ["v1"], ["vip"],
+                     id="the last victim fails: activated"),
+        pytest.param({"v1": 404}, ["v1", "v2"], ["v1", "v2"], ["v2"], [],
+                     id="a victim already gone is not an error"),
+        pytest.param({"v1": 409}, ["v1"], ["v1"], [], [],
+                     id="a namesake (uid precondition) is not an error"),
+    ],
+)  # fmt: skip
+def test_outcomes(
+    fail: dict[str, int],
+    victims: list[str],
+    deleted: list[str],
+    events: list[str],
+    activated: list[str],
+) -> None:
+    h = Harness(Calls(fail=fail))
+    h.executor.preempt(PREEMPTOR, "n1", h.victims(*victims), [])
+    h.wait(lambda: not h.executor.is_running_preemption(PREEMPTOR.uid))
+    h.wait(lambda: not h.executor._preempting)
+    h.executor.close()
+    assert sorted(n for m, n in h.calls.sent if m == "DELETE") == deleted
+    assert sorted(h.events) == events
+    assert h.activated == activated
+
+
+def test_victims_already_terminating_get_no_call_and_no_gate() -> None:
+    h = Harness(Calls())
+    h.executor.preempt(PREEMPTOR, "n1", h.victims("v1", deleting=True), [])
+    assert not h.executor.is_running_preemption(PREEMPTOR.uid)
+    h.executor.close()
+    assert h.calls.sent == []
+
+
+def test_lower_priority_nominations_are_cleared_first() -> None:
+    h = Harness(Calls())
+    nominated = pod_info("low", priority=1)
+    h.executor.preempt(PREEMPTOR, "n1", h.victims("v1"), [nominated])
+    h.wait(lambda: not h.executor._preempting)
+    h.executor.close()
+    assert h.calls.sent[0] == ("PATCH", "low")
