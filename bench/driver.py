@@ -410,9 +410,10 @@ def run_one(
     profile: Path | None = None,
     say: Any = print,
 ) -> RunResult:
-    """``profile``: if set, py-spy samples the scheduler during the measured phase into this
-    file (collapsed stacks)."""
-    """One workload with one scheduler on a fresh cluster, always torn down afterwards."""
+    """One workload with one scheduler on a fresh cluster, always torn down afterwards.
+
+    ``profile``: if set, py-spy samples the scheduler during the measured phase into this file
+    (collapsed stacks)."""
     result = RunResult(
         workload=workload.name, scheduler=kind, params=workload.params(), order=order,
         repetition=repetition, measured_pods=workload.measured_pods, bound=0, complete=False,

@@ -254,6 +254,11 @@ class Handle(Protocol):
 
     # --- what-if evaluation (preemption) -----------------------------------------------------
 
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether any PreFilter plugin that ran for this cycle (did not Skip) has extensions:
+        if not, the AddPod/RemovePod runners below do nothing."""
+        ...
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
     ) -> Status | None: ...

@@ -276,6 +276,9 @@ class Framework:
         """The runtime calls this at the start of each cycle (one cycle at a time)."""
         self._snapshot = snapshot
 
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        return any(name not in state.skip_filter_plugins for name, _ in self.pre_filter_extensions)
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
     ) -> Status | None:

@@ -79,13 +79,16 @@ def select_victims_on_node(
     """(victims in importance order, PDB violations, None) or ([], 0, the node's status)."""
     now = time.time() if now is None else now
     potential = [p for p in node.pods if p.priority < pod.priority]
-    for victim in potential:
-        node = node.without_pod(victim)
-        s = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node)
-        if s is not None and not s.is_success:
-            return [], 0, s
     if not potential:
         return [], 0, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+    if handle.has_pre_filter_extensions(state):
+        for victim in potential:  # each extension sees the node as it is after its removal
+            node = node.without_pod(victim)
+            s = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node)
+            if s is not None and not s.is_success:
+                return [], 0, s
+    else:  # nobody looks at the intermediate nodes: one copy instead of one per victim
+        node = node.without_pods(potential)
     s = handle.run_filter_plugins_with_nominated_pods(state, pod, node)
     if s is not None and not s.is_success:
         return [], 0, s
