@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import ceiling, procstat, report
+from bench import ceiling, compare, procstat, report
 from bench.cluster import interruptible
 from bench.driver import run_one
 from bench.schedulers import SCHEDULERS, SchedulerConfig, corral_unavailable_reason
@@ -153,6 +153,25 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load(path: str) -> dict[str, Any]:
+    p = Path(path)
+    document: dict[str, Any] = json.loads((p / "results.json" if p.is_dir() else p).read_text())
+    return document
+
+
+def _compare(args: argparse.Namespace) -> int:
+    try:
+        a, b = _load(args.run_a), _load(args.run_b)
+    except (OSError, ValueError) as exc:
+        print(f"cannot read a run: {exc}", file=sys.stderr)
+        return 2
+    text = compare.compare(a, b)
+    if args.out:
+        Path(args.out).write_text(text)
+    print(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -192,6 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("results", help="a results directory or results.json")
     rep.add_argument("--out", help="where table.md and the PNGs go (default: beside it)")
     rep.set_defaults(handler=_report)
+    cmp = sub.add_parser("compare", help="two runs side by side: every figure within 15%%?")
+    cmp.add_argument("run_a", help="a results directory or results.json")
+    cmp.add_argument("run_b", help="another one")
+    cmp.add_argument("--out", help="also write the markdown here")
+    cmp.set_defaults(handler=_compare)
     args = parser.parse_args(argv)
     interruptible()
     code: int = args.handler(args)

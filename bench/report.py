@@ -101,21 +101,63 @@ def table(document: dict[str, Any]) -> str:
     return out
 
 
+# (label, path into a run, format) of every figure the table reports per scheduler.
+FIGURES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("pods/s", ("throughput_mean",), "{:.1f}"),
+    ("p50 s", ("latency_s", "p50"), "{:.2f}"),
+    ("p99 s", ("latency_s", "p99"), "{:.2f}"),
+    ("CPU s", ("scheduler_cpu_s",), "{:.1f}"),
+    ("RSS MB", ("scheduler_peak_rss_mb",), "{:.0f}"),
+)
+TOLERANCE = 0.15  # the issue's bar: every figure within 15% across runs
+
+
+def _value(run: Run, path: tuple[str, ...]) -> float | None:
+    value: Any = run
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return float(value) if value is not None else None
+
+
 def reproducibility(document: dict[str, Any]) -> str:
-    """Per workload and scheduler: the spread of the mean throughput across repetitions."""
-    series: dict[tuple[str, str], list[float]] = defaultdict(list)
+    """Every figure of every complete run, per repetition, with its spread (max/min - 1) and
+    whether that is within :data:`TOLERANCE`; then the Corral/upstream throughput ratio."""
+    per: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    formats = {label: fmt for label, _, fmt in FIGURES}
     for run in document["runs"]:
-        if run.get("complete"):
-            series[(run["workload"], run["scheduler"])].append(run["throughput_mean"])
+        if not run.get("complete"):
+            continue
+        for label, path, _fmt in FIGURES:
+            value = _value(run, path)
+            if value is not None:
+                per[(run["workload"], run["scheduler"], label)].append(value)
+    for (workload, _rep), runs in _by_key(document).items():
+        up, co = runs.get("upstream"), runs.get("corral")
+        if up and co and up.get("complete") and co.get("complete") and up["throughput_mean"]:
+            ratio = co["throughput_mean"] / up["throughput_mean"]
+            per[(workload, "corral/upstream", "pods/s ratio")].append(ratio)
+    formats["pods/s ratio"] = "{:.2f}"
     lines = [
-        "| workload | scheduler | pods/s per repetition | spread (max/min - 1) |",
-        "|---|---|---|---|",
+        "| workload | scheduler | figure | per repetition | spread (max/min - 1) | within 15% |",
+        "|---|---|---|---|---|---|",
     ]
-    for (workload, kind), values in series.items():
-        spread = (max(values) / min(values) - 1) * 100 if len(values) > 1 and min(values) else 0.0
-        runs = ", ".join(f"{v:.1f}" for v in values)
-        lines.append(f"| {workload} | {kind} | {runs} | {spread:.0f}% |")
-    return "\n".join(lines) + "\n"
+    within = total = 0
+    for (workload, kind, label), values in per.items():
+        if len(values) < 2 or min(values) <= 0:
+            continue
+        spread = max(values) / min(values) - 1
+        ok = spread <= TOLERANCE
+        within += ok
+        total += 1
+        shown = ", ".join(formats[label].format(v) for v in values)
+        lines.append(
+            f"| {workload} | {kind} | {label} | {shown} | {spread * 100:.0f}% "
+            f"| {'yes' if ok else '**no**'} |"
+        )
+    summary = f"{within} of {total} figures within 15% across repetitions.\n\n"
+    return summary + "\n".join(lines) + "\n"
 
 
 def plot(document: dict[str, Any], out: Path) -> list[Path]:
