@@ -7,17 +7,23 @@
   or until it has waited ``max_in_unschedulable`` (5 minutes) and the periodic flush moves it.
 - Backoff: ``initial * 2^(attempts-1)`` capped at ``max_backoff``, counted from the pod's last
   failure (``attempts`` = number of pops).
-- PreEnqueue runs whenever a pod would enter activeQ; a rejected pod is *gated*: it waits in
-  unschedulablePods until its own update, or an event its gating plugin registered for (and
-  that one of its rejectors registered for, as for any unschedulable pod), runs PreEnqueue
-  again. SchedulingGates registers only the pod's own update; DefaultPreemption registers Pod
-  deletion (a preemptor waits for its victims to go).
+- Pop from backoffQ (upstream ``SchedulerPopFromBackoffQ``, on by default since 1.33): when
+  activeQ is empty, a pod still backing off after an *unschedulable* failure is popped at once,
+  earliest expiry first, then in QueueSort order; pods backing off after an *error* wait out
+  their backoff. PreEnqueue therefore runs when a pod enters backoffQ (a gated pod waits in
+  unschedulablePods instead), not again when it leaves.
+- PreEnqueue runs whenever a pod would enter activeQ or backoffQ; a rejected pod is *gated*:
+  it waits in unschedulablePods until its own update, or an event its gating plugin registered
+  for (and that one of its rejectors registered for, as for any unschedulable pod), runs
+  PreEnqueue again. SchedulingGates registers only the pod's own update; DefaultPreemption
+  registers Pod deletion (a preemptor waits for its victims to go).
 - Pods deleted, or bound by someone else (the informer calls :meth:`delete`), leave the queue;
   a pod deleted while in flight is not requeued.
 
-This is upstream's behaviour without QueueingHints (1.30/1.31 defaults) and without the Node
-pre-check; hints can be added per plugin later. All times come from the injectable ``clock``;
-the owner calls :meth:`flush_backoff_completed` every second and
+This is upstream's 1.36 queue without QueueingHints (every event a rejector registered for
+moves the pod, as with hints disabled), without the Node pre-check, and with backoff expiries
+not aligned to whole-second windows; hints can be added per plugin later. All times come from
+the injectable ``clock``; the owner calls :meth:`flush_backoff_completed` every second and
 :meth:`flush_unschedulable_leftover` every 30 seconds.
 """
 
@@ -53,6 +59,25 @@ class _ActiveEntry:
         return self.less(self.qpi, other.qpi)
 
 
+class _BackoffEntry:
+    """A pod in backoffQ. Heap items of a pod that left are skipped (``live`` False)."""
+
+    __slots__ = ("expiry", "less", "live", "poppable", "qpi")
+
+    def __init__(self, qpi: QueuedPodInfo, expiry: float, poppable: bool, less: Less) -> None:
+        self.qpi = qpi
+        self.expiry = expiry
+        self.poppable = poppable  # failed as unschedulable (not an error): may pop early
+        self.less = less
+        self.live = True
+
+    def __lt__(self, other: _BackoffEntry) -> bool:
+        """podBackoffQ order: earliest expiry, then QueueSort."""
+        if self.expiry != other.expiry:
+            return self.expiry < other.expiry
+        return self.less(self.qpi, other.qpi)
+
+
 @dataclass(frozen=True, slots=True)
 class PendingPods:
     active: int
@@ -83,8 +108,9 @@ class SchedulingQueue:
         self._cond = threading.Condition()
         self._active: list[_ActiveEntry] = []
         self._active_index: dict[str, _ActiveEntry] = {}
-        self._backoff: list[tuple[float, int, str]] = []
-        self._backoff_index: dict[str, QueuedPodInfo] = {}
+        self._backoff: list[tuple[float, int, _BackoffEntry]] = []  # by expiry: the flush
+        self._backoff_poppable: list[_BackoffEntry] = []  # podBackoffQ order: early pops
+        self._backoff_index: dict[str, _BackoffEntry] = {}
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._in_flight: dict[str, QueuedPodInfo] = {}
         self._deleted_in_flight: set[str] = set()
@@ -114,16 +140,23 @@ class SchedulingQueue:
     def _contains(self, uid: str) -> bool:
         return uid in self._active_index or uid in self._backoff_index or uid in self._unschedulable
 
-    def _to_active(self, qpi: QueuedPodInfo) -> bool:
-        """Run PreEnqueue; push to activeQ, or keep the pod gated in unschedulablePods."""
+    def _gate(self, qpi: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; a rejected pod is kept gated in unschedulablePods (returns True)."""
         s = self._pre_enqueue(qpi.pod)
         if s is not None and not s.is_success:
             qpi.gated = True
             qpi.gating_plugin = s.plugin
             self._unschedulable[qpi.pod.uid] = qpi
-            return False
+            return True
         qpi.gated = False
         qpi.gating_plugin = ""
+        return False
+
+    def _to_active(self, qpi: QueuedPodInfo, *, pre_enqueue: bool = True) -> bool:
+        """Push to activeQ through PreEnqueue (already run for a pod leaving backoffQ), or
+        keep the pod gated in unschedulablePods."""
+        if pre_enqueue and self._gate(qpi):
+            return False
         self._unschedulable.pop(qpi.pod.uid, None)
         entry = _ActiveEntry(qpi, self._less)
         heapq.heappush(self._active, entry)
@@ -131,18 +164,30 @@ class SchedulingQueue:
         self._cond.notify()
         return True
 
-    def _to_backoff(self, qpi: QueuedPodInfo) -> None:
+    def _to_backoff(self, qpi: QueuedPodInfo) -> bool:
+        """Push to backoffQ through PreEnqueue, or keep the pod gated in unschedulablePods."""
+        if self._gate(qpi):
+            return False
         self._unschedulable.pop(qpi.pod.uid, None)
-        self._backoff_index[qpi.pod.uid] = qpi
-        heapq.heappush(self._backoff, (self.backoff_expiry(qpi), next(self._seq), qpi.pod.uid))
+        poppable = bool(qpi.unschedulable_plugins or qpi.pending_plugins)
+        entry = _BackoffEntry(qpi, self.backoff_expiry(qpi), poppable, self._less)
+        self._backoff_index[qpi.pod.uid] = entry
+        heapq.heappush(self._backoff, (entry.expiry, next(self._seq), entry))
+        if poppable:
+            heapq.heappush(self._backoff_poppable, entry)
+            self._cond.notify()  # a blocked pop may take it
+        return True
 
     def _remove(self, uid: str) -> QueuedPodInfo | None:
         entry = self._active_index.pop(uid, None)
         if entry is not None:
             entry.live = False
             return entry.qpi
-        qpi = self._backoff_index.pop(uid, None)  # its heap item is skipped when popped
-        return qpi if qpi is not None else self._unschedulable.pop(uid, None)
+        backoff = self._backoff_index.pop(uid, None)
+        if backoff is not None:
+            backoff.live = False  # its heap items are skipped when reached
+            return backoff.qpi
+        return self._unschedulable.pop(uid, None)
 
     def _move(self, qpi: QueuedPodInfo, now: float) -> None:
         if self._backing_off(qpi, now):
@@ -178,7 +223,7 @@ class SchedulingQueue:
                 self._active_index[uid] = fresh
                 return
             if uid in self._backoff_index:
-                self._backoff_index[uid].pod = new
+                self._backoff_index[uid].qpi.pod = new
                 return
             qpi = self._unschedulable.get(uid)
             if qpi is None:
@@ -232,31 +277,37 @@ class SchedulingQueue:
         with self._cond:
             if uid in self._active_index or uid in self._in_flight:
                 return False
-            qpi = self._backoff_index.pop(uid, None) or self._unschedulable.pop(uid, None)
-            if qpi is None:
+            if uid not in self._backoff_index and uid not in self._unschedulable:
                 return False
-            return self._to_active(qpi)
+            qpi = self._remove(uid)
+            return qpi is not None and self._to_active(qpi)
 
     # --- scheduler side ---------------------------------------------------------------------
 
     def pop(self, timeout: float | None = None) -> QueuedPodInfo | None:
-        """The next pod by QueueSort order; blocks up to ``timeout`` (None: forever)."""
+        """The next pod by QueueSort order, else the first poppable pod of backoffQ; blocks up
+        to ``timeout`` (None: forever)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
                 while self._active and not self._active[0].live:
                     heapq.heappop(self._active)
-                if self._active or self._closed:
+                while self._backoff_poppable and not self._backoff_poppable[0].live:
+                    heapq.heappop(self._backoff_poppable)
+                if self._active or self._backoff_poppable or self._closed:
                     break
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return None
                 self._cond.wait(timeout=remaining)
-            if not self._active:
-                return None
-            entry = heapq.heappop(self._active)
-            qpi = entry.qpi
-            del self._active_index[qpi.pod.uid]
+            if self._active:
+                qpi = heapq.heappop(self._active).qpi
+                del self._active_index[qpi.pod.uid]
+            elif self._backoff_poppable:
+                qpi = heapq.heappop(self._backoff_poppable).qpi
+                self._remove(qpi.pod.uid)
+            else:
+                return None  # closed
             qpi.attempts += 1
             if qpi.initial_attempt_timestamp is None:
                 qpi.initial_attempt_timestamp = self._clock()
@@ -293,11 +344,11 @@ class SchedulingQueue:
             now = self._clock()
             moved = 0
             while self._backoff and self._backoff[0][0] <= now:
-                _expiry, _seq, uid = heapq.heappop(self._backoff)
-                qpi = self._backoff_index.pop(uid, None)
-                if qpi is None:
-                    continue  # removed or moved since
-                self._to_active(qpi)
+                _expiry, _seq, entry = heapq.heappop(self._backoff)
+                if not entry.live:
+                    continue  # removed or popped since
+                self._remove(entry.qpi.pod.uid)
+                self._to_active(entry.qpi, pre_enqueue=False)
                 moved += 1
             return moved
 

@@ -303,3 +303,85 @@ def test_activate(setup: str, activated: bool, where: str) -> None:
     assert q.where(p.uid) == setup
     assert q.activate(p.uid) is activated
     assert q.where(p.uid) == where
+
+
+def _in_backoff(q: SchedulingQueue, clock: Clock, name: str, *plugins: str, prio: int = 0) -> str:
+    """Schedule ``name`` once and fail it so that it lands in backoffQ: with ``plugins`` as
+    rejectors (an event arrived during its cycle), or none (an error)."""
+    p = pod_info(name, priority=prio)
+    q.add(p)
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    q.move_all_to_active_or_backoff(NODE_ADD)  # during the cycle: back off, do not park
+    _fail(q, qpi, *plugins)
+    assert q.where(p.uid) == "backoff"
+    clock.now += 0.1
+    return p.uid
+
+
+@pytest.mark.parametrize(
+    ("setup", "want"),
+    [
+        pytest.param(["unschedulable"], "unschedulable", id="unschedulable: popped early"),
+        pytest.param(["error"], None, id="error: waits out its backoff"),
+        pytest.param(["unschedulable", "active"], "active", id="activeQ first"),
+        pytest.param(["error", "unschedulable"], "unschedulable", id="skips the error"),
+    ],
+)
+def test_pop_from_backoff_when_active_is_empty(setup: list[str], want: str | None) -> None:
+    clock = Clock()
+    q = _queue(clock)
+    for what in setup:
+        if what == "active":
+            q.add(pod_info("active"))
+        else:
+            _in_backoff(q, clock, what, *(["NodeAffinity"] if what == "unschedulable" else []))
+    popped = q.pop(timeout=0)
+    assert (popped.pod.name if popped else None) == want
+
+
+def test_backoff_pops_by_expiry_then_priority() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    first = _in_backoff(q, clock, "first", "NodeAffinity", prio=1)  # fails at 1000.0
+    clock.now += 0.4
+    _in_backoff(q, clock, "low", "NodeAffinity", prio=1)  # both fail at 1000.5: same expiry
+    clock.now -= 0.1
+    _in_backoff(q, clock, "high", "NodeAffinity", prio=10)
+    assert q.where(first) == "backoff"
+    names = [q.pop(timeout=0) for _ in range(3)]
+    assert [n.pod.name for n in names if n] == ["first", "high", "low"]
+
+
+def test_a_blocked_pop_takes_a_pod_entering_backoff() -> None:
+    clock = Clock()
+    q = _queue(clock)
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    popped: list[str] = []
+    waiter = threading.Thread(target=lambda: popped.append(q.pop(timeout=5).pod.name))  # type: ignore[union-attr]
+    waiter.start()
+    q.move_all_to_active_or_backoff(NODE_ADD)
+    _fail(q, qpi, "NodeAffinity")
+    waiter.join(5)
+    assert popped == ["p"]
+
+
+def test_pre_enqueue_runs_when_entering_backoff_not_when_leaving() -> None:
+    clock = Clock()
+    calls: list[str] = []
+
+    def gate(p: PodInfo) -> Status | None:
+        calls.append(p.name)
+        return None
+
+    q = SchedulingQueue(
+        less=PrioritySort().less, pre_enqueue=gate, events_by_plugin=EVENTS, clock=clock
+    )
+    uid = _in_backoff(q, clock, "p", "NodeAffinity")
+    assert calls == ["p", "p"]  # added, then entering backoffQ
+    clock.now += 5
+    assert q.flush_backoff_completed() == 1
+    assert q.where(uid) == "active"
+    assert calls == ["p", "p"]
