@@ -9,32 +9,18 @@ any scheduler figure measured on it can be.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
-from bench.report import FIGURES, TOLERANCE, Run, _value
+from bench.report import FORMATS, PROBE, TOLERANCE, collect, spread
 
 Figures = dict[tuple[str, str, str], float]
 
 
 def run_figures(document: dict[str, Any]) -> Figures:
-    """(workload, scheduler or 'corral/upstream', figure) -> mean over repetitions."""
-    values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    by_rep: dict[tuple[str, int], dict[str, Run]] = defaultdict(dict)
-    for run in document["runs"]:
-        if not run.get("complete"):
-            continue
-        by_rep[(run["workload"], run["repetition"])][run["scheduler"]] = run
-        for label, path, _fmt in FIGURES:
-            value = _value(run, path)
-            if value is not None:
-                values[(run["workload"], run["scheduler"], label)].append(value)
-    for (workload, _rep), runs in by_rep.items():
-        up, co = runs.get("upstream"), runs.get("corral")
-        if up and co and up["throughput_mean"]:
-            ratio = co["throughput_mean"] / up["throughput_mean"]
-            values[(workload, "corral/upstream", "pods/s ratio")].append(ratio)
+    """(workload, scheduler or 'corral/upstream', figure) -> mean over repetitions; the
+    ceiling under ('ceiling', 'API server alone', ...)."""
+    values = collect(document)
     for c in document.get("ceilings") or []:
         for key in ("create", "bind", "pipeline"):
             values[("ceiling", "API server alone", f"{key}/s")].append(float(c[key]))
@@ -48,24 +34,29 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     within = total = 0
-    for key in fa:
-        if key not in fb or min(fa[key], fb[key]) <= 0:
+    for key, value_a in fa.items():
+        if key not in fb:
+            continue
+        s = spread([value_a, fb[key]])
+        if s is None:
             continue
         workload, kind, label = key
-        spread = max(fa[key], fb[key]) / min(fa[key], fb[key]) - 1
-        ok = spread <= TOLERANCE
-        if workload != "ceiling":
+        machine = workload == "ceiling" or label == PROBE
+        ok = s <= TOLERANCE
+        if not machine:
             within += ok
             total += 1
-        fmt = "{:.2f}" if fa[key] < 10 else "{:.1f}" if fa[key] < 100 else "{:.0f}"
+        fmt = FORMATS.get(label, "{:.0f}")
+        verdict = "(machine)" if machine else "yes" if ok else "**no**"
         lines.append(
-            f"| {workload} | {kind} | {label} | {fmt.format(fa[key])} | {fmt.format(fb[key])} "
-            f"| {spread * 100:.0f}% | {'yes' if ok else '**no**'} |"
+            f"| {workload} | {kind} | {label} | {fmt.format(value_a)} | {fmt.format(fb[key])} "
+            f"| {s * 100:.0f}% | {verdict} |"
         )
     head = (
         f"Run A: {a.get('command', '?')} ({a.get('started', '?')}); "
         f"run B: {b.get('command', '?')} ({b.get('started', '?')}).\n"
-        "Each figure is the mean over the run's repetitions.\n\n"
+        "Each figure is the mean over the run's repetitions; (machine) rows are the platform "
+        "alone (API server ceiling, CPU probe), not counted.\n\n"
         f"**{within} of {total} scheduler figures within 15%.**\n\n"
     )
     return head + "\n".join(lines) + "\n"

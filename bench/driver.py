@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from bench import procstat, profiling, stats
+from bench import probe, procstat, profiling, stats
 from bench.cluster import make_schedulable
 from bench.schedulers import SchedulerConfig, SchedulerProcess
 from bench.workloads import (
@@ -68,6 +68,9 @@ class RunResult:
     apiserver_cpu_s: float  # during the measured phase
     setup_s: float
     ready_s: float  # scheduler start -> canary bound
+    # The machine's speed (bench.probe): fixed-loop CPU ms just before and just after the
+    # measured phase. The same work costs more CPU when the host is busier.
+    probe_ms: list[float] = field(default_factory=list)
     error: str | None = None
     startup_failure: bool = False  # the scheduler exited before binding the canary
     notes: list[str] = field(default_factory=list)
@@ -342,6 +345,7 @@ async def _measure(
         names = [f"pod-{i}" for i in range(workload.measured_pods)]
         objects = [workload.measured(n, MEASURED_NAMESPACE, config.scheduler_name) for n in names]
         apiserver_pid = cluster.component("kube-apiserver").pid
+        result.probe_ms.append(probe.cpu_ms())
         cpu0, api0 = scheduler.usage().cpu_seconds, procstat.cpu_seconds(apiserver_pid)
         t0 = time.monotonic()
         creating = asyncio.create_task(_timed_create(admin, objects))
@@ -362,11 +366,7 @@ async def _measure(
                 result.error = f"{scheduler.kind} exited; log tail:\n{scheduler.log_tail()}"
                 break
         sent = await creating
-        usage = scheduler.usage()
-        result.scheduler_cpu_s = usage.cpu_seconds - cpu0
-        result.scheduler_cpu_total_s = usage.cpu_seconds
-        result.scheduler_peak_rss_mb = usage.peak_rss_bytes / 2**20
-        result.apiserver_cpu_s = procstat.cpu_seconds(apiserver_pid) - api0
+        _record_usage(result, scheduler, cpu0, apiserver_pid, api0)
 
         _summarise(result, dict(zip(names, sent, strict=True)), watcher.bound, t0)
     finally:
@@ -379,6 +379,18 @@ async def _measure(
                 await task
         await admin.close()
         await watch_client.close()
+
+
+def _record_usage(
+    result: RunResult, scheduler: SchedulerProcess, cpu0: float, apiserver_pid: int, api0: float
+) -> None:
+    """The measured phase is over: CPU and memory figures, then the machine probe."""
+    usage = scheduler.usage()
+    result.scheduler_cpu_s = usage.cpu_seconds - cpu0
+    result.scheduler_cpu_total_s = usage.cpu_seconds
+    result.scheduler_peak_rss_mb = usage.peak_rss_bytes / 2**20
+    result.apiserver_cpu_s = procstat.cpu_seconds(apiserver_pid) - api0
+    result.probe_ms.append(probe.cpu_ms())
 
 
 def _summarise(

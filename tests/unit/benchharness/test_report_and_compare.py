@@ -21,6 +21,7 @@ def _run(workload: str, scheduler: str, rep: int, pods_s: float, **kw: Any) -> d
         "params": {"nodes": 10, "init_pods": 0, "measured_pods": 100},
         "bound": 100,
         "measured_pods": 100,
+        "probe_ms": kw.get("probe_ms", [10.0, 10.0]),
     }
 
 
@@ -70,11 +71,12 @@ def test_compare_two_runs_uses_each_runs_mean(b_pods_s: float, want: str) -> Non
         ceilings=(500.0, 700.0),
     )  # fmt: skip
     b = _doc(
-        _run("W", "upstream", 0, 100.0), _run("W", "corral", 0, b_pods_s),
-        _run("W", "upstream", 1, 100.0), _run("W", "corral", 1, b_pods_s),
+        _run("W", "upstream", 0, 100.0), _run("W", "corral", 0, b_pods_s, probe_ms=[12.0, 14.0]),
+        _run("W", "upstream", 1, 100.0), _run("W", "corral", 1, b_pods_s, probe_ms=[13.0]),
         ceilings=(600.0,),
     )  # fmt: skip
     text = compare.compare(a, b)
     assert want in text
     # The ceiling is shown (the platform's own drift) but not counted among scheduler figures.
-    assert "| ceiling | API server alone | bind/s | 600 | 600 | 0% | yes |" in text
+    assert "| ceiling | API server alone | bind/s | 600 | 600 | 0% | (machine) |" in text
+    assert "| W | corral | machine probe ms | 10.0 | 13.0 | 30% | (machine) |" in text
