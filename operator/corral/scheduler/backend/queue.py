@@ -243,6 +243,8 @@ class SchedulingQueue:
     def move_all_to_active_or_backoff(self, event: ClusterEvent) -> int:
         """A cluster event: move every unschedulable pod one of whose rejectors registered for
         it. Returns how many pods moved."""
+        if not self._of_interest(event):
+            return 0  # upstream isEventOfInterest: not even a move request for in-flight pods
         with self._cond:
             now = self._clock()
             moved = [
@@ -254,6 +256,12 @@ class SchedulingQueue:
                 self._move(qpi, now)
             self._move_request_cycle = self.scheduling_cycle
             return len(moved)
+
+    def _of_interest(self, event: ClusterEvent) -> bool:
+        """Whether any plugin registered for ``event`` (a wildcard event always is)."""
+        if event.resource == events.WILDCARD:
+            return True
+        return any(event.matches(r) for rs in self._events.values() for r in rs)
 
     def _matches(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Upstream ``isPodWorthRequeuing`` without hints: a wildcard event, no rejector, or a

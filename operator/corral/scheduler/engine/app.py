@@ -117,7 +117,8 @@ class Engine:
             events_by_plugin.update(fwk.events_by_plugin())
         # Upstream retries pods an extender rejected on any cluster event: it cannot know what
         # an extender's verdict depends on.
-        events_by_plugin[EXTENDER_NAME] = (ClusterEvent(WILDCARD, ActionType.ALL),)
+        if extenders:
+            events_by_plugin[EXTENDER_NAME] = (ClusterEvent(WILDCARD, ActionType.ALL),)
         self.queue = SchedulingQueue(
             less=first.less,  # validation makes every profile use the same QueueSort
             pre_enqueue=self._pre_enqueue,

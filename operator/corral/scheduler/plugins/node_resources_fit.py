@@ -332,11 +332,13 @@ class NodeResourcesFit:
         return rs.score_vec(self.strategy, requested, allocatable, self.weights, self.shape), None
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
-        # Without queueing hints upstream registers every Node update, not just allocatable.
-        return (
-            ClusterEvent(POD, ActionType.DELETE),
-            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE),
-        )
+        # Upstream 1.36 registers Add | UpdateNodeAllocatable; without queueing hints it adds
+        # taint and label updates, only because its Node pre-check may filter a Node/Add out.
+        # Corral's queue has no pre-check, so no Node/Add is lost, and label updates (the node
+        # lifecycle controller reconciles os/arch labels on every node) must not move pods
+        # that merely lack cpu: popped from backoffQ at once, they would be retried endlessly.
+        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
+        return (ClusterEvent(POD, ActionType.DELETE), ClusterEvent(NODE, node_actions))
 
 
 @dataclass(frozen=True, slots=True)

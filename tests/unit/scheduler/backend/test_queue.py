@@ -204,7 +204,9 @@ def test_wired_to_a_framework_the_plugins_events_decide() -> None:
     assert qpi is not None
     _fail(q, qpi, "NodeResourcesFit")
     clock.now += 5
-    assert q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL)) == 1
+    assert (
+        q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.UPDATE_NODE_ALLOCATABLE)) == 1
+    )
     qpi = q.pop(timeout=0)
     assert qpi is not None
     _fail(q, qpi, "NodeName")
@@ -385,3 +387,51 @@ def test_pre_enqueue_runs_when_entering_backoff_not_when_leaving() -> None:
     assert q.flush_backoff_completed() == 1
     assert q.where(uid) == "active"
     assert calls == ["p", "p"]
+
+
+def _framework_queue(clock: Clock) -> SchedulingQueue:
+    fwk = Framework(default_profile(), in_tree_registry())
+    return SchedulingQueue(
+        less=fwk.less,
+        pre_enqueue=fwk.run_pre_enqueue,
+        events_by_plugin=fwk.events_by_plugin(),
+        clock=clock,
+    )
+
+
+@pytest.mark.parametrize(
+    ("action", "moved"),
+    [
+        pytest.param(ActionType.ADD, True, id="node added"),
+        pytest.param(ActionType.UPDATE_NODE_ALLOCATABLE, True, id="allocatable"),
+        pytest.param(ActionType.UPDATE_NODE_TAINT, False, id="taint"),
+        pytest.param(ActionType.UPDATE_NODE_LABEL, False, id="label (os/arch reconciled)"),
+        pytest.param(ActionType.UPDATE_NODE_CONDITION, False, id="condition (heartbeat)"),
+        pytest.param(ActionType.UPDATE_NODE_ANNOTATION, False, id="annotation"),
+    ],
+)
+def test_node_updates_that_move_a_pod_node_resources_fit_rejected(
+    action: ActionType, moved: bool
+) -> None:
+    clock = Clock()
+    q = _framework_queue(clock)
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    _fail(q, qpi, "NodeResourcesFit")
+    clock.now += 5
+    assert q.move_all_to_active_or_backoff(ClusterEvent(NODE, action)) == int(moved)
+
+
+def test_an_event_nobody_registered_is_not_a_move_request() -> None:
+    """Upstream isEventOfInterest: a pod failing while such an event arrives is parked in
+    unschedulablePods, not sent to backoffQ (from where it would be popped again at once)."""
+    clock = Clock()
+    q = _framework_queue(clock)
+    q.add(pod_info("p"))
+    qpi = q.pop(timeout=0)
+    assert qpi is not None
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.UPDATE_NODE_ANNOTATION))
+    _fail(q, qpi, "NodeResourcesFit")
+    assert q.where(qpi.pod.uid) == "unschedulable"
+    assert q.pop(timeout=0) is None
