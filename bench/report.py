@@ -37,6 +37,16 @@ def _cell(run: Run | None, fmt: str, value: Any) -> str:
     return fmt.format(value)
 
 
+def _value(run: Run | None, path: tuple[str, ...]) -> float | None:
+    """The number at ``path`` inside a run, or None where any step is missing."""
+    value: Any = run
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return float(value) if value is not None else None
+
+
 def table(document: dict[str, Any]) -> str:
     lines = [
         "| workload (nodes/init/measured) | rep | upstream pods/s | corral pods/s | ratio "
@@ -55,12 +65,7 @@ def table(document: dict[str, Any]) -> str:
             return f"{run['latency_s']['p50']:.2f} / {run['latency_s']['p99']:.2f}"
 
         def get(run: Run | None, *path: str) -> float | None:
-            value: Any = run
-            for key in path:
-                if not isinstance(value, dict) or key not in value:
-                    return None
-                value = value[key]
-            return float(value) if value is not None else None
+            return _value(run, path)
 
         flags = "".join(
             f" ({name}: {r['bound']}/{r['measured_pods']} bound)"
@@ -110,15 +115,6 @@ FIGURES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("RSS MB", ("scheduler_peak_rss_mb",), "{:.0f}"),
 )
 TOLERANCE = 0.15  # the issue's bar: every figure within 15% across runs
-
-
-def _value(run: Run, path: tuple[str, ...]) -> float | None:
-    value: Any = run
-    for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return float(value) if value is not None else None
 
 
 PROBE = "machine probe ms"  # not a scheduler figure: shown, never counted
