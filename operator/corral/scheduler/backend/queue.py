@@ -62,12 +62,11 @@ class _ActiveEntry:
 class _BackoffEntry:
     """A pod in backoffQ. Heap items of a pod that left are skipped (``live`` False)."""
 
-    __slots__ = ("expiry", "less", "live", "poppable", "qpi")
+    __slots__ = ("expiry", "less", "live", "qpi")
 
-    def __init__(self, qpi: QueuedPodInfo, expiry: float, poppable: bool, less: Less) -> None:
+    def __init__(self, qpi: QueuedPodInfo, expiry: float, less: Less) -> None:
         self.qpi = qpi
         self.expiry = expiry
-        self.poppable = poppable  # failed as unschedulable (not an error): may pop early
         self.less = less
         self.live = True
 
@@ -169,11 +168,10 @@ class SchedulingQueue:
         if self._gate(qpi):
             return False
         self._unschedulable.pop(qpi.pod.uid, None)
-        poppable = bool(qpi.unschedulable_plugins or qpi.pending_plugins)
-        entry = _BackoffEntry(qpi, self.backoff_expiry(qpi), poppable, self._less)
+        entry = _BackoffEntry(qpi, self.backoff_expiry(qpi), self._less)
         self._backoff_index[qpi.pod.uid] = entry
         heapq.heappush(self._backoff, (entry.expiry, next(self._seq), entry))
-        if poppable:
+        if qpi.unschedulable_plugins or qpi.pending_plugins:  # not an error: may pop early
             heapq.heappush(self._backoff_poppable, entry)
             self._cond.notify()  # a blocked pop may take it
         return True
@@ -283,8 +281,6 @@ class SchedulingQueue:
         """Move a waiting pod (backoffQ or unschedulablePods) to activeQ at once, through
         PreEnqueue (upstream ``Activate``). False if it is not waiting there."""
         with self._cond:
-            if uid in self._active_index or uid in self._in_flight:
-                return False
             if uid not in self._backoff_index and uid not in self._unschedulable:
                 return False
             qpi = self._remove(uid)
