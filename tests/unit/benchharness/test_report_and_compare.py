@@ -80,3 +80,21 @@ def test_compare_two_runs_uses_each_runs_mean(b_pods_s: float, want: str) -> Non
     # The ceiling is shown (the platform's own drift) but not counted among scheduler figures.
     assert "| ceiling | API server alone | bind/s | 600 | 600 | 0% | (machine) |" in text
     assert "| W | corral | machine probe ms | 10.0 | 13.0 | 30% | (machine) |" in text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [pytest.param(None, id="missing"), pytest.param("{not json", id="not JSON")],
+)
+def test_compare_with_an_unreadable_run_is_a_usage_error(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], content: str | None
+) -> None:
+    from bench.__main__ import main  # noqa: PLC0415
+
+    bad = tmp_path / "results.json"
+    if content is not None:
+        bad.write_text(content)
+    assert main(["compare", str(bad), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cannot read a run: ")
+    assert "Traceback" not in err
