@@ -77,7 +77,7 @@ def validate_plugins(path: FieldPath, spec: SchedulerProfileSpec, catalog: Catal
 
 
 def _validate_args(path: FieldPath, name: str, raw: dict[str, object], catalog: Catalog) -> _Errs:
-    if name in cfg.ARGS_TYPES:
+    if name in cfg.ARGS:
         return validation.validate_plugin_args(path, name, raw)
     args_type = catalog[name].args_type
     if args_type is None:

@@ -9,21 +9,21 @@ the catalog knows but this engine does not implement is reported by name and pro
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corral.api.catalog import default_catalog
 from corral.scheduler.config import (
     FieldError,
     KubeSchedulerConfiguration,
     ValidationError,
     expand_profiles,
+    installed,
     load_config,
 )
 from corral.scheduler.config.decode import parse_duration
-from corral.scheduler.config.multipoint import ExpandedProfile
 from corral.scheduler.extender import (
     HTTPExtender,
     build_extenders,
@@ -32,10 +32,12 @@ from corral.scheduler.extender import (
 )
 from corral.scheduler.framework.interface import PodBinder
 from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
-from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
-from corral.scheduler.framework.registry import Registry, load_out_of_tree
+from corral.scheduler.framework.profile import ResolvedProfile
+from corral.scheduler.framework.registry import Registry
 from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
-from corral.scheduler.plugins.registry import in_tree_registry
+from corral.scheduler.plugins import registry as plugin_registry
+
+log = logging.getLogger("corral.scheduler")
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,12 @@ class EngineConfig:
 
 
 def engine_registry() -> Registry:
-    """In-tree plugins plus those installed through the ``corral.plugins`` entry points."""
-    return in_tree_registry().merge(load_out_of_tree())
+    """In-tree plugins plus those installed through the ``corral.plugins`` entry points; an
+    entry point the loader left out is logged (a profile naming it fails as unknown)."""
+    declarations, problems = installed()
+    for problem in problems:
+        log.warning("%s", problem)
+    return plugin_registry.registry(declarations)
 
 
 def load_engine_config(source: Path | str | bytes | Mapping[str, Any]) -> EngineConfig:
@@ -68,34 +74,17 @@ def load_engine_config(source: Path | str | bytes | Mapping[str, Any]) -> Engine
             ) from None
     else:
         data = source
-    names = default_catalog().registry()
+    names = {d.name: d.extension_points for d in installed()[0]}
     cfg = load_config(data, registry=names)
     expanded = expand_profiles(cfg, names)
-    profiles = []
-    for profile, plan in zip(cfg.profiles, expanded, strict=True):
-
-        def at(point: str, plan: ExpandedProfile = plan) -> tuple[str, ...]:
-            return tuple(plan.points.get(point, ()))
-
-        profiles.append(
-            ResolvedProfile(
-                scheduler_name=plan.scheduler_name,
-                pre_enqueue=at("preEnqueue"),
-                queue_sort=at("queueSort"),
-                pre_filter=at("preFilter"),
-                filter=at("filter"),
-                post_filter=at("postFilter"),
-                pre_score=at("preScore"),
-                score=tuple(ScorePluginRef(n, plan.score_weights.get(n, 1)) for n in at("score")),
-                reserve=at("reserve"),
-                permit=at("permit"),
-                pre_bind=at("preBind"),
-                bind=at("bind"),
-                post_bind=at("postBind"),
-                plugin_args={pc.name: pc.args for pc in profile.plugin_config},
-                percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
-            )
+    profiles = [
+        plugin_registry.resolved_profile(
+            plan,
+            {pc.name: pc.args for pc in profile.plugin_config},
+            profile.percentage_of_nodes_to_score,
         )
+        for profile, plan in zip(cfg.profiles, expanded, strict=True)
+    ]
     ignored = ignored_resources(cfg.extenders)
     if ignored:  # resources managed by extenders are not NodeResourcesFit's business
         try:

@@ -35,6 +35,10 @@ def _install_module(name: str, **attrs: Any) -> None:
     sys.modules[name] = module
 
 
+def _new(args: object, handle: object) -> None:
+    return None
+
+
 def _ep(name: str, value: str) -> metadata.EntryPoint:
     return metadata.EntryPoint(name=name, value=value, group="corral.plugins")
 
@@ -47,11 +51,18 @@ def plugin_modules() -> Any:
         EXTENSION_POINTS=("filter", "score"),
         Args=GpuArgs,
         CLUSTER_READS=(("example.com", "gpus"),),
+        new=_new,
     )
-    _install_module("corral_test_broken", NAME="Broken", EXTENSION_POINTS=("teleport",))
-    _install_module("corral_test_clash", NAME="NodeName", EXTENSION_POINTS=("filter",))
+    _install_module("corral_test_broken", NAME="Broken", EXTENSION_POINTS=("teleport",), new=_new)
+    _install_module("corral_test_clash", NAME="NodeName", EXTENSION_POINTS=("filter",), new=_new)
+    _install_module("corral_test_no_factory", NAME="NoFactory", EXTENSION_POINTS=("filter",))
     yield
-    for name in ("corral_test_gpu", "corral_test_broken", "corral_test_clash"):
+    for name in (
+        "corral_test_gpu",
+        "corral_test_broken",
+        "corral_test_clash",
+        "corral_test_no_factory",
+    ):
         sys.modules.pop(name, None)
 
 
@@ -62,6 +73,7 @@ def test_entry_points_join_the_catalog(plugin_modules: Any) -> None:
             _ep("broken", "corral_test_broken"),
             _ep("clash", "corral_test_clash"),
             _ep("missing", "corral_test_not_installed"),
+            _ep("nofactory", "corral_test_no_factory"),
         ]
     )
     assert catalog["GpuFit"].extension_points == frozenset({"filter", "score"})
@@ -70,7 +82,9 @@ def test_entry_points_join_the_catalog(plugin_modules: Any) -> None:
     assert "'broken'" in problems
     assert "teleport" in problems
     assert "'clash'" in problems
-    assert "already in the catalog" in problems
+    assert "already a plugin name" in problems
+    assert "'nofactory'" in problems
+    assert "neither a factory nor has a callable new" in problems
     assert "'missing'" in problems
     assert catalog["NodeName"].source == "upstream"
 

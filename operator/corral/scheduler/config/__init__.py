@@ -4,15 +4,24 @@ This package imports nothing else of corral. The public surface::
 
     cfg = load_config(text_or_mapping, registry=...)   # raises ValidationError(errors=[FieldError])
     typed_args("NodeResourcesFit", cfg.profiles[0].plugin_config[i].args)
+    IN_TREE, installed()                                # every plugin, declared once
     expand_profiles(cfg, registry)                      # plugins per extension point, weights
 """
 
 from __future__ import annotations
 
-from corral.scheduler.config.args import ARGS_TYPES
+from corral.scheduler.config.declarations import (
+    ARGS,
+    DEFAULT_MULTI_POINT,
+    ENTRY_POINT_GROUP,
+    IN_TREE,
+    PluginArgs,
+    PluginDeclaration,
+    installed,
+    load_entry_points,
+)
 from corral.scheduler.config.decode import parse_duration
 from corral.scheduler.config.defaults import (
-    DEFAULT_MULTI_POINT,
     default_plugins,
     merge_plugin_set,
     merge_plugins,
@@ -46,9 +55,11 @@ from corral.scheduler.config.validation import validate
 
 __all__ = [
     "API_VERSION",
-    "ARGS_TYPES",
+    "ARGS",
     "DEFAULT_MULTI_POINT",
+    "ENTRY_POINT_GROUP",
     "EXTENSION_POINTS",
+    "IN_TREE",
     "KIND",
     "MULTI_POINT",
     "ExpandedProfile",
@@ -59,7 +70,9 @@ __all__ = [
     "KubeSchedulerProfile",
     "LeaderElectionConfiguration",
     "Plugin",
+    "PluginArgs",
     "PluginConfig",
+    "PluginDeclaration",
     "PluginSet",
     "Plugins",
     "Registry",
@@ -69,7 +82,9 @@ __all__ = [
     "dump_config",
     "expand",
     "expand_profiles",
+    "installed",
     "load_config",
+    "load_entry_points",
     "merge_plugin_set",
     "merge_plugins",
     "parse_duration",

@@ -165,21 +165,6 @@ class TenantSpreadArgs:
     label_key: str | None = None
 
 
-# Plugin name -> args type. The args kind is ``<PluginName>Args``.
-ARGS_TYPES: Final[dict[str, type[Any]]] = {
-    "DefaultPreemption": DefaultPreemptionArgs,
-    "InterPodAffinity": InterPodAffinityArgs,
-    "NodeAffinity": NodeAffinityArgs,
-    "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
-    "NodeResourcesFit": NodeResourcesFitArgs,
-    "PodTopologySpread": PodTopologySpreadArgs,
-    "VolumeBinding": VolumeBindingArgs,
-    "DynamicResources": DynamicResourcesArgs,
-    "CheckPodCountLimit": CheckPodCountLimitArgs,
-    "CheckPodLimitResources": CheckPodLimitResourcesArgs,
-    "TenantSpread": TenantSpreadArgs,
-}
-
 _TYPE_META_KEYS: Final = ("kind", "apiVersion")
 
 

@@ -6,8 +6,7 @@ errors; messages follow upstream's wording and say what is allowed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from corral.scheduler.config import args as a
 from corral.scheduler.config.decode import parse_duration
@@ -319,11 +318,10 @@ def validate_dynamic_resources(path: FieldPath, args: a.DynamicResourcesArgs) ->
                 path.child("filterTimeout"), f"{args.filter_timeout}: must be zero or positive"
             )
         )
-    if args.binding_timeout is not None:
+    if args.binding_timeout is not None and parse_duration(args.binding_timeout) < 1:
         errs.append(
             field_error(
-                path.child("bindingTimeout"),
-                "forbidden: the DRADeviceBindingConditions feature gate is disabled",
+                path.child("bindingTimeout"), f"{args.binding_timeout}: must be at least 1 second"
             )
         )
     return errs
@@ -358,18 +356,3 @@ def validate_check_pod_limit_resources(
 
 def validate_tenant_spread(path: FieldPath, args: a.TenantSpreadArgs) -> _Errs:
     return _label_name(path.child("labelKey"), args.label_key or "")
-
-
-ARGS_VALIDATORS: Final[dict[str, Callable[[FieldPath, Any], _Errs]]] = {
-    "DefaultPreemption": validate_default_preemption,
-    "InterPodAffinity": validate_inter_pod_affinity,
-    "NodeAffinity": validate_node_affinity,
-    "NodeResourcesBalancedAllocation": validate_balanced_allocation,
-    "NodeResourcesFit": validate_fit,
-    "PodTopologySpread": validate_spread,
-    "VolumeBinding": validate_volume_binding,
-    "DynamicResources": validate_dynamic_resources,
-    "CheckPodCountLimit": validate_check_pod_count_limit,
-    "CheckPodLimitResources": validate_check_pod_limit_resources,
-    "TenantSpread": validate_tenant_spread,
-}

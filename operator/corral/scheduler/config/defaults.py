@@ -10,10 +10,10 @@ Plugin args stay raw JSON; defaulted ones are written back in upstream's order.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any, Final
 
 from corral.scheduler.config import args as _args
+from corral.scheduler.config.declarations import ARGS, DEFAULT_MULTI_POINT
 from corral.scheduler.config.decode import decode
 from corral.scheduler.config.errors import FieldError, FieldPath
 from corral.scheduler.config.types import (
@@ -41,30 +41,6 @@ DEFAULT_LOCK_NAME: Final = "kube-scheduler"
 DEFAULT_CONTENT_TYPE: Final = "application/vnd.kubernetes.protobuf"
 DEFAULT_QPS: Final = 50.0
 DEFAULT_BURST: Final = 100
-DEFAULT_TENANT_LABEL_KEY: Final = "corral.dev/tenant"
-
-# (name, weight) in upstream's MultiPoint order; weight None = not a scorer by default.
-DEFAULT_MULTI_POINT: Final[tuple[tuple[str, int | None], ...]] = (
-    ("SchedulingGates", None),
-    ("PrioritySort", None),
-    ("NodeUnschedulable", None),
-    ("NodeName", None),
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodePorts", None),
-    ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", None),
-    ("NodeVolumeLimits", None),
-    ("VolumeBinding", None),
-    ("VolumeZone", None),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
-    ("DynamicResources", None),
-    ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1),
-    ("DefaultBinder", None),
-)
 
 
 def default_plugins() -> Plugins:
@@ -114,88 +90,18 @@ def enabled_plugin_names(plugins: Plugins) -> list[str]:
     return sorted(names)
 
 
-# Args defaulting per plugin: applied to the typed args in place.
-def _default_preemption(a: _args.DefaultPreemptionArgs) -> None:
-    if a.min_candidate_nodes_percentage is None:
-        a.min_candidate_nodes_percentage = 10
-    if a.min_candidate_nodes_absolute is None:
-        a.min_candidate_nodes_absolute = 100
-
-
-def _default_inter_pod_affinity(a: _args.InterPodAffinityArgs) -> None:
-    if a.hard_pod_affinity_weight is None:
-        a.hard_pod_affinity_weight = 1
-
-
-def _default_resources() -> list[_args.ResourceSpec]:
-    return [_args.ResourceSpec("cpu", 1), _args.ResourceSpec("memory", 1)]
-
-
-def _default_balanced(a: _args.NodeResourcesBalancedAllocationArgs) -> None:
-    if not a.resources:
-        a.resources = _default_resources()
-    for r in a.resources:
-        if not r.weight:
-            r.weight = 1
-
-
-def _default_fit(a: _args.NodeResourcesFitArgs) -> None:
-    if a.scoring_strategy is None:
-        a.scoring_strategy = _args.ScoringStrategy(type="LeastAllocated")
-    if not a.scoring_strategy.resources:
-        a.scoring_strategy.resources = _default_resources()
-    for r in a.scoring_strategy.resources:
-        if not r.weight:
-            r.weight = 1
-
-
-def _default_spread(a: _args.PodTopologySpreadArgs) -> None:
-    if not a.defaulting_type:
-        a.defaulting_type = "System"
-
-
-def _default_volume_binding(a: _args.VolumeBindingArgs) -> None:
-    # shape is defaulted only with the StorageCapacityScoring gate, which is off (alpha).
-    if a.bind_timeout_seconds is None:
-        a.bind_timeout_seconds = 600
-
-
-def _default_dynamic_resources(a: _args.DynamicResourcesArgs) -> None:
-    # DRASchedulerFilterTimeout is beta and on from 1.34.
-    if a.filter_timeout is None:
-        a.filter_timeout = "10s"
-
-
-def _default_tenant_spread(a: _args.TenantSpreadArgs) -> None:
-    if not a.label_key:
-        a.label_key = DEFAULT_TENANT_LABEL_KEY
-
-
-ARGS_DEFAULTERS: Final[dict[str, Callable[[Any], None]]] = {
-    "DefaultPreemption": _default_preemption,
-    "InterPodAffinity": _default_inter_pod_affinity,
-    "NodeResourcesBalancedAllocation": _default_balanced,
-    "NodeResourcesFit": _default_fit,
-    "PodTopologySpread": _default_spread,
-    "VolumeBinding": _default_volume_binding,
-    "DynamicResources": _default_dynamic_resources,
-    "TenantSpread": _default_tenant_spread,
-}
-
-
 def default_args(
     plugin: str, raw: dict[str, Any], path: FieldPath, errors: list[FieldError]
 ) -> dict[str, Any]:
     """Defaulted raw args of a plugin with a known args kind; others come back unchanged."""
-    args_type = _args.ARGS_TYPES.get(plugin)
-    if args_type is None:
+    kind = ARGS.get(plugin)
+    if kind is None:
         return raw
-    typed = _args.decode_plugin_args(args_type, plugin, raw, path, errors)
+    typed = _args.decode_plugin_args(kind.type, plugin, raw, path, errors)
     if typed is None:
         return raw
-    defaulter = ARGS_DEFAULTERS.get(plugin)
-    if defaulter is not None:
-        defaulter(typed)
+    if kind.default is not None:
+        kind.default(typed)
     return _args.encode_plugin_args(plugin, typed)
 
 
@@ -210,7 +116,7 @@ def set_profile_defaults(
             pc.name, pc.args, path.child("pluginConfig").index(i).child("args"), errors
         )
     for name in enabled_plugin_names(profile.plugins):
-        if name in seen or name not in _args.ARGS_TYPES:
+        if name in seen or name not in ARGS:
             continue
         profile.plugin_config.append(
             PluginConfig(name=name, args=default_args(name, {}, path, errors))
@@ -256,8 +162,8 @@ def set_defaults(cfg: KubeSchedulerConfiguration, errors: list[FieldError] | Non
 def typed_args(plugin: str, raw: dict[str, Any]) -> Any:
     """Typed args of a plugin from raw JSON that already passed validation; ``None`` if the
     plugin has no args kind."""
-    args_type = _args.ARGS_TYPES.get(plugin)
-    if args_type is None:
+    kind = ARGS.get(plugin)
+    if kind is None:
         return None
     errors: list[FieldError] = []
-    return decode(args_type, _args.strip_type_meta(raw), FieldPath(), errors)
+    return decode(kind.type, _args.strip_type_meta(raw), FieldPath(), errors)

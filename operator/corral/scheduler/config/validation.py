@@ -14,7 +14,7 @@ import binascii
 from typing import Final
 
 from corral.scheduler.config import args as _args
-from corral.scheduler.config.args_validation import ARGS_VALIDATORS
+from corral.scheduler.config.declarations import ARGS
 from corral.scheduler.config.decode import parse_duration
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
 from corral.scheduler.config.names import check_qualified_name, is_extended_resource_name
@@ -165,15 +165,13 @@ def validate_profile(path: FieldPath, profile: KubeSchedulerProfile) -> _Errs:
 
 def validate_plugin_args(path: FieldPath, plugin: str, raw: dict[str, object]) -> _Errs:
     """Decode and check the args of a plugin with a known args kind (others pass)."""
-    args_type = _args.ARGS_TYPES.get(plugin)
-    if args_type is None:
+    kind = ARGS.get(plugin)
+    if kind is None:
         return []
     errs: _Errs = []
-    typed = _args.decode_plugin_args(args_type, plugin, raw, path, errs)
-    if typed is not None and not errs:
-        validator = ARGS_VALIDATORS.get(plugin)
-        if validator is not None:
-            errs += validator(path, typed)
+    typed = _args.decode_plugin_args(kind.type, plugin, raw, path, errs)
+    if typed is not None and not errs and kind.validate is not None:
+        errs += kind.validate(path, typed)
     return errs
 
 

@@ -34,7 +34,7 @@ from corral.scheduler.framework.interface import (
     ScorePlugin,
 )
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
-from corral.scheduler.framework.registry import Registry, RegistryError, load_out_of_tree
+from corral.scheduler.framework.registry import Registry, RegistryError
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError, is_success
 from corral.scheduler.framework.types import (
@@ -90,5 +90,4 @@ __all__ = [
     "Status",
     "StatusError",
     "is_success",
-    "load_out_of_tree",
 ]

@@ -1,19 +1,14 @@
-"""Plugin registry: name → factory. In-tree plugins plus out-of-tree ones from entry points.
+"""Plugin registry: name → factory, names unique.
 
-Out-of-tree contract: a distribution declares, in the entry-point group ``corral.plugins``,
-``<PluginName> = package.module:new`` where ``new(args, handle)`` returns the plugin. The name
-is what profiles use; it may not shadow an in-tree plugin.
+What fills it (in-tree plugins and the ``corral.plugins`` entry points) is declared in
+:mod:`corral.scheduler.config.declarations`; :mod:`corral.scheduler.plugins.registry` builds it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from importlib import metadata
-from typing import Final
 
 from corral.scheduler.framework.interface import PluginFactory
-
-ENTRY_POINT_GROUP: Final = "corral.plugins"
 
 
 class RegistryError(Exception):
@@ -45,17 +40,3 @@ class Registry(Mapping[str, PluginFactory]):
 
     def __len__(self) -> int:
         return len(self._factories)
-
-
-def load_out_of_tree(group: str = ENTRY_POINT_GROUP) -> Registry:
-    """Factories of installed distributions' ``corral.plugins`` entry points."""
-    registry = Registry()
-    for entry in metadata.entry_points(group=group):
-        try:
-            factory = entry.load()
-        except Exception as exc:  # any import failure is a configuration problem
-            raise RegistryError(f"loading plugin {entry.name} ({entry.value}): {exc}") from exc
-        if not callable(factory):
-            raise RegistryError(f"plugin {entry.name} ({entry.value}) is not a factory")
-        registry.register(entry.name, factory)
-    return registry

@@ -1,79 +1,61 @@
-"""The in-tree plugin registry and upstream's default profile (1.36 multiPoint expansion)."""
+"""The engine's side of the plugin declarations: factories, and profiles the runtime builds.
+
+Contract: :func:`registry` imports the factory of every declaration it is given (in-tree by
+default); :func:`resolved_profile` turns a profile expanded by :mod:`corral.scheduler.config`
+into the runtime's :class:`ResolvedProfile`; :func:`default_profile` is upstream's default set
+expanded that way, the profile a config with no ``plugins`` runs.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
+from corral.scheduler.config import (
+    IN_TREE,
+    ExpandedProfile,
+    KubeSchedulerProfile,
+    PluginDeclaration,
+    default_plugins,
+    expand,
+)
+from corral.scheduler.config.errors import FieldPath
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
 from corral.scheduler.framework.registry import Registry
-from corral.scheduler.plugins import (
-    balanced_allocation,
-    check_pod_count_limit,
-    check_pod_limit_resources,
-    default_binder,
-    default_preemption,
-    dynamic_resources,
-    image_locality,
-    inter_pod_affinity,
-    names,
-    node_affinity,
-    node_name,
-    node_ports,
-    node_resources_fit,
-    node_unschedulable,
-    node_volume_limits,
-    pod_topology_spread,
-    priority_sort,
-    scheduling_gates,
-    taint_toleration,
-    tenant_spread,
-    volume_binding,
-    volume_restrictions,
-    volume_zone,
-)
+
+
+def registry(declarations: Iterable[PluginDeclaration] = IN_TREE) -> Registry:
+    return Registry({d.name: d.load_factory() for d in declarations})
 
 
 def in_tree_registry() -> Registry:
-    return Registry(
-        {
-            names.SCHEDULING_GATES: scheduling_gates.new,
-            names.PRIORITY_SORT: priority_sort.new,
-            names.NODE_UNSCHEDULABLE: node_unschedulable.new,
-            names.NODE_NAME: node_name.new,
-            names.TAINT_TOLERATION: taint_toleration.new,
-            names.NODE_AFFINITY: node_affinity.new,
-            names.NODE_PORTS: node_ports.new,
-            names.NODE_RESOURCES_FIT: node_resources_fit.new,
-            names.VOLUME_RESTRICTIONS: volume_restrictions.new,
-            names.NODE_VOLUME_LIMITS: node_volume_limits.new,
-            names.VOLUME_BINDING: volume_binding.new,
-            names.VOLUME_ZONE: volume_zone.new,
-            names.POD_TOPOLOGY_SPREAD: pod_topology_spread.new,
-            names.INTER_POD_AFFINITY: inter_pod_affinity.new,
-            names.DYNAMIC_RESOURCES: dynamic_resources.new,
-            names.DEFAULT_PREEMPTION: default_preemption.new,
-            names.NODE_RESOURCES_BALANCED_ALLOCATION: balanced_allocation.new,
-            names.IMAGE_LOCALITY: image_locality.new,
-            names.DEFAULT_BINDER: default_binder.new,
-            names.CHECK_POD_COUNT_LIMIT: check_pod_count_limit.new,
-            names.CHECK_POD_LIMIT_RESOURCES: check_pod_limit_resources.new,
-            names.TENANT_SPREAD: tenant_spread.new,
-        }
+    return registry(IN_TREE)
+
+
+def resolved_profile(
+    plan: ExpandedProfile,
+    plugin_args: Mapping[str, object],
+    percentage_of_nodes_to_score: int | None,
+) -> ResolvedProfile:
+    def at(point: str) -> tuple[str, ...]:
+        return tuple(plan.points.get(point, ()))
+
+    return ResolvedProfile(
+        scheduler_name=plan.scheduler_name,
+        pre_enqueue=at("preEnqueue"),
+        queue_sort=at("queueSort"),
+        pre_filter=at("preFilter"),
+        filter=at("filter"),
+        post_filter=at("postFilter"),
+        pre_score=at("preScore"),
+        score=tuple(ScorePluginRef(n, plan.score_weights.get(n, 1)) for n in at("score")),
+        reserve=at("reserve"),
+        permit=at("permit"),
+        pre_bind=at("preBind"),
+        bind=at("bind"),
+        post_bind=at("postBind"),
+        plugin_args=plugin_args,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
-
-
-# Upstream's default multiPoint list expanded per point: every default PreFilter plugin also
-# filters, after the three Filter-only plugins that precede it in the multiPoint order.
-_PRE_FILTER = (
-    names.NODE_AFFINITY,
-    names.NODE_PORTS,
-    names.NODE_RESOURCES_FIT,
-    names.VOLUME_RESTRICTIONS,
-    names.NODE_VOLUME_LIMITS,
-    names.VOLUME_BINDING,
-    names.VOLUME_ZONE,
-    names.POD_TOPOLOGY_SPREAD,
-    names.INTER_POD_AFFINITY,
-    names.DYNAMIC_RESOURCES,
-)
 
 
 def default_profile(
@@ -82,36 +64,10 @@ def default_profile(
     plugin_args: dict[str, object] | None = None,
     percentage_of_nodes_to_score: int | None = None,
 ) -> ResolvedProfile:
-    """Upstream's default plugins (multiPoint order and weights), expanded per point."""
-    return ResolvedProfile(
-        scheduler_name=scheduler_name,
-        pre_enqueue=(names.SCHEDULING_GATES, names.DEFAULT_PREEMPTION),
-        queue_sort=(names.PRIORITY_SORT,),
-        pre_filter=_PRE_FILTER,
-        filter=(names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, *_PRE_FILTER),
-        post_filter=(names.DEFAULT_PREEMPTION,),
-        pre_score=(
-            names.TAINT_TOLERATION,
-            names.NODE_AFFINITY,
-            names.NODE_RESOURCES_FIT,
-            names.VOLUME_BINDING,
-            names.POD_TOPOLOGY_SPREAD,
-            names.INTER_POD_AFFINITY,
-            names.NODE_RESOURCES_BALANCED_ALLOCATION,
-        ),
-        score=(
-            ScorePluginRef(names.TAINT_TOLERATION, 3),
-            ScorePluginRef(names.NODE_AFFINITY, 2),
-            ScorePluginRef(names.NODE_RESOURCES_FIT, 1),
-            ScorePluginRef(names.VOLUME_BINDING, 1),
-            ScorePluginRef(names.POD_TOPOLOGY_SPREAD, 2),
-            ScorePluginRef(names.INTER_POD_AFFINITY, 2),
-            ScorePluginRef(names.NODE_RESOURCES_BALANCED_ALLOCATION, 1),
-            ScorePluginRef(names.IMAGE_LOCALITY, 1),
-        ),
-        reserve=(names.VOLUME_BINDING,),
-        pre_bind=(names.VOLUME_BINDING,),
-        bind=(names.DEFAULT_BINDER,),
-        plugin_args=plugin_args or {},
-        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-    )
+    """Upstream's default plugins (MultiPoint order and weights), expanded per point."""
+    profile = KubeSchedulerProfile(scheduler_name=scheduler_name, plugins=default_plugins())
+    points = {d.name: d.extension_points for d in IN_TREE}
+    plan, errors = expand(FieldPath(), profile, points)
+    if errors:  # the declarations' own default set always expands
+        raise RuntimeError(f"the default plugin set does not expand: {errors}")
+    return resolved_profile(plan, plugin_args or {}, percentage_of_nodes_to_score)

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from corral.scheduler.framework import registry as registry_module
-from corral.scheduler.framework.registry import Registry, RegistryError, load_out_of_tree
+from corral.scheduler.config.declarations import ENTRY_POINT_GROUP, load_entry_points
+from corral.scheduler.framework.registry import Registry, RegistryError
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.plugins import names
-from corral.scheduler.plugins.registry import default_profile, in_tree_registry
+from corral.scheduler.plugins.registry import default_profile, in_tree_registry, registry
 
 
 def test_in_tree_registry_builds_the_default_profile() -> None:
@@ -42,7 +42,7 @@ def test_in_tree_registry_builds_the_default_profile() -> None:
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }
-    assert [p.name for p in fwk.post_filter] == [names.DEFAULT_PREEMPTION]
+    assert [p.name for p in fwk.post_filter] == [names.DYNAMIC_RESOURCES, names.DEFAULT_PREEMPTION]
     assert set(fwk.events_by_plugin()) >= {
         "NodeResourcesFit",
         "NodeAffinity",
@@ -71,29 +71,48 @@ def _new(args: object, handle: object) -> _Plugin:
     return _Plugin()
 
 
+_new.NAME = "OutOfTree"  # type: ignore[attr-defined]
+_new.EXTENSION_POINTS = ("filter",)  # type: ignore[attr-defined]
+
+
 def _entry(name: str, value: str) -> metadata.EntryPoint:
-    return metadata.EntryPoint(name=name, value=value, group=registry_module.ENTRY_POINT_GROUP)
+    return metadata.EntryPoint(name=name, value=value, group=ENTRY_POINT_GROUP)
 
 
-def test_out_of_tree_plugins_load_from_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        registry_module.metadata,
-        "entry_points",
-        lambda group: (
-            [_entry("OutOfTree", f"{__name__}:_new")] if group == "corral.plugins" else []
-        ),
-    )
-    reg = in_tree_registry().merge(load_out_of_tree())
+def test_out_of_tree_plugins_load_from_entry_points() -> None:
+    found, problems = load_entry_points([_entry("OutOfTree", f"{__name__}:_new")])
+    assert problems == []
+    reg = in_tree_registry().merge(registry(found))
     profile = dataclasses.replace(default_profile(), filter=("OutOfTree",))
     fwk = Framework(profile, reg)
     assert [p.name for p in fwk.filter] == ["OutOfTree"]
 
 
-def test_broken_entry_point_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        registry_module.metadata,
-        "entry_points",
-        lambda group: [_entry("Broken", "no.such.module:new")],
-    )
-    with pytest.raises(RegistryError, match="loading plugin Broken"):
-        load_out_of_tree()
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        pytest.param(
+            "corral_no_such_module:new",
+            "plugin entry point 'Broken' (unknown distribution) ignored: "
+            "No module named 'corral_no_such_module'",
+            id="import-error",
+        ),
+        pytest.param(
+            f"{__name__}:_Plugin",
+            "plugin entry point 'Broken' (unknown distribution) ignored: has no NAME string",
+            id="no-declaration",
+        ),
+    ],
+)
+def test_broken_entry_point_is_left_out_and_reported(value: str, problem: str) -> None:
+    found, problems = load_entry_points([_entry("Broken", value)])
+    assert (found, problems) == ([], [problem])
+
+
+def test_entry_point_reusing_a_name_is_left_out() -> None:
+    found, problems = load_entry_points([_entry("X", f"{__name__}:_new")], known=["OutOfTree"])
+    assert found == []
+    assert problems == [
+        "plugin entry point 'X' (unknown distribution) ignored: "
+        "'OutOfTree' is already a plugin name"
+    ]

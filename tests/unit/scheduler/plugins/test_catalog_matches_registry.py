@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+
 from corral.api.catalog import BUILTIN
+from corral.scheduler.config import IN_TREE
 from corral.scheduler.plugins.registry import in_tree_registry
 
 METHODS = {
@@ -37,3 +40,10 @@ def test_catalog_matches_registry() -> None:
         plugin = factory(ARGS.get(name), None)  # type: ignore[arg-type]
         implemented = {point for method, point in METHODS.items() if hasattr(plugin, method)}
         assert implemented == catalog[name], name
+
+
+def test_every_declaration_names_its_own_module() -> None:
+    for declaration in IN_TREE:
+        assert isinstance(declaration.factory, str)
+        module = importlib.import_module(declaration.factory.partition(":")[0])
+        assert declaration.name == module.NAME

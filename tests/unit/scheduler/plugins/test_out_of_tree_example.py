@@ -13,8 +13,9 @@ import pytest
 
 from corral.api.catalog import build_catalog
 from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.config.declarations import ENTRY_POINT_GROUP, load_entry_points
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.registry import ENTRY_POINT_GROUP, load_out_of_tree
+from corral.scheduler.plugins.registry import registry as build_registry
 from scheduler.builders import node, pod, snapshot_of
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "corral-plugin-example"
@@ -50,7 +51,9 @@ def test_registry_and_catalog_load_the_example(
     monkeypatch.syspath_prepend(str(installed))
     eps = [e for e in metadata.entry_points(group=ENTRY_POINT_GROUP) if e.name == "NodeLabelBonus"]
     assert eps, "the entry point is visible once the package is on sys.path"
-    registry = load_out_of_tree()
+    found, problems = load_entry_points()
+    assert problems == []
+    registry = build_registry(found)
     plugin = registry["NodeLabelBonus"]({"labelKey": "disk", "labelValue": "ssd"}, None)  # type: ignore[arg-type]
     snapshot = snapshot_of([node("fast", labels={"disk": "ssd"}), node("slow")])
     p = pod_from_json(pod("p"))

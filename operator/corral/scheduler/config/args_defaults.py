@@ -1,0 +1,75 @@
+"""Upstream's args defaulting (``apis/config/v1/defaults.go`` ``SetDefaults_<Plugin>Args``).
+
+Contract: each ``default_<plugin>`` fills, in place, the fields upstream defaults on the typed
+args of :mod:`corral.scheduler.config.args`; it never validates. The plugin declarations
+(:mod:`corral.scheduler.config.declarations`) pair every args type with its defaulter.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from corral.scheduler.config import args
+
+DEFAULT_TENANT_LABEL_KEY: Final = "corral.dev/tenant"
+
+
+def default_preemption(a: args.DefaultPreemptionArgs) -> None:
+    if a.min_candidate_nodes_percentage is None:
+        a.min_candidate_nodes_percentage = 10
+    if a.min_candidate_nodes_absolute is None:
+        a.min_candidate_nodes_absolute = 100
+
+
+def default_inter_pod_affinity(a: args.InterPodAffinityArgs) -> None:
+    if a.hard_pod_affinity_weight is None:
+        a.hard_pod_affinity_weight = 1
+    if a.ignore_preferred_terms_of_existing_pods is None:  # a plain bool upstream
+        a.ignore_preferred_terms_of_existing_pods = False
+
+
+def default_resources() -> list[args.ResourceSpec]:
+    return [args.ResourceSpec("cpu", 1), args.ResourceSpec("memory", 1)]
+
+
+def default_balanced(a: args.NodeResourcesBalancedAllocationArgs) -> None:
+    if not a.resources:
+        a.resources = default_resources()
+    for r in a.resources:
+        if not r.weight:
+            r.weight = 1
+
+
+def default_fit(a: args.NodeResourcesFitArgs) -> None:
+    if a.scoring_strategy is None:
+        a.scoring_strategy = args.ScoringStrategy(type="LeastAllocated")
+    if not a.scoring_strategy.resources:
+        a.scoring_strategy.resources = default_resources()
+    for r in a.scoring_strategy.resources:
+        if not r.weight:
+            r.weight = 1
+
+
+def default_spread(a: args.PodTopologySpreadArgs) -> None:
+    if not a.defaulting_type:
+        a.defaulting_type = "System"
+
+
+def default_volume_binding(a: args.VolumeBindingArgs) -> None:
+    # shape is defaulted only with the StorageCapacityScoring gate, which is off (alpha).
+    if a.bind_timeout_seconds is None:
+        a.bind_timeout_seconds = 600
+
+
+def default_dynamic_resources(a: args.DynamicResourcesArgs) -> None:
+    # DRASchedulerFilterTimeout is beta and on from 1.34; DRADeviceBindingConditions and
+    # DRAResourceClaimDeviceStatus are beta and on in 1.36.
+    if a.filter_timeout is None:
+        a.filter_timeout = "10s"
+    if a.binding_timeout is None:
+        a.binding_timeout = "10m0s"
+
+
+def default_tenant_spread(a: args.TenantSpreadArgs) -> None:
+    if not a.label_key:
+        a.label_key = DEFAULT_TENANT_LABEL_KEY
