@@ -164,13 +164,18 @@ def validate_profile(path: FieldPath, profile: KubeSchedulerProfile) -> _Errs:
 
 
 def validate_plugin_args(path: FieldPath, plugin: str, raw: dict[str, object]) -> _Errs:
-    """Decode and check the args of a plugin with a known args kind (others pass)."""
+    """Decode, default (upstream validates defaulted args) and check the args of a plugin with
+    a known args kind (others pass)."""
     kind = ARGS.get(plugin)
     if kind is None:
         return []
     errs: _Errs = []
     typed = _args.decode_plugin_args(kind.type, plugin, raw, path, errs)
-    if typed is not None and not errs and kind.validate is not None:
+    if typed is None or errs:
+        return errs
+    if kind.default is not None:
+        kind.default(typed)
+    if kind.validate is not None:
         errs += kind.validate(path, typed)
     return errs
 
