@@ -19,9 +19,9 @@ from typing import Any
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.records import node_from_json, pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.runtime.cycle import scheduling_cycle
 from corral.scheduler.framework.runtime.framework import Framework
-from corral.scheduler.framework.runtime.schedule import PodScheduler
+from corral.scheduler.framework.runtime.schedule_one import scheduling_cycle
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 
 

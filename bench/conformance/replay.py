@@ -5,7 +5,7 @@ and what upstream kube-scheduler decided for every pod: the node it bound (with 
 set) or the FailedScheduling message. Those decisions stay true for the pinned version, so they
 can judge Corral again without a control plane: for pod *i*, the state is the scenario's nodes
 and running pods plus pods 0..i-1 bound where upstream put them (exactly what the live harness
-creates), and :class:`corral.scheduler.simulate.Simulator` decides pod *i* with upstream's
+creates), and :class:`corral.scheduler.engine.simulate.Simulator` decides pod *i* with upstream's
 default configuration at ``percentageOfNodesToScore: 100``.
 
 The verdict follows :mod:`bench.conformance.compare`: a node in upstream's top set, or the
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.conformance.generate import Scenario
-from corral.scheduler.profiles import load_engine_config
-from corral.scheduler.simulate import Simulator
+from corral.scheduler.engine.frameworks import load_engine_config
+from corral.scheduler.engine.simulate import Simulator
 
 JSON = dict[str, Any]
 

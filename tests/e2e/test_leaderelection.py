@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 
 from corral.k8s import Client
 from corral.k8s.aio import AsyncClient
-from corral.scheduler.leaderelection import JITTER_FACTOR, LeaderElectionConfig, LeaderElector
+from corral.scheduler.engine.leaderelection import (
+    JITTER_FACTOR,
+    LeaderElectionConfig,
+    LeaderElector,
+)
 
 LEASE, RENEW, RETRY = 3.0, 2.0, 0.5
 # A standby notices a stale lease at most one (jittered) retry after it expires, counted from

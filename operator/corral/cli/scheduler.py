@@ -21,9 +21,9 @@ from typing import Any
 from corral.cli import UsageError
 from corral.k8s import Client
 from corral.scheduler.config import ValidationError
-from corral.scheduler.engine import Engine, EngineOptions
-from corral.scheduler.leaderelection import default_identity
-from corral.scheduler.profiles import load_engine_config
+from corral.scheduler.engine.app import Engine, EngineOptions
+from corral.scheduler.engine.frameworks import load_engine_config
+from corral.scheduler.engine.leaderelection import default_identity
 
 LOG_LEVELS = {"Normal": logging.INFO, "Debug": logging.DEBUG, "Trace": 5}
 

@@ -23,8 +23,8 @@ from corral.api import load_profile
 from corral.api.scheduler_config import scheduler_config_data
 from corral.cli import UsageError
 from corral.scheduler.config import ValidationError
-from corral.scheduler.profiles import load_engine_config
-from corral.scheduler.simulate import PASS, Explanation, Placement, Simulator
+from corral.scheduler.engine.frameworks import load_engine_config
+from corral.scheduler.engine.simulate import PASS, Explanation, Placement, Simulator
 
 DEFAULT_CONFIG = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from corral.k8s import Client
-from corral.scheduler.leaderelection import JITTER_FACTOR
+from corral.scheduler.engine.leaderelection import JITTER_FACTOR
 from corral.testing import LocalCluster
 from engine.support import (
     EngineProcess,

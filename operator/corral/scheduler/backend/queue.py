@@ -37,8 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from corral.scheduler.framework import events
-from corral.scheduler.framework.events import ClusterEvent
+from corral.scheduler.framework import cluster_events as events
+from corral.scheduler.framework.cluster_events import ClusterEvent
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 

@@ -1,5 +1,3 @@
-"""The engine process: wiring of informers, queue, cache, scheduling loop and leadership."""
-
-from corral.scheduler.engine.app import Engine, EngineOptions
-
-__all__ = ["Engine", "EngineOptions"]
+"""The engine process: wiring of informers, queue, cache, scheduling loop and leadership
+(:mod:`.app`); the profiles it runs (:mod:`.frameworks`); the same cycles over an in-memory
+cluster (:mod:`.simulate`)."""

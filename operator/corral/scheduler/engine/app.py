@@ -30,31 +30,31 @@ from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.objects import WATCHED_KINDS, ObjectStore, kinds_for
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.binding import ApiBinder
-from corral.scheduler.engine.handlers import ClusterState
-from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
-from corral.scheduler.engine.nominator import Nominator
-from corral.scheduler.engine.preemption import ApiPreemptionExecutor
-from corral.scheduler.events import EventRecorder, PodRef
-from corral.scheduler.framework.events import WILDCARD, ActionType, ClusterEvent
-from corral.scheduler.framework.extender import EXTENDER_NAME
-from corral.scheduler.framework.runtime.schedule import PodScheduler
-from corral.scheduler.framework.status import Status
-from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.leaderelection import LeaderElectionConfig, LeaderElector
-from corral.scheduler.metrics import (
-    RESULT_ERROR,
-    RESULT_SCHEDULED,
-    RESULT_UNSCHEDULABLE,
-    SchedulerMetrics,
-)
-from corral.scheduler.podstatus import record_failure
-from corral.scheduler.profiles import (
+from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
+from corral.scheduler.engine.frameworks import (
     EngineConfig,
     build_frameworks,
     engine_registry,
     load_extenders,
 )
-from corral.scheduler.server import HealthServer
+from corral.scheduler.engine.handlers import ClusterState
+from corral.scheduler.engine.leaderelection import LeaderElectionConfig, LeaderElector
+from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
+from corral.scheduler.engine.metrics import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    RESULT_UNSCHEDULABLE,
+    SchedulerMetrics,
+)
+from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.podstatus import record_failure
+from corral.scheduler.engine.preemption import ApiPreemptionExecutor
+from corral.scheduler.engine.server import HealthServer
+from corral.scheduler.framework.cluster_events import WILDCARD, ActionType, ClusterEvent
+from corral.scheduler.framework.extender import EXTENDER_NAME
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
+from corral.scheduler.framework.status import Status
+from corral.scheduler.framework.types import PodInfo
 
 log = logging.getLogger("corral.scheduler")
 

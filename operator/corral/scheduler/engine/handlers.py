@@ -23,8 +23,8 @@ from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import node_from_json, pod_from_json
 from corral.scheduler.engine.nominator import Nominator
-from corral.scheduler.framework import events
-from corral.scheduler.framework.events import ActionType, ClusterEvent
+from corral.scheduler.framework import cluster_events as events
+from corral.scheduler.framework.cluster_events import ActionType, ClusterEvent
 from corral.scheduler.framework.types import NodeRecord, PodInfo
 
 log = logging.getLogger(__name__)

@@ -22,8 +22,8 @@ from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_cycle
-from corral.scheduler.framework.runtime.schedule import PodScheduler
+from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 
 log = logging.getLogger("corral.scheduler")

@@ -4,9 +4,9 @@ and batch forms), compact pod/node records, the columnar snapshot, and the resol
 The runtime that runs a profile lives in :mod:`corral.scheduler.framework.runtime`.
 """
 
+from corral.scheduler.framework.cluster_events import ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import Diagnosis, FitError, NodeToStatus
-from corral.scheduler.framework.events import ActionType, ClusterEvent
 from corral.scheduler.framework.interface import (
     BatchFilterPlugin,
     BatchScorePlugin,

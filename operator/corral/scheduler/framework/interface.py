@@ -16,9 +16,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from corral.scheduler.framework.cluster_events import ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
-from corral.scheduler.framework.events import ClusterEvent
 from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
 from corral.scheduler.framework.snapshot import Snapshot

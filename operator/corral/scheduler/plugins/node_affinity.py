@@ -15,8 +15,8 @@ from typing import Any, Final
 import numpy as np
 
 from corral.scheduler.framework import nodeselector as ns
+from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.interface import (
     FilterVerdict,
     Handle,

@@ -7,8 +7,8 @@ from typing import Final
 
 import numpy as np
 
+from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.interface import FilterVerdict, Handle
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status

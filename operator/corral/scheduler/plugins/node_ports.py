@@ -17,8 +17,8 @@ from typing import Final
 
 import numpy as np
 
+from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.interface import (
     FilterVerdict,
     Handle,

@@ -25,8 +25,8 @@ import numpy as np
 
 from corral.scheduler.framework import snapshot as snap
 from corral.scheduler.framework import types
+from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.interface import (
     FilterVerdict,
     Handle,

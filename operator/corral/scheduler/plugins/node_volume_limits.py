@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.interface import Handle, PreFilterExtensions, PreFilterResult
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from corral.scheduler.framework.events import POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo

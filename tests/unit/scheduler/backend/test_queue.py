@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from corral.scheduler.backend.queue import SchedulingQueue
-from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo

@@ -14,9 +14,9 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import FitError
 from corral.scheduler.framework.interface import PreFilterResult
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
-from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
-from corral.scheduler.framework.runtime.schedule import PodScheduler, num_feasible_nodes_to_find
+from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler, num_feasible_nodes_to_find
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 from scheduler.builders import build_cache, node, pod, pod_info

@@ -13,9 +13,9 @@ from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.runtime.cycle import scheduling_cycle
 from corral.scheduler.framework.runtime.framework import Framework
-from corral.scheduler.framework.runtime.schedule import PodScheduler
+from corral.scheduler.framework.runtime.schedule_one import scheduling_cycle
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import default_preemption

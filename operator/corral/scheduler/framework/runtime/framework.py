@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from corral.scheduler.framework import interface as fw
+from corral.scheduler.framework.cluster_events import ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
-from corral.scheduler.framework.events import ClusterEvent
 from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
 from corral.scheduler.framework.profile import ResolvedProfile

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import Diagnosis, FitError, NodeToStatus
-from corral.scheduler.framework.events import POD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import Victims
 from corral.scheduler.framework.interface import Handle, PostFilterResult
 from corral.scheduler.framework.runtime.extenders import call_preemption_extenders

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.interface import (
     FilterVerdict,
     Handle,

@@ -23,18 +23,18 @@ from typing import Any
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.objects import ADDED, WATCHED_KINDS, ObjectStore
 from corral.scheduler.backend.records import node_from_json, pod_from_json
-from corral.scheduler.framework import listers
-from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_cycle
-from corral.scheduler.framework.runtime.schedule import PodScheduler
-from corral.scheduler.framework.snapshot import Snapshot
-from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.profiles import (
+from corral.scheduler.engine.frameworks import (
     EngineConfig,
     build_frameworks,
     engine_registry,
     load_extenders,
 )
+from corral.scheduler.framework import listers
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.types import PodInfo
 
 PASS = "ok"
 

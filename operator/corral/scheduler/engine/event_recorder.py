@@ -18,7 +18,7 @@ from typing import Final
 
 from corral.k8s import JSON, ApiError
 from corral.k8s.aio import AsyncClient
-from corral.scheduler.leaderelection import micro_time
+from corral.scheduler.engine.leaderelection import micro_time
 
 QUEUE_SIZE: Final = 1000
 NOTE_LIMIT: Final = 1024  # the API rejects longer notes

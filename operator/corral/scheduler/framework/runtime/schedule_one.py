@@ -16,7 +16,7 @@ from typing import Protocol
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import FitError
 from corral.scheduler.framework.runtime.extenders import extenders_binding
-from corral.scheduler.framework.runtime.schedule import PodScheduler, ScheduleResult
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler, ScheduleResult
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import PodInfo
