@@ -23,12 +23,12 @@ from corral.scheduler.framework.extender import (
     Victims,
 )
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
-from corral.scheduler.framework.runtime.extenders import call_preemption_extenders
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import NodeRecord, PodInfo
+from corral.scheduler.plugins.default_preemption.extenders import call_preemption_extenders
 from scheduler.builders import build_cache, node, pod_info
 from scheduler.fakes import FakeBatchFilter, FakeBind, FakeScore, registry_of
 

@@ -36,12 +36,12 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from corral.scheduler.framework.extender import Victims
 from corral.scheduler.framework.interface import Handle, PostFilterResult
-from corral.scheduler.framework.runtime.extenders import call_preemption_extenders
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import helper, names
 from corral.scheduler.plugins.default_preemption import candidates as cand
+from corral.scheduler.plugins.default_preemption.extenders import call_preemption_extenders
 from corral.scheduler.plugins.default_preemption.victims import NO_VICTIMS
 
 NAME: Final = names.DEFAULT_PREEMPTION
