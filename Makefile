@@ -28,8 +28,8 @@ control-plane:  ## build (or reuse, cached by version under ~/.cache/corral/bin)
 	@hack/build-control-plane >/dev/null
 
 lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
-	$(BIN)/ruff check operator tests bench hack
-	$(BIN)/ruff format --check operator tests bench hack
+	$(BIN)/ruff check operator tests bench hack examples
+	$(BIN)/ruff format --check operator tests bench hack examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

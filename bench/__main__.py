@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 import time
@@ -110,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
             document.setdefault("profiled_runs", []).append(result.to_json())
             save()
     document["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    document["machine"]["loadavg_at_end"] = list(procstat.os.getloadavg())
+    document["machine"]["loadavg_at_end"] = list(os.getloadavg())
     save()
     print(f"results: {out / 'results.json'}")
     if not args.no_report:

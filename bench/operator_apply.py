@@ -41,7 +41,7 @@ def ready(kube: Client, name: str) -> bool:
     except ApiError:
         return False
     conds = {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
-    return conds.get("Ready", {}).get("status") == "True"
+    return bool(conds.get("Ready", {}).get("status") == "True")
 
 
 def run(cluster: LocalCluster, count: int, namespace: str) -> None:

@@ -57,7 +57,7 @@ def measure(nodes: int, cycles: int) -> tuple[float, str]:
     nominated = ""
     start = time.process_time()
     for _ in range(cycles):
-        outcome = scheduling_cycle(scheduler, CycleState(), preemptor, snapshot, None)
+        outcome = scheduling_cycle(scheduler, CycleState(), preemptor, snapshot, cache)
         nominated = outcome.nominated_node_name
     return (time.process_time() - start) / cycles * 1000, nominated
 

@@ -197,7 +197,9 @@ def plot(document: dict[str, Any], out: Path) -> list[Path]:
     styles = ["-", "--", ":", "-."]
     for workload, runs in by_workload.items():
         fig, ax = plt.subplots(figsize=(7, 3.5), dpi=100)
-        offered = next((r["created_series"] for r in runs if r.get("created_series")), [])
+        offered: list[float] = next(
+            (r["created_series"] for r in runs if r.get("created_series")), []
+        )
         if offered:
             ax.plot(range(len(offered)), offered, ":", color="gray", lw=1,
                     label="pods created per second (run 1)")  # fmt: skip

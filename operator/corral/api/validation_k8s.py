@@ -6,17 +6,14 @@ Contract: each function returns field errors that say what is allowed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from corral.api.types import LabelSelector, ResourceRequirements, Toleration
+from corral.scheduler.config import quantity
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
 from corral.scheduler.config.names import check_label_value, check_qualified_name
 
-_QUANTITY_RE: Final = re.compile(
-    r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?"
-)
 SELECTOR_OPERATORS: Final = ("DoesNotExist", "Exists", "In", "NotIn")
 TOLERATION_OPERATORS: Final = ("Equal", "Exists")
 TAINT_EFFECTS: Final = ("NoExecute", "NoSchedule", "PreferNoSchedule")
@@ -98,7 +95,9 @@ def check_quantity(path: FieldPath, value: object) -> _Errs:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return [field_error(path, "must be a quantity such as 100m, 64Mi or 2")]
     text = str(value)
-    if not _QUANTITY_RE.fullmatch(text):
+    try:
+        quantity.parse(text if text == text.strip() else "?")  # the engine's grammar, untrimmed
+    except quantity.QuantityError:
         return [field_error(path, f"{quote(text)}: must be a quantity such as 100m, 64Mi or 2")]
     if text.startswith("-"):
         return [field_error(path, f"{quote(text)}: must not be negative")]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from corral.k8s import JSON, Client
-from engine.support import EngineProcess
+from support.engine_process import EngineProcess
 
 
 @pytest.fixture

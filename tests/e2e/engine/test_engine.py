@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from corral.k8s import JSON, Client
-from corral.scheduler.backend import quantity
+from corral.scheduler.config import quantity
 from corral.testing import LocalCluster
-from engine.support import (
+from support.engine_process import (
     EngineProcess,
     all_bound,
     create_all,

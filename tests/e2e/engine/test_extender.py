@@ -13,7 +13,7 @@ import pytest
 from corral.k8s import Client
 from corral.testing import LocalCluster
 from corral.testing.processes import free_port
-from engine.support import (
+from support.engine_process import (
     EngineProcess,
     create_all,
     engine_config,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from corral.k8s import Client
 from corral.scheduler.engine.leaderelection import JITTER_FACTOR
 from corral.testing import LocalCluster
-from engine.support import (
+from support.engine_process import (
     EngineProcess,
     all_bound,
     engine_config,

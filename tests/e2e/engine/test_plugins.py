@@ -15,7 +15,7 @@ from pathlib import Path
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import LocalCluster
 from corral.testing.nodes import ZONE_LABEL
-from engine.support import (
+from support.engine_process import (
     EngineProcess,
     all_bound,
     create_all,

@@ -8,7 +8,14 @@ from collections.abc import Callable
 
 from corral.k8s import Client
 from corral.testing import LocalCluster
-from engine.support import EngineProcess, create_all, engine_config, pod, scheduler_name, wait_until
+from support.engine_process import (
+    EngineProcess,
+    create_all,
+    engine_config,
+    pod,
+    scheduler_name,
+    wait_until,
+)
 
 
 def test_high_priority_pod_preempts_and_is_bound(

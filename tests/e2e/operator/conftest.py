@@ -1,5 +1,5 @@
 """Fixtures for the operator's end-to-end tests: the CRD, ``corral operator`` processes, unique
-profile names and namespaces (helpers live in op_support)."""
+profile names and namespaces (helpers live in support.operator_process)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from op_support import API, KIND, ROOT, OperatorProcess, eventually
 
 from corral.k8s import Client
 from corral.testing import LocalCluster
+from support.operator_process import API, KIND, ROOT, OperatorProcess, eventually
 
 
 @pytest.fixture(scope="session", autouse=True)

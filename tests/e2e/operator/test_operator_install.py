@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from op_support import ROOT, OperatorProcess, eventually, is_ready, profile
 
 from corral.k8s import ApiError, Client
 from corral.k8s.kubeconfig import write_token_kubeconfig
 from corral.testing import LocalCluster
+from support.operator_process import ROOT, OperatorProcess, eventually, is_ready, profile
 
 NS = "corral-system"
 SA = "corral-operator"

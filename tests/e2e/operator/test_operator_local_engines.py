@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from op_support import eventually, is_ready, profile
 from test_operator_pending import pod, pod_events
 
 from corral.k8s import Client
+from support.operator_process import eventually, is_ready, profile
 
 # Default plugins the engine does not implement yet (it refuses a config enabling them); the
 # test needs only filtering by node affinity and binding.

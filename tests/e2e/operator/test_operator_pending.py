@@ -6,9 +6,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from op_support import API, KIND, eventually, is_ready, profile
-
 from corral.k8s import JSON, Client
+from support.operator_process import API, KIND, eventually, is_ready, profile
 
 
 def pod(name: str, namespace: str, scheduler: str) -> JSON:

@@ -7,7 +7,9 @@ import time
 from typing import Any
 
 import pytest
-from op_support import (
+
+from corral.k8s import JSON, Client
+from support.operator_process import (
     API,
     CHILD_KINDS,
     KIND,
@@ -20,8 +22,6 @@ from op_support import (
     profile,
     versions,
 )
-
-from corral.k8s import JSON, Client
 
 
 def test_apply_makes_every_child_and_goes_ready(

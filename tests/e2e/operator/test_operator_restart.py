@@ -7,9 +7,8 @@ import signal
 import time
 from typing import Any
 
-from op_support import API, KIND, children, eventually, is_ready, profile, versions
-
 from corral.k8s import Client
+from support.operator_process import API, KIND, children, eventually, is_ready, profile, versions
 
 
 def test_restart_with_ready_profiles_writes_nothing(

@@ -10,8 +10,7 @@ import pytest
 from corral.controller import apply
 from corral.controller.state import State, key_of
 from corral.k8s import ApiError
-
-from .fakes import FakeClient
+from support.controller_fakes import FakeClient
 
 
 def cm(name: str, data: str = "x", profile: str = "p") -> dict[str, Any]:

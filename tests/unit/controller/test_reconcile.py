@@ -12,8 +12,7 @@ from corral.controller.events import Recorder
 from corral.controller.reconcile import Reconciler
 from corral.controller.settings import Settings
 from corral.controller.state import State
-
-from .fakes import FakeClient
+from support.controller_fakes import FakeClient
 
 
 def body(name: str, spec: dict[str, Any], created: str = "2026-01-01T00:00:00Z") -> Any:

@@ -17,9 +17,11 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any, Final
 
-from corral.scheduler.backend import quantity
+from corral.scheduler.config import quantity
 from corral.scheduler.framework import nodeselector, podaffinity, taints, types
 
+# The DisruptionTarget condition reason of a pod the scheduler preempts (core/v1).
+REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 _NON_ZERO_DEFAULTS: Final[dict[str, Fraction]] = {
     types.CPU: Fraction(types.DEFAULT_MILLI_CPU_REQUEST, 1000),
     types.MEMORY: Fraction(types.DEFAULT_MEMORY_REQUEST),
@@ -139,7 +141,8 @@ def _terminating_by_preemption(meta: Mapping[str, Any], status: Mapping[str, Any
     for cond in status.get("conditions") or ():
         if cond.get("type") == "DisruptionTarget":
             return bool(
-                cond.get("status") == "True" and cond.get("reason") == "PreemptionByScheduler"
+                cond.get("status") == "True"
+                and cond.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
             )
     return False
 

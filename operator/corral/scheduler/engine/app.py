@@ -34,6 +34,7 @@ from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
 from corral.scheduler.engine.frameworks import (
     EngineConfig,
     build_frameworks,
+    defaulted,
     engine_registry,
     load_extenders,
 )
@@ -81,7 +82,7 @@ class Engine:
         self.options = options
         cfg = engine.config
         conn = cfg.client_connection
-        self.bucket = TokenBucket(conn.qps if conn.qps is not None else 50.0, conn.burst or 100)
+        self.bucket = TokenBucket(defaulted(conn.qps, "qps"), defaulted(conn.burst, "burst"))
         self.client = client
         self.aio = AsyncClient(client, bucket=self.bucket)
         self.metrics = SchedulerMetrics()
@@ -105,7 +106,7 @@ class Engine:
             nominator=self.nominator,
             preemption_executor=self.preemption,
         )
-        pct = cfg.percentage_of_nodes_to_score or 0
+        pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         extenders = load_extenders(engine)
         self.schedulers = {
             name: PodScheduler(fwk, percentage_of_nodes_to_score=pct, extenders=extenders)
@@ -123,8 +124,8 @@ class Engine:
             less=first.less,  # validation makes every profile use the same QueueSort
             pre_enqueue=self._pre_enqueue,
             events_by_plugin=events_by_plugin,
-            initial_backoff=float(cfg.pod_initial_backoff_seconds or 1),
-            max_backoff=float(cfg.pod_max_backoff_seconds or 10),
+            initial_backoff=float(defaulted(cfg.pod_initial_backoff_seconds, "backoff")),
+            max_backoff=float(defaulted(cfg.pod_max_backoff_seconds, "backoff")),
         )
         self._selected_namespaces: set[str] = set()
         self.state = ClusterState(
@@ -241,12 +242,12 @@ class Engine:
             elector = LeaderElector(
                 self.aio,
                 LeaderElectionConfig(
-                    namespace=election.resource_namespace or "kube-system",
-                    name=election.resource_name or "kube-scheduler",
+                    namespace=defaulted(election.resource_namespace, "resourceNamespace"),
+                    name=defaulted(election.resource_name, "resourceName"),
                     identity=self.options.identity,
-                    lease_duration=self.engine.seconds(election.lease_duration, 15.0),
-                    renew_deadline=self.engine.seconds(election.renew_deadline, 10.0),
-                    retry_period=self.engine.seconds(election.retry_period, 2.0),
+                    lease_duration=self.engine.seconds(election.lease_duration),
+                    renew_deadline=self.engine.seconds(election.renew_deadline),
+                    retry_period=self.engine.seconds(election.retry_period),
                 ),
             )
             log.info("attempting to acquire leader lease %s", elector.path)

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from corral.scheduler.config import (
     FieldError,
@@ -38,6 +38,15 @@ from corral.scheduler.framework.runtime.framework import Framework, FrameworkErr
 from corral.scheduler.plugins import registry as plugin_registry
 
 log = logging.getLogger("corral.scheduler")
+_T = TypeVar("_T")
+
+
+def defaulted(value: _T | None, field: str) -> _T:
+    """A field upstream defaulting always fills (``load_config`` applied it); the engine reads
+    it as is instead of re-applying fallbacks."""
+    if value is None:
+        raise ValueError(f"{field} is not defaulted: load the configuration with load_config")
+    return value
 
 
 @dataclass(frozen=True)
@@ -49,8 +58,8 @@ class EngineConfig:
     def scheduler_names(self) -> list[str]:
         return [p.scheduler_name for p in self.profiles]
 
-    def seconds(self, duration: str | None, default: float) -> float:
-        return parse_duration(duration) if duration else default
+    def seconds(self, duration: str | None) -> float:
+        return parse_duration(defaulted(duration, "duration"))
 
 
 def engine_registry() -> Registry:

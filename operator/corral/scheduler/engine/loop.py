@@ -21,6 +21,7 @@ from typing import Protocol
 from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
@@ -71,10 +72,6 @@ class _Binding:
     started: float
     evaluated: int
     feasible: int
-
-
-REASON_UNSCHEDULABLE = "Unschedulable"
-REASON_SCHEDULER_ERROR = "SchedulerError"
 
 
 class SchedulingLoop:

@@ -1,5 +1,9 @@
 """Prometheus metrics with upstream kube-scheduler's names, labels and buckets where they exist.
 
+Only what the engine observes is exported: upstream's per-plugin and per-extension-point
+durations (sampled instrumentation of every plugin call) and incoming-pod counts are not
+implemented, so they are not registered either.
+
 Each engine owns one registry (not the process-global default), so several engines can live in
 one process in tests without colliding.
 """
@@ -41,26 +45,6 @@ class SchedulerMetrics:
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type.",
             ["queue"],
-            registry=r,
-        )
-        self.queue_incoming = Counter(
-            "scheduler_queue_incoming_pods",
-            "Number of pods added to scheduling queues by event and queue type.",
-            ["queue", "event"],
-            registry=r,
-        )
-        self.plugin_duration = Histogram(
-            "scheduler_plugin_execution_duration_seconds",
-            "Duration for running a plugin at a specific extension point.",
-            ["plugin", "extension_point", "status"],
-            buckets=exponential_buckets(0.00001, 1.5, 20),
-            registry=r,
-        )
-        self.extension_point_duration = Histogram(
-            "scheduler_framework_extension_point_duration_seconds",
-            "Latency for running all plugins of a specific extension point.",
-            ["extension_point", "status", "profile"],
-            buckets=exponential_buckets(0.0001, 2, 12),
             registry=r,
         )
         self.preemption_attempts = Counter(

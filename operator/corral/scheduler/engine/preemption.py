@@ -34,6 +34,7 @@ from typing import Final
 
 from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
+from corral.scheduler.backend.records import REASON_PREEMPTION_BY_SCHEDULER
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
@@ -162,7 +163,7 @@ class ApiPreemptionExecutor:
         condition = {
             "type": "DisruptionTarget",
             "status": "True",
-            "reason": "PreemptionByScheduler",
+            "reason": REASON_PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
             "priority pod",
             "lastTransitionTime": datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -26,6 +26,7 @@ from corral.scheduler.backend.records import node_from_json, pod_from_json
 from corral.scheduler.engine.frameworks import (
     EngineConfig,
     build_frameworks,
+    defaulted,
     engine_registry,
     load_extenders,
 )
@@ -75,7 +76,7 @@ class Simulator:
         self.binder = _Recorder()
         self.objects = ObjectStore()
         frameworks = build_frameworks(engine, engine_registry(), self.binder, objects=self.objects)
-        pct = engine.config.percentage_of_nodes_to_score or 0
+        pct = defaulted(engine.config.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         rng = random.Random(seed)
         extenders = load_extenders(engine)
         self.schedulers = {

@@ -12,7 +12,7 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -148,7 +148,3 @@ def mask(selector: Selector, source: ColumnSource) -> Mask:
         else:
             out &= ~present
     return out
-
-
-def selectors_of(raws: Sequence[Mapping[str, Any] | None]) -> tuple[Selector, ...]:
-    return tuple(parse(r) for r in raws)

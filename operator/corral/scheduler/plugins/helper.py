@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.scheduler.framework.interface import MAX_NODE_SCORE
+from corral.scheduler.framework.status import Status
 
 _A = TypeVar("_A")
 
@@ -41,12 +42,6 @@ def default_normalize_score(
     scores[:] = max_priority - scaled if reverse else scaled
 
 
-def default_normalize_list(
-    scores: list[int], *, reverse: bool, max_priority: int = MAX_NODE_SCORE
-) -> list[int]:
-    """The same rule on a plain list (reference form for tests of per-node plugins)."""
-    top = max(scores, default=0)
-    if top <= 0:
-        return [max_priority] * len(scores) if reverse else list(scores)
-    scaled = [max_priority * s // top for s in scores]
-    return [max_priority - s for s in scaled] if reverse else scaled
+def missing_state(key: str) -> Status:
+    """The Error a plugin returns when its own PreFilter/PreScore state is not in the cycle."""
+    return Status.error(f"reading {key!r} from cycleState: not found")

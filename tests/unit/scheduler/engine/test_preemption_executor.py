@@ -18,7 +18,7 @@ from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.framework.types import PodInfo
-from scheduler.builders import pod, pod_info
+from support.builders import pod, pod_info
 
 
 class Calls:

@@ -12,8 +12,8 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.status import Code, Status
-from scheduler.builders import node, pod_info, snapshot_of
-from scheduler.fakes import SKIP, registry_of
+from support.builders import node, pod_info, snapshot_of
+from support.scheduler_fakes import SKIP, registry_of
 
 NO = Status.of(Code.UNSCHEDULABLE, "no")
 NEVER = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "never")

@@ -10,7 +10,7 @@ import pytest
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code
 from corral.scheduler.plugins import balanced_allocation
-from scheduler.builders import container, node, pod, pod_from_json, snapshot_of
+from support.builders import container, node, pod, pod_from_json, snapshot_of
 
 JSON = dict[str, Any]
 GPU = "nvidia.com/gpu"

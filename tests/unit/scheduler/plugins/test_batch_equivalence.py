@@ -17,7 +17,7 @@ from corral.scheduler.plugins import (
     node_unschedulable,
     taint_toleration,
 )
-from scheduler.builders import build_cache, random_nodes, random_pod, random_running_pods
+from support.builders import build_cache, random_nodes, random_pod, random_running_pods
 
 ADDED_AFFINITY = {
     "requiredDuringSchedulingIgnoredDuringExecution": {

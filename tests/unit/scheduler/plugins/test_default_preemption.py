@@ -21,7 +21,7 @@ from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import default_preemption
 from corral.scheduler.plugins.default_preemption import candidates as cand
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
-from scheduler.builders import build_cache, node, pod
+from support.builders import build_cache, node, pod
 
 
 class Executor:

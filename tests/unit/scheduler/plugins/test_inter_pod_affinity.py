@@ -11,7 +11,7 @@ from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.plugins import inter_pod_affinity as ipa
-from scheduler.builders import build_cache, node, pod
+from support.builders import build_cache, node, pod
 
 ZONE = "zone"
 NODES = [

@@ -11,7 +11,7 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import PreFilterResult
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import node_affinity
-from scheduler.builders import expr, node, pod, pod_from_json, required, snapshot_of
+from support.builders import expr, node, pod, pod_from_json, required, snapshot_of
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 

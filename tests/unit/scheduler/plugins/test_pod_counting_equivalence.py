@@ -21,8 +21,8 @@ from corral.scheduler.plugins import (
     node_ports,
     pod_topology_spread,
 )
-from scheduler.builders import build_cache
-from scheduler.plugins.pod_builders import labeled_nodes, random_labeled_pod
+from support.builders import build_cache
+from support.pod_builders import labeled_nodes, random_labeled_pod
 
 
 class HandleStub:

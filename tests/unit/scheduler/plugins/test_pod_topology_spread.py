@@ -11,7 +11,7 @@ from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.plugins import pod_topology_spread as pts
-from scheduler.builders import build_cache, node, pod
+from support.builders import build_cache, node, pod
 
 Z = "zone"
 TAINT = {"key": "t", "value": "", "effect": "NoSchedule"}

@@ -16,7 +16,7 @@ from corral.scheduler.plugins import (
     priority_sort,
     scheduling_gates,
 )
-from scheduler.builders import node, pod, pod_from_json, pod_info, snapshot_of
+from support.builders import node, pod, pod_from_json, pod_info, snapshot_of
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 

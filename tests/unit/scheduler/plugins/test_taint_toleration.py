@@ -11,7 +11,7 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.taints import Taint, Toleration
 from corral.scheduler.plugins import taint_toleration
-from scheduler.builders import node, pod, pod_from_json, snapshot_of
+from support.builders import node, pod, pod_from_json, snapshot_of
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from corral.scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
-from scheduler.builders import node, pod, snapshot_of
+from support.builders import node, pod, snapshot_of
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 MISSING_CLAIM = Status.of(UUR, 'persistentvolumeclaim "data" not found')

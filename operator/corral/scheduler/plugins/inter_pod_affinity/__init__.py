@@ -105,7 +105,7 @@ class InterPodAffinity:
     ) -> Status | None:
         s = self._state(state)
         if s is None:
-            return Status.error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found")
+            return helper.missing_state(PRE_FILTER_STATE_KEY)
         s.update_with_pod(pod_to_add, node, 1)
         return None
 
@@ -114,14 +114,14 @@ class InterPodAffinity:
     ) -> Status | None:
         s = self._state(state)
         if s is None:
-            return Status.error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found")
+            return helper.missing_state(PRE_FILTER_STATE_KEY)
         s.update_with_pod(pod_to_remove, node, -1)
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         s = self._state(state)
         if s is None:
-            return Status.error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found")
+            return helper.missing_state(PRE_FILTER_STATE_KEY)
         return filtering.filter_node(s, node)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
@@ -152,7 +152,7 @@ class InterPodAffinity:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
         s = state.read(PRE_SCORE_STATE_KEY, scoring.PreScoreState)
         if s is None:
-            return 0, Status.error(f"reading {PRE_SCORE_STATE_KEY!r} from cycleState: not found")
+            return 0, helper.missing_state(PRE_SCORE_STATE_KEY)
         return scoring.score_node(s, node.labels), None
 
     def score_batch(
@@ -160,9 +160,9 @@ class InterPodAffinity:
     ) -> tuple[Scores, Status | None]:
         s = state.read(PRE_SCORE_STATE_KEY, scoring.PreScoreState)
         if s is None:
-            return scoring.score_batch(scoring.PreScoreState(), snapshot, slots), Status.error(
-                f"reading {PRE_SCORE_STATE_KEY!r} from cycleState: not found"
-            )
+            return scoring.score_batch(
+                scoring.PreScoreState(), snapshot, slots
+            ), helper.missing_state(PRE_SCORE_STATE_KEY)
         return scoring.score_batch(s, snapshot, slots), None
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: Scores) -> Status | None:

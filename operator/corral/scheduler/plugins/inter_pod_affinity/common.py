@@ -142,7 +142,3 @@ def update_pair(counts: Counts, pair: Pair, value: int) -> None:
 
 def term_rows(snapshot: Snapshot, term: podaffinity.AffinityTerm) -> Rows:
     return snapshot.pods.term_mask(term)
-
-
-def selector_error(spec: podaffinity.PodAffinity | None) -> str:
-    return spec.error if spec is not None else ""

@@ -136,7 +136,7 @@ class PodTopologySpread:
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         s = state.read(PRE_FILTER_STATE_KEY, filtering.PreFilterState)
         if s is None:
-            return Status.error(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found")
+            return helper.missing_state(PRE_FILTER_STATE_KEY)
         return filtering.filter_node(s, pod, node)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
@@ -166,7 +166,7 @@ class PodTopologySpread:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
         s = self._score_state(state)
         if s is None:
-            return 0, Status.error(f"reading {PRE_SCORE_STATE_KEY!r} from cycleState: not found")
+            return 0, helper.missing_state(PRE_SCORE_STATE_KEY)
         return scoring.score_node(s, node), None
 
     def score_batch(
@@ -174,9 +174,7 @@ class PodTopologySpread:
     ) -> tuple[Scores, Status | None]:
         s = self._score_state(state)
         if s is None:
-            return np.zeros(len(slots), dtype=np.int64), Status.error(
-                f"reading {PRE_SCORE_STATE_KEY!r} from cycleState: not found"
-            )
+            return np.zeros(len(slots), dtype=np.int64), helper.missing_state(PRE_SCORE_STATE_KEY)
         return scoring.score_batch(s, snapshot, slots), None
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: Scores) -> Status | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from scheduler.builders import JSON, ZONES, node, pod
+from support.builders import JSON, ZONES, node, pod
 
 APPS = ("web", "db", "cache")
 TEAMS = ("a", "b")

@@ -17,7 +17,7 @@ import pytest
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import LocalCluster
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 API = "corral.dev/v1alpha1"
 KIND = "SchedulerProfile"
 

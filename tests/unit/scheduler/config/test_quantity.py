@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from corral.scheduler.backend import quantity
+from corral.scheduler.config import quantity
 
 
 @pytest.mark.parametrize(
