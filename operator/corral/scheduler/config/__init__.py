@@ -25,6 +25,7 @@ from corral.scheduler.config.defaults import (
     default_plugins,
     merge_plugin_set,
     merge_plugins,
+    plugin_args,
     set_defaults,
     typed_args,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "merge_plugins",
     "parse_duration",
     "parse_yaml",
+    "plugin_args",
     "set_defaults",
     "suggest",
     "typed_args",

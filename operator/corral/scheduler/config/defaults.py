@@ -15,7 +15,7 @@ from typing import Any, Final
 from corral.scheduler.config import args as _args
 from corral.scheduler.config.declarations import ARGS, DEFAULT_MULTI_POINT
 from corral.scheduler.config.decode import decode
-from corral.scheduler.config.errors import FieldError, FieldPath
+from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError
 from corral.scheduler.config.types import (
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
@@ -167,3 +167,22 @@ def typed_args(plugin: str, raw: dict[str, Any]) -> Any:
         return None
     errors: list[FieldError] = []
     return decode(kind.type, _args.strip_type_meta(raw), FieldPath(), errors)
+
+
+def plugin_args(plugin: str, raw: object) -> Any:
+    """An in-tree plugin's args as its ``<Plugin>Args`` type, from raw JSON (``None``: empty),
+    decoded, defaulted and validated here, once, as a profile's args are; a value already of
+    that type passes as is. Raises :class:`ValidationError` (paths relative to the args)."""
+    kind = ARGS[plugin]
+    if isinstance(raw, kind.type):
+        return raw
+    errors: list[FieldError] = []
+    typed = _args.decode_plugin_args(kind.type, plugin, raw, FieldPath(), errors)
+    if typed is not None and not errors:
+        if kind.default is not None:
+            kind.default(typed)
+        if kind.validate is not None:
+            errors += kind.validate(FieldPath(), typed)
+    if errors:
+        raise ValidationError(errors)
+    return typed

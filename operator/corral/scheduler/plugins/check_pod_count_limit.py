@@ -12,19 +12,20 @@ Batch form: ``bincount`` of the pod table's matching rows over node slots.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import CheckPodCountLimitArgs
 from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import FilterVerdict, Handle
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins import names
 
 NAME: Final = names.CHECK_POD_COUNT_LIMIT
 EXTENSION_POINTS: Final = ("filter",)
@@ -32,23 +33,6 @@ EXTENSION_POINTS: Final = ("filter",)
 
 def reason(scheduler_name: str, limit: int) -> str:
     return f"node(s) already run {limit} pod(s) of scheduler {scheduler_name}"
-
-
-@dataclass(frozen=True, slots=True)
-class CheckPodCountLimitArgs:
-    pod_count_limit: int | None = None
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> CheckPodCountLimitArgs:
-        value = raw.get("podCountLimit")
-        return cls(None if value is None else int(value))
-
-    def validate(self) -> int:
-        if self.pod_count_limit is None:
-            raise ValueError("podCountLimit: required (an integer >= 1)")
-        if self.pod_count_limit < 1:
-            raise ValueError(f"podCountLimit: {self.pod_count_limit}: must be >= 1")
-        return self.pod_count_limit
 
 
 def counts(pod: PodInfo, other: PodInfo) -> bool:
@@ -59,7 +43,7 @@ class CheckPodCountLimit:
     name: str = NAME
 
     def __init__(self, args: CheckPodCountLimitArgs) -> None:
-        self.limit = args.validate()
+        self.limit = args.pod_count_limit or 0  # required and >= 1: checked by plugin_args
 
     def _status(self, pod: PodInfo) -> Status:
         return Status.of(Code.UNSCHEDULABLE, reason(pod.scheduler_name, self.limit))
@@ -88,6 +72,4 @@ class CheckPodCountLimit:
 
 
 def new(args: object, handle: Handle) -> CheckPodCountLimit:
-    return CheckPodCountLimit(
-        helper.coerce_args(args, CheckPodCountLimitArgs, CheckPodCountLimitArgs.from_mapping)
-    )
+    return CheckPodCountLimit(plugin_args(NAME, args))

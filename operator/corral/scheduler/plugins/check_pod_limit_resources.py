@@ -16,18 +16,18 @@ reason (``Insufficient <resource> limit headroom``); the status is Unschedulable
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import CheckPodLimitResourcesArgs
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import FilterVerdict, Handle
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins import names
 
 NAME: Final = names.CHECK_POD_LIMIT_RESOURCES
 EXTENSION_POINTS: Final = ("filter",)
@@ -35,24 +35,6 @@ EXTENSION_POINTS: Final = ("filter",)
 
 def reason(resource: str) -> str:
     return f"Insufficient {resource} limit headroom"
-
-
-@dataclass(frozen=True, slots=True)
-class CheckPodLimitResourcesArgs:
-    limit_ratio: Mapping[str, float] | None = None
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> CheckPodLimitResourcesArgs:
-        ratios = raw.get("limitRatio")
-        return cls(None if ratios is None else {str(k): float(v) for k, v in ratios.items()})
-
-    def validate(self) -> dict[str, float]:
-        if not self.limit_ratio:
-            raise ValueError("limitRatio: required (at least one resource, e.g. {cpu: 0.7})")
-        bad = [f"limitRatio[{k}]: {v}: must be > 0" for k, v in self.limit_ratio.items() if v <= 0]
-        if bad:
-            raise ValueError("; ".join(bad))
-        return dict(self.limit_ratio)
 
 
 def _used(node: NodeInfo, resource: str) -> int:
@@ -63,7 +45,7 @@ class CheckPodLimitResources:
     name: str = NAME
 
     def __init__(self, args: CheckPodLimitResourcesArgs) -> None:
-        self.ratios = args.validate()
+        self.ratios = dict(args.limit_ratio)  # non-empty, each > 0: checked by plugin_args
 
     def _checked(self, pod: PodInfo) -> list[tuple[str, float, int]]:
         return [
@@ -104,8 +86,4 @@ class CheckPodLimitResources:
 
 
 def new(args: object, handle: Handle) -> CheckPodLimitResources:
-    return CheckPodLimitResources(
-        helper.coerce_args(
-            args, CheckPodLimitResourcesArgs, CheckPodLimitResourcesArgs.from_mapping
-        )
-    )
+    return CheckPodLimitResources(plugin_args(NAME, args))

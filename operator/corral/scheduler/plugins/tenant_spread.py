@@ -11,12 +11,12 @@ Batch form: the label column of the pod table, ``bincount`` over node slots.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import TenantSpreadArgs
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle, Scores, Slots
 from corral.scheduler.framework.snapshot import Snapshot
@@ -28,25 +28,11 @@ NAME: Final = names.TENANT_SPREAD
 EXTENSION_POINTS: Final = ("preScore", "score")
 
 
-@dataclass(frozen=True, slots=True)
-class TenantSpreadArgs:
-    label_key: str = ""
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> TenantSpreadArgs:
-        return cls(str(raw.get("labelKey") or ""))
-
-    def validate(self) -> str:
-        if not self.label_key:
-            raise ValueError("labelKey: required (the tenant label's key)")
-        return self.label_key
-
-
 class TenantSpread:
     name: str = NAME
 
     def __init__(self, args: TenantSpreadArgs) -> None:
-        self.key = args.validate()
+        self.key = args.label_key or ""  # defaulted and validated by plugin_args
 
     def pre_score(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
@@ -78,4 +64,4 @@ class TenantSpread:
 
 
 def new(args: object, handle: Handle) -> TenantSpread:
-    return TenantSpread(helper.coerce_args(args, TenantSpreadArgs, TenantSpreadArgs.from_mapping))
+    return TenantSpread(plugin_args(NAME, args))

@@ -11,7 +11,7 @@ import pytest
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.plugins import check_pod_count_limit, check_pod_limit_resources, tenant_spread
-from scheduler.builders import build_cache, node, pod
+from support.builders import build_cache, node, pod
 
 
 def both_filters(
@@ -123,9 +123,15 @@ def test_check_pod_limit_resources(
         pytest.param((check_pod_count_limit, {"podCountLimit": 0}), "must be >= 1", id="count-0"),
         pytest.param((check_pod_limit_resources, {}), "limitRatio: required", id="ratio-missing"),
         pytest.param(
-            (check_pod_limit_resources, {"limitRatio": {"cpu": 0}}), "must be > 0", id="ratio-0"
+            (check_pod_limit_resources, {"limitRatio": {"cpu": 0}}),
+            r"limitRatio\[cpu\]: 0.0: must be greater than 0",
+            id="ratio-0",
         ),
-        pytest.param((tenant_spread, {}), "labelKey: required", id="tenant-key-missing"),
+        pytest.param(
+            (tenant_spread, {"labelKey": "a/b/c"}),
+            'labelKey: "a/b/c": a qualified name must consist',
+            id="tenant-key-invalid",
+        ),
     ],
 )
 def test_bad_args_fail_at_construction(args: Any, error: str) -> None:
@@ -156,3 +162,10 @@ def test_tenant_spread_prefers_nodes_with_fewest_pods_of_the_tenant() -> None:
     assert out.tolist() == [0, 50, 100]
     unlabeled = pod_from_json(pod("q"))
     assert plugin.pre_score(CycleState(), unlabeled, snapshot, slots).is_skip
+
+
+def test_args_are_defaulted_where_profiles_default_them() -> None:
+    # One definition (corral.scheduler.config): empty TenantSpread args get upstream-style
+    # defaulting, as a profile's pluginConfig would.
+    assert tenant_spread.new({}, None).key == "corral.dev/tenant"  # type: ignore[arg-type]
+    assert tenant_spread.new(None, None).key == "corral.dev/tenant"  # type: ignore[arg-type]
