@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import DefaultPreemptionArgs
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
@@ -39,7 +40,7 @@ from corral.scheduler.framework.interface import Handle, PostFilterResult
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins import names
 from corral.scheduler.plugins.default_preemption import candidates as cand
 from corral.scheduler.plugins.default_preemption.extenders import call_preemption_extenders
 from corral.scheduler.plugins.default_preemption.victims import NO_VICTIMS
@@ -60,31 +61,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class DefaultPreemptionArgs:
-    min_candidate_nodes_percentage: int = 10
-    min_candidate_nodes_absolute: int = 100
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> DefaultPreemptionArgs:
-        pct = raw.get("minCandidateNodesPercentage")
-        absolute = raw.get("minCandidateNodesAbsolute")
-        return cls(10 if pct is None else int(pct), 100 if absolute is None else int(absolute))
-
-    def validate(self) -> None:
-        errors = []
-        if not 0 <= self.min_candidate_nodes_percentage <= 100:
-            errors.append("minCandidateNodesPercentage: not in valid range [0, 100]")
-        if self.min_candidate_nodes_absolute < 0:
-            errors.append("minCandidateNodesAbsolute: not in valid range [0, inf)")
-        if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
-            errors.append(
-                "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero"
-            )
-        if errors:
-            raise ValueError("; ".join(errors))
-
-
 def _prefixed(code: Code, message: str) -> Status:
     return Status.of(code, "preemption: " + message)
 
@@ -100,8 +76,10 @@ class DefaultPreemption:
         rng: random.Random | None = None,
         clock: Any = time.time,
     ) -> None:
-        args.validate()
-        self.args = args
+        pct, absolute = args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
+        assert pct is not None, "defaulted by plugin_args"
+        assert absolute is not None, "defaulted by plugin_args"
+        self.min_candidates = (pct, absolute)
         self.handle = handle
         self.rng = rng or random.Random()
         self.clock = clock
@@ -136,8 +114,7 @@ class DefaultPreemption:
             pdbs = objects.list(listers.POD_DISRUPTION_BUDGET) if objects is not None else []
             wanted = cand.num_candidates(
                 len(potential),
-                self.args.min_candidate_nodes_percentage,
-                self.args.min_candidate_nodes_absolute,
+                *self.min_candidates,
             )
             offset = self.rng.randrange(len(potential))
             found, tried = cand.dry_run(
@@ -250,7 +227,4 @@ def _code(status: Status | None) -> Code:
 
 
 def new(args: object, handle: Handle) -> DefaultPreemption:
-    return DefaultPreemption(
-        helper.coerce_args(args, DefaultPreemptionArgs, DefaultPreemptionArgs.from_mapping),
-        handle,
-    )
+    return DefaultPreemption(plugin_args(NAME, args), handle)

@@ -9,10 +9,11 @@ Skip when the pod has no required terms and no existing pod's anti-affinity matc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import InterPodAffinityArgs
 from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
@@ -49,35 +50,11 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class InterPodAffinityArgs:
-    hard_pod_affinity_weight: int = 1
-    ignore_preferred_terms_of_existing_pods: bool = False
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> InterPodAffinityArgs:
-        weight = raw.get("hardPodAffinityWeight")
-        return cls(
-            hard_pod_affinity_weight=1 if weight is None else int(weight),
-            ignore_preferred_terms_of_existing_pods=bool(
-                raw.get("ignorePreferredTermsOfExistingPods", False)
-            ),
-        )
-
-    def validate(self) -> None:
-        if not 0 <= self.hard_pod_affinity_weight <= 100:
-            raise ValueError(
-                f"hardPodAffinityWeight: Invalid value: {self.hard_pod_affinity_weight}: "
-                "not in valid range [0-100]"
-            )
-
-
 class InterPodAffinity:
     name: str = NAME
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle | None) -> None:
-        args.validate()
-        self.args = args
+        self.args = args  # defaulted and validated by plugin_args
         self.handle = handle
 
     # --- filter -----------------------------------------------------------------------------
@@ -141,8 +118,8 @@ class InterPodAffinity:
             self.handle,
             pod,
             snapshot,
-            hard_weight=self.args.hard_pod_affinity_weight,
-            ignore_existing_preferred=self.args.ignore_preferred_terms_of_existing_pods,
+            hard_weight=self.args.hard_pod_affinity_weight or 0,
+            ignore_existing_preferred=bool(self.args.ignore_preferred_terms_of_existing_pods),
         )
         if s is None:
             return Status(Code.SKIP)
@@ -180,6 +157,4 @@ class InterPodAffinity:
 
 
 def new(args: object, handle: Handle) -> InterPodAffinity:
-    return InterPodAffinity(
-        helper.coerce_args(args, InterPodAffinityArgs, InterPodAffinityArgs.from_mapping), handle
-    )
+    return InterPodAffinity(plugin_args(NAME, args), handle)
