@@ -18,13 +18,14 @@ Batch form: the same IEEE double arithmetic in the same order, vectorized over n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import NodeResourcesBalancedAllocationArgs
 from corral.scheduler.framework import snapshot as snap
 from corral.scheduler.framework import types
 from corral.scheduler.framework.cycle_state import CycleState
@@ -32,37 +33,12 @@ from corral.scheduler.framework.interface import MAX_NODE_SCORE, Handle, Scores,
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins import names
 
 NAME: Final = names.NODE_RESOURCES_BALANCED_ALLOCATION
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
 
 Floats = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True, slots=True)
-class NodeResourcesBalancedAllocationArgs:
-    resources: tuple[tuple[str, int], ...] = ((types.CPU, 1), (types.MEMORY, 1))
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> NodeResourcesBalancedAllocationArgs:
-        resources = raw.get("resources")
-        if not resources:
-            return cls()
-        return cls(tuple((str(r["name"]), int(r.get("weight") or 1)) for r in resources))
-
-    def validate(self) -> None:
-        """Upstream ``ValidateNodeResourcesBalancedAllocationArgs``."""
-        errors: list[str] = []
-        seen: set[str] = set()
-        for i, (name, weight) in enumerate(self.resources):
-            if name in seen:
-                errors.append(f"resources[{i}].name: Duplicate value: {name!r}")
-            seen.add(name)
-            if weight != 1:
-                errors.append(f"resources[{i}].weight: Invalid value: {weight}: must be 1")
-        if errors:
-            raise ValueError("; ".join(errors))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +95,7 @@ class BalancedAllocation:
     name: str = NAME
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
-        args.validate()
-        self.resources = tuple(name for name, _ in args.resources)
+        self.resources = tuple(r.name for r in args.resources)  # defaulted by plugin_args
 
     def _pod_requests(self, pod: PodInfo) -> tuple[int, ...]:
         return tuple(pod.requests.get(n) if n != types.PODS else 0 for n in self.resources)
@@ -232,10 +207,4 @@ def _std_scores(fractions: list[Floats], valid: list[npt.NDArray[np.bool_]], n: 
 
 
 def new(args: object, handle: Handle) -> BalancedAllocation:
-    return BalancedAllocation(
-        helper.coerce_args(
-            args,
-            NodeResourcesBalancedAllocationArgs,
-            NodeResourcesBalancedAllocationArgs.from_mapping,
-        )
-    )
+    return BalancedAllocation(plugin_args(NAME, args))
