@@ -10,11 +10,13 @@ StatefulSets. Filtering is in ``filtering.py`` (DoNotSchedule), scoring in ``sco
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import PodTopologySpreadArgs
+from corral.scheduler.config.decode import encode
 from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
@@ -49,38 +51,15 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class PodTopologySpreadArgs:
-    defaulting_type: str = common.SYSTEM
-    # Raw (JSON-shaped) constraints, used when defaulting_type is List.
-    default_constraints: tuple[Mapping[str, Any], ...] = ()
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> PodTopologySpreadArgs:
-        return cls(
-            defaulting_type=raw.get("defaultingType") or common.SYSTEM,
-            default_constraints=tuple(raw.get("defaultConstraints") or ()),
-        )
-
-    def validate(self) -> None:
-        if self.defaulting_type not in (common.SYSTEM, common.LIST):
-            raise ValueError(f"defaultingType: Unsupported value: {self.defaulting_type!r}")
-        if self.defaulting_type == common.SYSTEM and self.default_constraints:
-            raise ValueError(
-                "defaultingType: Invalid value: when .defaultConstraints are not empty, "
-                "defaultingType must be List"
-            )
-
-
 class PodTopologySpread:
     name: str = NAME
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Handle | None) -> None:
-        args.validate()
-        self.handle = handle
+        self.handle = handle  # args: defaulted and validated by plugin_args
         self.system_defaulted = args.defaulting_type == common.SYSTEM
+        listed = tuple(dict(encode(c)) for c in args.default_constraints)
         self.defaults: tuple[Mapping[str, Any], ...] = (
-            common.SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else args.default_constraints
+            common.SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else listed
         )
         self._parsed_defaults: dict[str, tuple[common.Constraint, ...]] = {}
         if not any(d.get("matchLabelKeys") for d in self.defaults):
@@ -197,7 +176,4 @@ class PodTopologySpread:
 
 
 def new(args: object, handle: Handle) -> PodTopologySpread:
-    return PodTopologySpread(
-        helper.coerce_args(args, PodTopologySpreadArgs, PodTopologySpreadArgs.from_mapping),
-        handle,
-    )
+    return PodTopologySpread(plugin_args(NAME, args), handle)
