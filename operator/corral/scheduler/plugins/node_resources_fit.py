@@ -16,13 +16,14 @@ scalar resources in request order, bit 62 unresolvable.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import NodeResourcesFitArgs, ScoringStrategy
 from corral.scheduler.framework import snapshot as snap
 from corral.scheduler.framework import types
 from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
@@ -38,7 +39,7 @@ from corral.scheduler.framework.interface import (
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins import names
 from corral.scheduler.plugins import resource_scoring as rs
 
 NAME: Final = names.NODE_RESOURCES_FIT
@@ -53,110 +54,26 @@ _FIXED_REASONS: Final = (
     "Insufficient memory",
     "Insufficient ephemeral-storage",
 )
-_LABEL_NAME = re.compile(
-    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z"
-)
 
 
 def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceSpec:
-    name: str
-    weight: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class ScoringStrategy:
-    type: str = rs.LEAST_ALLOCATED
-    resources: tuple[ResourceSpec, ...] = (ResourceSpec(types.CPU), ResourceSpec(types.MEMORY))
-    # (utilization 0..100, score 0..10) points, RequestedToCapacityRatio only.
-    shape: tuple[tuple[int, int], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class NodeResourcesFitArgs:
-    ignored_resources: tuple[str, ...] = ()
-    ignored_resource_groups: tuple[str, ...] = ()
-    scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> NodeResourcesFitArgs:
-        strategy = raw.get("scoringStrategy") or {}
-        resources = tuple(
-            ResourceSpec(r["name"], int(r.get("weight") or 1))
-            for r in strategy.get("resources") or ({"name": "cpu"}, {"name": "memory"})
-        )
-        rtcr = strategy.get("requestedToCapacityRatio") or {}
-        shape = tuple((int(p["utilization"]), int(p["score"])) for p in rtcr.get("shape") or ())
-        return cls(
-            ignored_resources=tuple(raw.get("ignoredResources") or ()),
-            ignored_resource_groups=tuple(raw.get("ignoredResourceGroups") or ()),
-            scoring_strategy=ScoringStrategy(
-                type=strategy.get("type") or rs.LEAST_ALLOCATED, resources=resources, shape=shape
-            ),
-        )
-
-    def validate(self) -> None:
-        """Upstream ``ValidateNodeResourcesFitArgs``."""
-        errors: list[str] = []
-        for i, name in enumerate(self.ignored_resources):
-            if not _LABEL_NAME.match(name):
-                errors.append(f"ignoredResources[{i}]: Invalid value: {name!r}")
-        for i, group in enumerate(self.ignored_resource_groups):
-            if "/" in group:
-                errors.append(f"ignoredResourceGroups[{i}]: resource group name can't contain '/'")
-            elif not _LABEL_NAME.match(group):
-                errors.append(f"ignoredResourceGroups[{i}]: Invalid value: {group!r}")
-        s = self.scoring_strategy
-        if s.type not in rs.STRATEGIES:
-            errors.append(f"scoringStrategy.type: Unsupported value: {s.type!r}")
-        for i, r in enumerate(s.resources):
-            if not 1 <= r.weight <= 100:
-                errors.append(
-                    f"scoringStrategy.resources[{i}].weight: Invalid value: {r.weight}: "
-                    f"resource weight of {r.name} should be in range [1, 100]"
-                )
-        if s.type == rs.REQUESTED_TO_CAPACITY_RATIO:
-            if not s.shape:
-                errors.append("scoringStrategy.requestedToCapacityRatio.shape: Required value")
-            for i, (u, sc) in enumerate(s.shape):
-                if not 0 <= u <= 100:
-                    errors.append(
-                        f"shape[{i}].utilization: Invalid value: {u}: not in valid range [0, 100]"
-                    )
-                if i and u <= s.shape[i - 1][0]:
-                    errors.append(
-                        f"shape[{i}].utilization: Invalid value: {u}: "
-                        "utilization values must be sorted in increasing order"
-                    )
-                if not 0 <= sc <= 10:
-                    errors.append(
-                        f"shape[{i}].score: Invalid value: {sc}: not in valid range [0, 10]"
-                    )
-        elif s.shape:
-            errors.append(
-                "scoringStrategy.requestedToCapacityRatio: Forbidden: "
-                "only for RequestedToCapacityRatio"
-            )
-        if errors:
-            raise ValueError("; ".join(errors))
-
-
 class NodeResourcesFit:
     name: str = NAME
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
-        args.validate()
+        # Defaulted and validated by plugin_args: a strategy type and weighted resources.
         self.ignored = frozenset(args.ignored_resources)
         self.ignored_groups = frozenset(args.ignored_resource_groups)
-        strategy = args.scoring_strategy
-        self.strategy = strategy.type
+        strategy = args.scoring_strategy or ScoringStrategy()
+        self.strategy = strategy.type or rs.LEAST_ALLOCATED
         self.resources = tuple(r.name for r in strategy.resources)
-        self.weights = tuple(r.weight for r in strategy.resources)
-        self.shape = tuple((u, s * rs.SHAPE_SCORE_SCALE) for u, s in strategy.shape)
+        self.weights = tuple(r.weight or 1 for r in strategy.resources)
+        ratio = strategy.requested_to_capacity_ratio
+        points = ratio.shape if ratio is not None else []
+        self.shape = tuple((p.utilization, p.score * rs.SHAPE_SCORE_SCALE) for p in points)
 
     def _checked_scalars(self, pod: PodInfo) -> list[tuple[str, int]]:
         """The pod's positive scalar requests that the filter checks, in request order."""
@@ -350,6 +267,4 @@ class _PreScoreState:
 
 
 def new(args: object, handle: Handle) -> NodeResourcesFit:
-    return NodeResourcesFit(
-        helper.coerce_args(args, NodeResourcesFitArgs, NodeResourcesFitArgs.from_mapping)
-    )
+    return NodeResourcesFit(plugin_args(NAME, args))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -204,17 +205,31 @@ def test_broken_linear(shape: list[tuple[int, int]], utilization: int, want: int
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
+        # The messages of corral.scheduler.config, which checks every plugin's args once.
         pytest.param(
-            {"scoringStrategy": {"type": "Bogus"}}, "Unsupported value", id="strategy type"
+            {"scoringStrategy": {"type": "Bogus"}},
+            'scoringStrategy.type: unsupported value "Bogus"',
+            id="strategy type",
         ),
         pytest.param(
-            {"scoringStrategy": {"resources": [{"name": "cpu", "weight": 101}]}},
-            "should be in range [1, 100]",
+            # Upstream defaults the type only when scoringStrategy is absent.
+            {"scoringStrategy": {"resources": [{"name": "cpu"}]}},
+            'scoringStrategy.type: unsupported value "None"',
+            id="strategy without type",
+        ),
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "type": "LeastAllocated",
+                    "resources": [{"name": "cpu", "weight": 101}],
+                }
+            },
+            "scoringStrategy.resources[0].weight: 101: resource weight of cpu not in valid range",
             id="resource weight",
         ),
         pytest.param(
             {"scoringStrategy": {"type": "RequestedToCapacityRatio"}},
-            "shape: Required",
+            "scoringStrategy.requestedToCapacityRatio: must be specified",
             id="no shape",
         ),
         pytest.param(
@@ -226,14 +241,16 @@ def test_broken_linear(shape: list[tuple[int, int]], utilization: int, want: int
                     },
                 }
             },
-            "increasing order",
+            "shape[1].utilization: 40: values must be sorted in increasing order",
             id="shape order",
         ),
         pytest.param(
-            {"ignoredResourceGroups": ["a/b"]}, "can't contain '/'", id="group with slash"
+            {"ignoredResourceGroups": ["a/b"]},
+            "ignoredResourceGroups[0]: \"a/b\": resource group name can't contain '/'",
+            id="group with slash",
         ),
     ],
 )
 def test_invalid_args(args: dict[str, Any], fragment: str) -> None:
-    with pytest.raises(ValueError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
         node_resources_fit.new(args, None)  # type: ignore[arg-type]
