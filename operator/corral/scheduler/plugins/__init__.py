@@ -1,1 +1,3 @@
-"""In-tree plugins: one small module per plugin (``NAME``, an args dataclass, ``new``)."""
+"""In-tree plugins: one small module per plugin (``NAME``, the plugin class, ``new(args, handle)``
+taking its ``<Plugin>Args`` from :func:`corral.scheduler.config.plugin_args`); each is declared
+once in :mod:`corral.scheduler.config.declarations`."""

@@ -1,28 +1,12 @@
-"""Shared plugin helpers: args coercion and upstream's default score normalization."""
+"""Shared plugin helpers: upstream's default score normalization, the missing-state error."""
 
 from __future__ import annotations
-
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from corral.scheduler.framework.interface import MAX_NODE_SCORE
 from corral.scheduler.framework.status import Status
-
-_A = TypeVar("_A")
-
-
-def coerce_args(args: object, kind: type[_A], decode: Callable[[Mapping[str, Any]], _A]) -> _A:
-    """The plugin's args: ``None`` → defaults; its dataclass as is; a raw mapping decoded."""
-    if args is None:
-        return kind()
-    if isinstance(args, kind):
-        return args
-    if isinstance(args, Mapping):
-        return decode(args)
-    raise TypeError(f"args are not of type {kind.__name__}, got {type(args).__name__}")
 
 
 def default_normalize_score(

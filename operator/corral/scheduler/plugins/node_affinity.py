@@ -9,11 +9,13 @@ preferred terms, the pod's and ``addedAffinity``'s; normalized by the maximum.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 
+from corral.scheduler.config import plugin_args
+from corral.scheduler.config.args import NodeAffinityArgs
+from corral.scheduler.config.decode import encode
 from corral.scheduler.framework import nodeselector as ns
 from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
@@ -40,21 +42,12 @@ _POD: Final = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
 _CODE_ENFORCED, _CODE_POD = 0, 1
 
 
-@dataclass(frozen=True, slots=True)
-class NodeAffinityArgs:
-    # A core/v1 NodeAffinity as raw JSON (required and/or preferred terms), enforced on every pod.
-    added_affinity: Mapping[str, Any] | None = None
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> NodeAffinityArgs:
-        return cls(added_affinity=raw.get("addedAffinity"))
-
-
 class NodeAffinity:
     name: str = NAME
 
     def __init__(self, args: NodeAffinityArgs) -> None:
-        added = args.added_affinity or {}
+        # Validated by plugin_args; compiled here from its JSON form, as a pod's own affinity.
+        added: Mapping[str, Any] = encode(args.added_affinity) if args.added_affinity else {}
         required = added.get("requiredDuringSchedulingIgnoredDuringExecution")
         self.added_selector = ns.parse_node_selector(required) if required is not None else None
         if self.added_selector is not None:
@@ -165,4 +158,4 @@ class NodeAffinity:
 
 
 def new(args: object, handle: Handle) -> NodeAffinity:
-    return NodeAffinity(helper.coerce_args(args, NodeAffinityArgs, NodeAffinityArgs.from_mapping))
+    return NodeAffinity(plugin_args(NAME, args))
