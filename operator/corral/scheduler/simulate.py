@@ -22,7 +22,7 @@ from typing import Any
 
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.objects import ADDED, WATCHED_KINDS, ObjectStore
-from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.backend.records import MalformedObjectError, node_from_json, pod_from_json
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.cycle import binding_cycle, scheduling_cycle
@@ -89,6 +89,10 @@ class Simulator:
     def _admit(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """What the API server would add: a distinct uid (hand-written pods have none), the
         default namespace, and the priority and preemptionPolicy of ``priorityClassName``."""
+        if not isinstance(raw.get("metadata") or {}, Mapping):
+            raise MalformedObjectError(f"{raw.get('kind')}: metadata must be an object")
+        if not isinstance(raw.get("spec") or {}, Mapping):
+            raise MalformedObjectError(f"{raw.get('kind')}: spec must be an object")
         meta = dict(raw.get("metadata") or {})
         if not meta.get("uid"):
             self._uids += 1

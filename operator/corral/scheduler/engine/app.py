@@ -40,7 +40,7 @@ from corral.scheduler.framework.extender import EXTENDER_NAME
 from corral.scheduler.framework.runtime.schedule import PodScheduler
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.leaderelection import LeaderElectionConfig, LeaderElector
+from corral.scheduler.leaderelection import LeaderElector
 from corral.scheduler.metrics import (
     RESULT_ERROR,
     RESULT_SCHEDULED,
@@ -48,6 +48,7 @@ from corral.scheduler.metrics import (
     SchedulerMetrics,
 )
 from corral.scheduler.podstatus import record_failure
+from corral.scheduler.preflight import leader_election_config
 from corral.scheduler.profiles import (
     EngineConfig,
     build_frameworks,
@@ -144,6 +145,11 @@ class Engine:
         self.server = HealthServer(
             options.bind_host, options.bind_port, self.metrics.registry, self._not_ready
         )
+        self.election = (
+            leader_election_config(engine, options.identity)
+            if cfg.leader_election.leader_elect
+            else None
+        )
         self.leading = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -234,21 +240,10 @@ class Engine:
                 await informer.synced.wait()
             log.info("caches synced: %d nodes, %d pending pods", len(self.node_informer),
                      self.state.pending_count)  # fmt: skip
-            election = self.engine.config.leader_election
-            if not election.leader_elect:
+            if self.election is None:
                 await self._lead()
                 return 0
-            elector = LeaderElector(
-                self.aio,
-                LeaderElectionConfig(
-                    namespace=election.resource_namespace or "kube-system",
-                    name=election.resource_name or "kube-scheduler",
-                    identity=self.options.identity,
-                    lease_duration=self.engine.seconds(election.lease_duration, 15.0),
-                    renew_deadline=self.engine.seconds(election.renew_deadline, 10.0),
-                    retry_period=self.engine.seconds(election.retry_period, 2.0),
-                ),
-            )
+            elector = LeaderElector(self.aio, self.election)
             log.info("attempting to acquire leader lease %s", elector.path)
             await elector.run(self._lead, self._stop_leading)
             log.error("leaderelection lost")
