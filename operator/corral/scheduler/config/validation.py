@@ -15,7 +15,7 @@ from typing import Final
 
 from corral.scheduler.config import args as _args
 from corral.scheduler.config.args_validation import ARGS_VALIDATORS
-from corral.scheduler.config.decode import parse_duration
+from corral.scheduler.config.decode import MAX_DURATION_SECONDS, parse_duration
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
 from corral.scheduler.config.names import check_qualified_name, is_extended_resource_name
 from corral.scheduler.config.types import (
@@ -77,6 +77,18 @@ def validate(cfg: KubeSchedulerConfiguration) -> _Errs:
                 FieldPath.root("podInitialBackoffSeconds"), f"{initial}: must be greater than 0"
             )
         )
+    for key, seconds in (
+        ("podInitialBackoffSeconds", initial),
+        ("podMaxBackoffSeconds", cfg.pod_max_backoff_seconds or 0),
+    ):
+        if seconds > MAX_DURATION_SECONDS:
+            errs.append(
+                field_error(
+                    FieldPath.root(key),
+                    f"{seconds}: must be at most {int(MAX_DURATION_SECONDS)} "
+                    "(a duration is int64 nanoseconds)",
+                )
+            )
     if (cfg.pod_max_backoff_seconds or 0) < initial:
         errs.append(
             field_error(
