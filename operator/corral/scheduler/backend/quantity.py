@@ -47,17 +47,21 @@ MAX_DIGITS: Final = 64
 MAX_EXPONENT: Final = 64
 
 
-@functools.lru_cache(maxsize=8192)
 def parse(text: str | int | float) -> Fraction:
     """The exact amount of a quantity string (numbers from JSON are accepted as they are)."""
+    if not isinstance(text, str | int | float):
+        raise QuantityError(f"quantity {text!r} is not a number or a string")
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse(text: str | int | float) -> Fraction:
     if isinstance(text, bool):
         raise QuantityError(f"quantity {text!r} is not a number")
     if isinstance(text, int):
         return Fraction(text)
     if isinstance(text, float):
         return Fraction(repr(text))
-    if not isinstance(text, str):
-        raise QuantityError(f"quantity {text!r} is not a number or a string")
     if len(text) > 2 * MAX_DIGITS:
         raise QuantityError(f"quantity {text[:MAX_DIGITS]!r}... is too long")
     match = _NUMBER.match(text.strip())

@@ -211,27 +211,34 @@ def _decoding(kind: str, raw: object, decode: Any) -> Any:
         meta = raw.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
         name = "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k))
-        what = str(exc) if isinstance(exc, ValueError) else f"a field has the wrong type ({exc})"
+        if isinstance(exc, ValueError | _FieldTypeError):
+            what = str(exc)
+        else:
+            what = f"a field has the wrong type ({exc})"
         what = " ".join(what.split())
         raise MalformedObjectError(f"{kind} {name or '<unnamed>'}: {what}") from None
 
 
-def _text(obj: Mapping[str, Any], key: str) -> str:
+class _FieldTypeError(TypeError):
+    """A field of the wrong type; the message is ``path: what it must be``."""
+
+
+def _text(obj: Mapping[str, Any], parent: str, key: str) -> str:
     """A string field; missing or null is empty."""
     value = obj.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise TypeError(f"{key} must be a string, got {type(value).__name__}")
+        raise _FieldTypeError(f"{parent}.{key}: must be a string, got {type(value).__name__}")
     return value
 
 
-def _labels(obj: Mapping[str, Any], key: str) -> dict[str, str]:
+def _labels(obj: Mapping[str, Any], parent: str, key: str) -> dict[str, str]:
     value = obj.get(key) or {}
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
-        raise TypeError(f"{key} must map strings to strings")
+        raise _FieldTypeError(f"{parent}.{key}: must map strings to strings")
     return dict(value)
 
 
@@ -257,14 +264,15 @@ def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
     requests, non_zero_cpu, non_zero_memory, limits = _resource_summary(_resources_key(spec))
     priority = spec.get("priority")
     return types.PodInfo(
-        uid=_text(meta, "uid") or f"{_text(meta, 'namespace')}/{_text(meta, 'name')}",
-        namespace=_text(meta, "namespace") or "default",
-        name=_text(meta, "name"),
-        node_name=_text(spec, "nodeName"),
-        scheduler_name=_text(spec, "schedulerName") or "default-scheduler",
+        uid=_text(meta, "metadata", "uid")
+        or f"{_text(meta, 'metadata', 'namespace')}/{_text(meta, 'metadata', 'name')}",
+        namespace=_text(meta, "metadata", "namespace") or "default",
+        name=_text(meta, "metadata", "name"),
+        node_name=_text(spec, "spec", "nodeName"),
+        scheduler_name=_text(spec, "spec", "schedulerName") or "default-scheduler",
         priority=int(priority) if priority is not None else 0,
-        labels=_labels(meta, "labels"),
-        node_selector=_labels(spec, "nodeSelector")
+        labels=_labels(meta, "metadata", "labels"),
+        node_selector=_labels(spec, "spec", "nodeSelector")
         if spec.get("nodeSelector") is not None
         else None,
         required_affinity=nodeselector.parse_node_selector(required)
@@ -303,8 +311,8 @@ def _node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
     spec = raw.get("spec") or {}
     allocatable = (raw.get("status") or {}).get("allocatable") or {}
     return types.NodeRecord(
-        name=_text(meta, "name"),
-        labels=_labels(meta, "labels"),
+        name=_text(meta, "metadata", "name"),
+        labels=_labels(meta, "metadata", "labels"),
         taints=taints.parse_taints(spec.get("taints")),
         unschedulable=bool(spec.get("unschedulable")),
         allocatable=to_resources(
