@@ -43,6 +43,9 @@ def _typed(value: Any, kind: type[_T], what: str) -> _T:
     # bool is an int in Python but not a JSON number in Go.
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise WireError(f"{what}: expected {kind.__name__}, got {type(value).__name__}")
+    # Go decodes these fields into int64 and refuses a number that does not fit.
+    if kind is int and not -(2**63) <= value < 2**63:  # type: ignore[operator]
+        raise WireError(f"{what}: {value} does not fit in a 64-bit integer")
     return value
 
 
