@@ -91,7 +91,7 @@ def test_validate_valid_files(capsys: pytest.CaptureFixture[str]) -> None:
         pytest.param(
             HEAD + "spec:\n  podMaxBackoffSeconds: 99999999999\n",
             ["spec.podMaxBackoffSeconds: 99999999999: must be at most 9223372036"],
-            id="overflowing backoff (the engine would not start)",
+            id="overflowing backoff",
         ),
         pytest.param(
             HEAD + "spec:\n  extenders:\n  - {urlPrefix: 'https://e:1', filterVerb: f, "
