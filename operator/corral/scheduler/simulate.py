@@ -124,6 +124,21 @@ class Simulator:
         self.cache.add_pod(pod_from_json(self._admit(raw)))
 
     def schedule(self, raw: Mapping[str, Any], *, explain: bool = False) -> Placement:
+        """Raises :class:`MalformedObjectError` for a pod whose fields plugins cannot read: the
+        API server would have refused it (the engine fails such a pod as a plugin bug)."""
+        try:
+            return self._schedule(raw, explain=explain)
+        except MalformedObjectError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            meta = raw.get("metadata")
+            name = meta.get("name") if isinstance(meta, Mapping) else None
+            what = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise MalformedObjectError(
+                f"Pod {name or '<unnamed>'}: a field plugins read has the wrong shape ({what})"
+            ) from None
+
+    def _schedule(self, raw: Mapping[str, Any], *, explain: bool) -> Placement:
         raw = self._admit(raw)
         spec = raw.get("spec") or {}
         if not spec.get("schedulerName"):

@@ -71,6 +71,11 @@ status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
                      id="pod-labels-a-list"),
         pytest.param(NODE.replace('cpu: "4"', "cpu: 1e999999999"),
                      "Node n1: quantity '1e999999999' is out of range", id="absurd-quantity"),
+        pytest.param(NODE + "---\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: []\n"
+                     "  topologySpreadConstraints: [{maxSkew: x, topologyKey: zone, "
+                     "whenUnsatisfiable: DoNotSchedule}]\n",
+                     "corral: Pod p: a field plugins read has the wrong shape (ValueError: invalid "
+                     "literal for int() with base 10: 'x')", id="malformed-spread-constraint"),
         pytest.param(NODE + "---\nkind: Pod\nmetadata: [a]\nspec: {}\n",
                      "Pod: metadata must be an object", id="pod-metadata-a-list"),
     ],
