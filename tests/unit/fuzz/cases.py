@@ -297,7 +297,12 @@ _BY_FIELD: dict[str, list[Any]] = {
     "name": [*_PLUGIN_NAMES, "*", "cpu", "memory", "example.com/gpu"],
     "schedulerName": ["fuzzed", "other", "default-scheduler"],
     "topologyKey": ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "no-such-key"],
-    "urlPrefix": ["http://127.0.0.1:1/x", "https://127.0.0.1:1", "127.0.0.1", ""],
+    "urlPrefix": ["http://127.0.0.1:1/x", "https://127.0.0.1:1", "http://e:1", "127.0.0.1"],
+    "filterVerb": ["filter"],
+    "prioritizeVerb": ["prioritize", ""],
+    "bindVerb": ["bind"],
+    "preemptVerb": ["preempt"],
+    "namespaces": ["team-a", "team-b"],
     "namespace": ["corral-system", "team-a", "kube-system"],
     "image": ["corral:dev"],
     "resourceName": ["fuzzed", "kube-scheduler"],
@@ -383,6 +388,10 @@ def args_types_module() -> dict[str, Any]:
     return dict(ARGS_TYPES)
 
 
+# Most extenders take part in filtering, as most real ones do.
+_EXTENDERS = typed(config_types.Extender).map(lambda e: {"filterVerb": "filter", **e})
+
+
 def plausible_profiles() -> st.SearchStrategy[dict[str, Any]]:
     spec = st.fixed_dictionaries(
         {"schedulerName": st.just("fuzzed")},
@@ -394,8 +403,12 @@ def plausible_profiles() -> st.SearchStrategy[dict[str, Any]]:
             "percentageOfNodesToScore": typed(int),
             "plugins": typed(config_types.Plugins),
             "pluginConfig": st.lists(_plugin_config(), max_size=3),
-            "extenders": st.lists(typed(config_types.Extender), max_size=2),
-            "tenancy": typed(api_types.Tenancy),
+            "extenders": st.lists(_EXTENDERS, max_size=2),
+            "tenancy": st.fixed_dictionaries(
+                {"nodeSelector": st.just({"pool": "a"})},
+                optional={"namespaces": st.just(["team-a"])},
+            )
+            | typed(api_types.Tenancy),
         },
     )
     return spec.map(
@@ -429,6 +442,6 @@ def plausible_configs() -> st.SearchStrategy[dict[str, Any]]:
             "podInitialBackoffSeconds": typed(int),
             "podMaxBackoffSeconds": typed(int),
             "parallelism": typed(int),
-            "extenders": st.lists(typed(config_types.Extender), max_size=2),
+            "extenders": st.lists(_EXTENDERS, max_size=2),
         },
     )
