@@ -102,6 +102,10 @@ def reconcile(data: Any) -> Result:
         return "rejected", "\n".join(str(e) for e in errors)
     for obj in render(profile).objects:
         json.dumps(obj)  # what server-side apply sends
+    try:
+        start_offline(load_engine_config(scheduler_config_data(profile)))
+    except ValidationError as exc:
+        raise AssertionError(f"the operator accepts a profile that does not start: {exc}") from None
     return "accepted", ""
 
 
