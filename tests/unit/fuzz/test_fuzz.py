@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from . import cases, entries
+from . import cases, entries, plausible
 from .harness import budget, draw, run_cases
 
 PROFILES = cases.load_seeds(
@@ -69,12 +69,12 @@ def _json(seeds: list[Any]) -> st.SearchStrategy[bytes]:
 
 
 _verbs = st.sampled_from(("filter", "prioritize", "bind", "preempt"))
-profile_texts = cases.texts(PROFILES) | cases.plausible_profiles().map(cases.dump)
-config_texts = cases.texts(CONFIGS) | cases.plausible_configs().map(cases.dump)
+profile_texts = cases.texts(PROFILES) | plausible.profiles().map(cases.dump)
+config_texts = cases.texts(CONFIGS) | plausible.configs().map(cases.dump)
 cluster_texts = cases.mutated(CLUSTER).map(lambda doc: cases.dump([*CLUSTER, doc])).flatmap(
     cases.attacked
 ) | cases.mutated([CLUSTER]).map(cases.dump)
-profile_objects = cases.mutated(PROFILES, cases.JSON_VALUES) | cases.plausible_profiles()
+profile_objects = cases.mutated(PROFILES, cases.JSON_VALUES) | plausible.profiles()
 watch_events = st.sampled_from(WATCHED).flatmap(
     lambda w: st.tuples(
         st.just(w[0]),
