@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -136,6 +137,7 @@ class Client:
                 docs = load_all(Path(path).read_bytes(), path)
                 if len(docs) != 1 or not isinstance(docs[0], dict):
                     raise KubeconfigError(f"{path}: must hold exactly one kubeconfig object")
+                _check_shape(docs[0], path)
             k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=path, context=context, client_configuration=configuration
             )
@@ -396,8 +398,28 @@ class Client:
         return str(answer["status"]["token"])
 
 
+def _check_shape(config: dict[str, Any], path: str) -> None:
+    """What the client library assumes of a kubeconfig without checking (it would report a
+    context name that is a list as ``<ConfigNode object at 0x...>``)."""
+    current = config.get("current-context")
+    if current is not None and not isinstance(current, str):
+        raise KubeconfigError(f"{path}: current-context: must be a string")
+    for section in ("clusters", "users", "contexts"):
+        entries = config.get(section)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise KubeconfigError(f"{path}: {section}: must be a list")
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                raise KubeconfigError(f"{path}: {section}[{i}]: must be an object with a name")
+
+
+_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
+
+
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = _REPR.sub("<object>", " ".join(str(exc).split())) or type(exc).__name__
     return text if len(text) <= 300 else text[:300] + "..."
 
 

@@ -20,6 +20,8 @@ from corral.scheduler.profiles import (
     load_extenders,
 )
 
+_DURATION_FIELDS = ("leaseDuration", "renewDeadline", "retryPeriod")
+
 
 def leader_election_config(engine: EngineConfig, identity: str) -> LeaderElectionConfig:
     """The elector's settings from ``leaderElection``; raises :class:`ValidationError`."""
@@ -33,8 +35,10 @@ def leader_election_config(engine: EngineConfig, identity: str) -> LeaderElectio
             renew_deadline=engine.seconds(election.renew_deadline, 10.0),
             retry_period=engine.seconds(election.retry_period, 2.0),
         )
-    except ValueError as exc:
-        raise ValidationError([FieldError("leaderElection", str(exc))]) from None
+    except ValueError as exc:  # "<field> must be ...": the message names the field
+        first = str(exc).split()[0]
+        where = f"leaderElection.{first}" if first in _DURATION_FIELDS else "leaderElection"
+        raise ValidationError([FieldError(where, str(exc))]) from None
 
 
 def _no_binding(pod: PodInfo, node_name: str) -> None:

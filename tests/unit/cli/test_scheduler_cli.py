@@ -28,6 +28,12 @@ GOOD_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConf
         ),
         pytest.param("apiVersion: [unclosed\n", "invalid YAML", id="malformed-yaml"),
         pytest.param(
+            GOOD_HEAD + "leaderElection: {renewDeadline: 1s}\n",
+            "leaderElection.renewDeadline: renewDeadline must be greater than "
+            "retryPeriod*JitterFactor(1.2)",
+            id="elector-refuses-timings (checked before credentials)",
+        ),
+        pytest.param(
             "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
             'apiVersion: "kubescheduler.config.k8s.io/v1beta3": must be',
             id="wrong-api-version",

@@ -34,6 +34,7 @@ from corral.extender import (
     serve_in_thread,
 )
 from corral.k8s import Client
+from corral.k8s import client as k8s_client
 from corral.k8s.informer import Informer
 from corral.render import render
 from corral.scheduler.config import ValidationError
@@ -42,9 +43,12 @@ from corral.scheduler.engine import Engine, EngineOptions
 from corral.scheduler.extender import HTTPExtender
 from corral.scheduler.framework.extender import ExtenderError, Victims
 from corral.scheduler.framework.types import NodeRecord, PodInfo
+from corral.scheduler.preflight import check_startable
 from corral.scheduler.profiles import EngineConfig, load_engine_config
 
 Result = tuple[str, str]
+# Exec plugins are killed after 30 s in production; the fuzz only needs to see that they are.
+k8s_client.EXEC_TIMEOUT_SECONDS = 2.0
 OFFLINE = Client.from_token("https://127.0.0.1:1", "offline", None)
 
 
@@ -77,8 +81,10 @@ def validate(text: str | bytes) -> Result:
 
 
 def scheduler_config(text: str | bytes) -> Result:
+    """What ``corral scheduler`` checks before it loads credentials."""
     try:
         engine = load_engine_config(text.encode() if isinstance(text, str) else text)
+        check_startable(engine)
     except ValidationError as exc:
         return "rejected", "\n".join(str(e) for e in exc.errors)
     try:

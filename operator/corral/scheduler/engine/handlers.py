@@ -35,13 +35,15 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 def node_extras(raw: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
     """What a NodeRecord leaves out but node updates are classified by: the status of each
     condition, and the annotations. Kept instead of the whole Node object."""
-    conditions = _field(_field(raw, "status"), "conditions") or []
-    annotations = _field(_field(raw, "metadata"), "annotations") or {}
+    conditions = _field(_field(raw, "status"), "conditions")
+    annotations = _field(_field(raw, "metadata"), "annotations")
     return {
         str(c.get("type", "")): str(c.get("status", ""))
-        for c in conditions
+        for c in (conditions if isinstance(conditions, list) else ())
         if isinstance(c, Mapping)
-    }, {str(k): str(v) for k, v in annotations.items()}
+    }, {
+        str(k): str(v) for k, v in (annotations if isinstance(annotations, Mapping) else {}).items()
+    }
 
 
 def _field(obj: object, key: str) -> Any:
