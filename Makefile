@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv control-plane lint unit e2e test demo demo-down clean
+.PHONY: help venv control-plane lint unit e2e test fuzz demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -41,6 +41,11 @@ e2e: venv control-plane  ## end-to-end tests against the real local control plan
 
 test: venv control-plane lint  ## everything: lint, types, import contracts, unit and e2e tests
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+
+FUZZ_SCALE ?= 20
+# The harness watches every case itself (a hang is a failed case), so no pytest timeout.
+fuzz: venv  ## the fuzz tests of every entry point with FUZZ_SCALE times the cases of `make test`
+	CORRAL_FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest tests/unit/fuzz --timeout=0 $(PYTEST_ARGS)
 
 demo: venv control-plane  ## local cluster + CRD + operator (local engines) + tenant profile scheduling a workload
 	$(BIN)/python hack/demo.py --dir $(DEMO_DIR)

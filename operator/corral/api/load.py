@@ -52,12 +52,25 @@ def load_profiles_text(
         raise ValidationError([FieldError(source, "contains no document")])
     profiles: list[SchedulerProfile] = []
     errs: list[FieldError] = []
+    first: dict[tuple[str, str], int] = {}  # (field, value) -> the document that has it first
     for n, doc in enumerate(docs, start=1):
         profile, problems = check_profile(doc, operator=operator, catalog=catalog)
         prefix = f"#{n} " if len(docs) > 1 else ""
         errs += [FieldError(f"{prefix}{e.path}", e.message) for e in problems]
-        if profile is not None:
-            profiles.append(profile)
+        if profile is None:
+            continue
+        profiles.append(profile)
+        for path, value in (
+            ("metadata.name", profile.name),
+            ("spec.schedulerName", profile.spec.scheduler_name or ""),
+        ):
+            earlier = first.setdefault((path, value), n)
+            if earlier != n:
+                errs.append(
+                    FieldError(
+                        f"{prefix}{path}", f'duplicate "{value}": document #{earlier} has it'
+                    )
+                )
     if errs:
         raise ValidationError(errs)
     return profiles

@@ -22,6 +22,7 @@ from corral.scheduler.config.names import (
     check_dns1123_subdomain,
     check_qualified_name,
 )
+from corral.scheduler.config.validation import backoff_range_errors
 
 # Children are named "corral-<name>-<suffix>" (at most 16 more characters) and a Service name
 # is a DNS-1035 label of at most 63 characters.
@@ -84,6 +85,7 @@ def validate_profile(profile: SchedulerProfile, catalog: Catalog | None = None) 
         errs.append(
             field_error(sp.child("podInitialBackoffSeconds"), f"{initial}: must be at least 1")
         )
+    errs += backoff_range_errors(sp, initial, spec.pod_max_backoff_seconds or 0)
     if (spec.pod_max_backoff_seconds or 0) < initial:
         errs.append(
             field_error(

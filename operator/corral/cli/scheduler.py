@@ -20,10 +20,13 @@ from typing import Any
 
 from corral.cli import UsageError
 from corral.k8s import Client
+from corral.k8s.client import KubeconfigError
 from corral.scheduler.config import ValidationError
 from corral.scheduler.engine.app import Engine, EngineOptions
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.engine.leaderelection import default_identity
+from corral.scheduler.engine.preflight import check_startable
+from corral.yamlload import YamlError
 
 LOG_LEVELS = {"Normal": logging.INFO, "Debug": logging.DEBUG, "Trace": 5}
 
@@ -107,15 +110,15 @@ def make_client(flag: str | None, from_config: str | None) -> Client:
         if path:
             return Client.from_kubeconfig(path)
         return Client.in_cluster()
-    except Exception as exc:  # the client library raises a zoo of config exceptions
-        where = f"kubeconfig {path}" if path else "the in-cluster ServiceAccount"
-        raise UsageError(f"cannot load credentials from {where}: {exc}") from None
+    except (KubeconfigError, YamlError, OSError) as exc:
+        raise UsageError(f"cannot load credentials: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level, args.log_format)
-    try:
+    try:  # the whole configuration, before credentials are loaded
         engine_config = load_engine_config(args.config)
+        check_startable(engine_config)
     except ValidationError as exc:
         for err in exc.errors:
             print(f"{args.config}: {err}", file=sys.stderr)

@@ -16,16 +16,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from corral.api import ValidationError as ProfileError
 from corral.api import load_profile
 from corral.api.scheduler_config import scheduler_config_data
 from corral.cli import UsageError
+from corral.scheduler.backend.records import MalformedObjectError
 from corral.scheduler.config import ValidationError
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.engine.simulate import PASS, Explanation, Placement, Simulator
+from corral.yamlload import YamlError, load_all
 
+# A cluster file may describe thousands of nodes and pods, more than a profile ever needs.
+MAX_CLUSTER_BYTES = 32 * 2**20
 DEFAULT_CONFIG = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
@@ -71,16 +73,19 @@ def read_documents(files: list[str]) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = []
     for name in files:
         try:
-            text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
-            loaded = [d for d in yaml.safe_load_all(text) if d is not None]
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {name}: {exc}") from None
-        except yaml.YAMLError as exc:
-            raise UsageError(f"{name}: invalid YAML: {exc}") from None
-        for doc in loaded:
+            text = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+            loaded = load_all(text, name, max_bytes=MAX_CLUSTER_BYTES)
+        except OSError as exc:
+            raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
+        except YamlError as exc:
+            raise UsageError(str(exc)) from None
+        for n, doc in enumerate(loaded, start=1):
             if not isinstance(doc, dict):
-                raise UsageError(f"{name}: every document must be a Kubernetes object")
-            docs.extend(doc.get("items") or [] if doc.get("kind") == "List" else [doc])
+                raise UsageError(f"{name}#{n}: every document must be a Kubernetes object")
+            items = doc.get("items") if doc.get("kind") == "List" else [doc]
+            if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+                raise UsageError(f"{name}#{n}: items: every item must be a Kubernetes object")
+            docs.extend(items)
     return docs
 
 
@@ -102,33 +107,52 @@ def run(args: argparse.Namespace) -> int:
     docs = read_documents(args.files)
     nodes = [d for d in docs if d.get("kind") == "Node"]
     for node in nodes:
-        if not (node.get("status") or {}).get("allocatable"):
-            name = (node.get("metadata") or {}).get("name")
-            raise UsageError(f"Node {name}: status.allocatable is required")
+        status = node.get("status")
+        if not isinstance(status, dict) or not status.get("allocatable"):
+            raise UsageError(f"Node {object_name(node)}: status.allocatable is required")
     try:
         simulator = Simulator(load_engine_config(choose_config(docs, args.config)), seed=args.seed)
     except (ValidationError, ProfileError) as exc:
         for err in exc.errors:
             print(f"config: {err}", file=sys.stderr)
         return 1
+    try:
+        return _place(simulator, docs, nodes, explain=args.explain)
+    except MalformedObjectError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _place(
+    simulator: Simulator, docs: list[dict[str, Any]], nodes: list[dict[str, Any]], *, explain: bool
+) -> int:
     pods = [d for d in docs if d.get("kind") == "Pod"]
     for doc in docs:
         simulator.add_object(doc)
     for node in nodes:
         simulator.add_node(node)
     for doc in pods:
-        if (doc.get("spec") or {}).get("nodeName"):
+        if _node_name(doc):
             simulator.add_running_pod(doc)
     unplaced = 0
     for doc in pods:
-        if (doc.get("spec") or {}).get("nodeName"):
+        if _node_name(doc):
             continue
-        placement = simulator.schedule(doc, explain=args.explain)
+        placement = simulator.schedule(doc, explain=explain)
         print(describe(placement))
         if placement.explanation is not None:
             print(explain_table(placement.explanation))
         unplaced += placement.node is None
     return 1 if unplaced else 0
+
+
+def _node_name(doc: dict[str, Any]) -> object:
+    spec = doc.get("spec")
+    return spec.get("nodeName") if isinstance(spec, dict) else None
+
+
+def object_name(doc: dict[str, Any]) -> str:
+    meta = doc.get("metadata")
+    return str(meta.get("name")) if isinstance(meta, dict) else "<unnamed>"
 
 
 def describe(p: Placement) -> str:

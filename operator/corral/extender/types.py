@@ -43,6 +43,9 @@ def _typed(value: Any, kind: type[_T], what: str) -> _T:
     # bool is an int in Python but not a JSON number in Go.
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise WireError(f"{what}: expected {kind.__name__}, got {type(value).__name__}")
+    # Go decodes these fields into int64 and refuses a number that does not fit.
+    if kind is int and not -(2**63) <= value < 2**63:  # type: ignore[operator]
+        raise WireError(f"{what}: {value} does not fit in a 64-bit integer")
     return value
 
 
@@ -67,7 +70,18 @@ def _node_items(value: Any, what: str) -> list[JSON] | None:
     if value is None:
         return None
     items = field(_object(value, what), "items") or []
-    return [_object(n, f"{what}.items[{i}]") for i, n in enumerate(_typed(items, list, what))]
+    return [_node(n, f"{what}.items[{i}]") for i, n in enumerate(_typed(items, list, what))]
+
+
+def _node(value: Any, what: str) -> JSON:
+    """A Node object whose name handlers can read (``candidates``, ``keep``)."""
+    node = _object(value, what)
+    meta = node.get("metadata")
+    if meta is not None:
+        name = _object(meta, f"{what}.metadata").get("name")
+        if name is not None:
+            _typed(name, str, f"{what}.metadata.name")
+    return node
 
 
 def _node_list(items: list[JSON] | None) -> JSON | None:

@@ -9,16 +9,24 @@ connection pool. Every non-2xx answer raises :class:`ApiError` carrying the API'
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 import threading
 import time
+import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlencode
 
 import orjson
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from kubernetes.config import exec_provider
+
+from corral.yamlload import YamlError, load_all
 
 JSON = dict[str, Any]
 
@@ -32,6 +40,34 @@ DEFAULT_TIMEOUT_SECONDS: Final = 30.0
 # cached token file source re-reads a rotating (in-cluster) token once a minute as well. The hook
 # is costly (it rebuilds the proxy settings from the environment), and ran on every request.
 TOKEN_REFRESH_SECONDS: Final = 60.0
+
+
+# An exec credential plugin that does not answer within this is killed and loading fails (the
+# client library would wait for ever, at start and at every token refresh).
+EXEC_TIMEOUT_SECONDS = 30.0
+
+
+class KubeconfigError(ValueError):
+    """Credentials that cannot be loaded; the message is one line naming the file."""
+
+
+class _TimedPopen(subprocess.Popen[Any]):
+    def communicate(self, input: Any = None, timeout: float | None = None) -> Any:
+        limit = EXEC_TIMEOUT_SECONDS if timeout is None else timeout
+        try:
+            return super().communicate(input, limit)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            super().communicate()
+            command = self.args[0] if isinstance(self.args, list | tuple) else self.args
+            raise KubeconfigError(
+                f"exec plugin {command!r} did not answer within {limit:g}s"
+            ) from None
+
+
+# The client library runs exec plugins with subprocess.Popen(...).communicate() and no timeout;
+# it reads the name from its module's globals, so this bounds every run, refreshes included.
+vars(exec_provider)["subprocess"] = types.SimpleNamespace(Popen=_TimedPopen, PIPE=subprocess.PIPE)
 
 
 class ApiError(Exception):
@@ -93,18 +129,33 @@ class Client:
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None) -> Client:
+        """Raises :class:`KubeconfigError` (one line) for anything unusable."""
         configuration = k8s_client.Configuration()
-        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=path, context=context, client_configuration=configuration
-        )
+        where = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        try:
+            if path is not None:  # bounded first: the library reads it with yaml.safe_load
+                docs = load_all(Path(path).read_bytes(), path)
+                if len(docs) != 1 or not isinstance(docs[0], dict):
+                    raise KubeconfigError(f"{path}: must hold exactly one kubeconfig object")
+                _check_shape(docs[0], path)
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=path, context=context, client_configuration=configuration
+            )
+        except (KubeconfigError, YamlError):
+            raise
+        except Exception as exc:  # the client library raises a zoo of exceptions
+            raise KubeconfigError(f"{where}: {_one_line(exc)}") from None
         return cls(configuration)
 
     @classmethod
     def in_cluster(cls) -> Client:
         configuration = k8s_client.Configuration()
-        k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
-            client_configuration=configuration
-        )
+        try:
+            k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
+                client_configuration=configuration
+            )
+        except Exception as exc:
+            raise KubeconfigError(f"in-cluster credentials: {_one_line(exc)}") from None
         return cls(configuration)
 
     @classmethod
@@ -345,6 +396,31 @@ class Client:
         path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token"
         answer: JSON = self.request("POST", path, body=body)
         return str(answer["status"]["token"])
+
+
+def _check_shape(config: dict[str, Any], path: str) -> None:
+    """What the client library assumes of a kubeconfig without checking (it would report a
+    context name that is a list as ``<ConfigNode object at 0x...>``)."""
+    current = config.get("current-context")
+    if current is not None and not isinstance(current, str):
+        raise KubeconfigError(f"{path}: current-context: must be a string")
+    for section in ("clusters", "users", "contexts"):
+        entries = config.get(section)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise KubeconfigError(f"{path}: {section}: must be a list")
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                raise KubeconfigError(f"{path}: {section}[{i}]: must be an object with a name")
+
+
+_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = _REPR.sub("<object>", " ".join(str(exc).split())) or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "..."
 
 
 def api_prefix(api_version: str) -> str:

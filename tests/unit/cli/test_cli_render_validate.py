@@ -12,6 +12,7 @@ from corral.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 TENANT = ROOT / "config" / "samples" / "tenant.yaml"
+HEAD = "apiVersion: corral.dev/v1alpha1\nkind: SchedulerProfile\nmetadata:\n  name: a\n"
 BAD = """\
 apiVersion: corral.dev/v1alpha1
 kind: SchedulerProfile
@@ -58,6 +59,49 @@ def test_validate_valid_files(capsys: pytest.CaptureFixture[str]) -> None:
         pytest.param("metadata: [unclosed\n", ["invalid YAML"], id="yaml syntax"),
         pytest.param("- a\n- b\n", ["<root>: must be an object"], id="not an object"),
         pytest.param("", ["contains no document"], id="empty file"),
+        pytest.param(
+            HEAD + "spec:\n  replicas: 1\n  replicas: 2\n",
+            ["p.yaml:7:3: invalid YAML: duplicate key spec.replicas"],
+            id="duplicate key",
+        ),
+        pytest.param(
+            "a0: &a0 [x]\n"
+            + "".join(
+                f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 10)
+            )
+            + HEAD,
+            ["p.yaml: aliases expand to more than 1000000 nodes"],
+            id="alias bomb",
+        ),
+        pytest.param(
+            HEAD + "spec: " + "[" * 5000 + "]" * 5000 + "\n",
+            ["invalid YAML: nested deeper than 100 levels"],
+            id="deep nesting",
+        ),
+        pytest.param(
+            HEAD + "spec:\n  leaderElection: {leaseDuration: " + "111s" * 40 + "!}\n",
+            ['spec.leaderElection.leaseDuration: invalid duration "111s111s'],
+            id="duration that used to backtrack for ever",
+        ),
+        pytest.param(
+            HEAD + "spec:\n  leaderElection: {leaseDuration: 9999999h}\n",
+            ['spec.leaderElection.leaseDuration: duration "9999999h" is out of range'],
+            id="overflowing duration",
+        ),
+        pytest.param(
+            HEAD + "spec:\n  podMaxBackoffSeconds: 99999999999\n",
+            ["spec.podMaxBackoffSeconds: 99999999999: must be at most 9223372036"],
+            id="overflowing backoff",
+        ),
+        pytest.param(
+            HEAD + "spec:\n  extenders:\n  - {urlPrefix: 'https://e:1', filterVerb: f, "
+            "tlsConfig: {certData: Y2VydA==}}\n",
+            ["spec.extenders: extenders[0] (https://e:1): tlsConfig: "],
+            id="contradictory extender TLS (the engine would not start)",
+        ),
+        pytest.param(
+            HEAD + "spec: !!binary aGk=\n", ["unsupported YAML tag !!binary"], id="binary tag"
+        ),
     ],
 )
 def test_validate_reports_every_error(
@@ -70,6 +114,7 @@ def test_validate_reports_every_error(
     for fragment in expected:
         assert fragment in err
     assert "Traceback" not in err
+    assert all(line.startswith(f"{f}: ") for line in err.splitlines())
 
 
 def test_validate_multi_document_file_prefixes_document(
@@ -80,6 +125,18 @@ def test_validate_multi_document_file_prefixes_document(
     code, _, err = run(capsys, "validate", "-f", str(f))
     assert code == 1
     assert f"{f}: #2 spec.plugins.filter.enabled[0].name" in err
+
+
+def test_validate_refuses_duplicate_names_across_documents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text(HEAD + "---\n" + HEAD.replace("name: a", "name: b") + "spec: {schedulerName: a}\n")
+    code, _, err = run(capsys, "validate", "-f", str(f))
+    assert code == 1
+    assert err.splitlines() == [
+        f'{f}: #2 spec.schedulerName: duplicate "a": document #1 has it',
+    ]
 
 
 def test_validate_missing_file_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

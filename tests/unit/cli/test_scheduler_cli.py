@@ -28,6 +28,12 @@ GOOD_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConf
         ),
         pytest.param("apiVersion: [unclosed\n", "invalid YAML", id="malformed-yaml"),
         pytest.param(
+            GOOD_HEAD + "leaderElection: {renewDeadline: 1s}\n",
+            "leaderElection.renewDeadline: renewDeadline must be greater than "
+            "retryPeriod*JitterFactor(1.2)",
+            id="elector-refuses-timings (checked before credentials)",
+        ),
+        pytest.param(
             "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
             'apiVersion: "kubescheduler.config.k8s.io/v1beta3": must be',
             id="wrong-api-version",
@@ -69,3 +75,21 @@ def test_bad_bind_address_is_a_usage_error(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 2
     assert "--bind-address: 'nowhere' is not HOST:PORT" in result.stderr
+
+
+def test_the_whole_config_is_checked_before_credentials(tmp_path: Path) -> None:
+    # An extender client certificate without its key: the engine could not start, and that is
+    # said before the (missing) kubeconfig is even read.
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        GOOD_HEAD + "extenders:\n- {urlPrefix: 'https://e:1', filterVerb: f, "
+        "tlsConfig: {certData: Y2VydA==}}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "corral", "scheduler", "--config", str(config),
+         "--kubeconfig", str(tmp_path / "missing-kubeconfig")],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"{config}: extenders: extenders[0] (https://e:1): tlsConfig: ")
+    assert "credentials" not in result.stderr

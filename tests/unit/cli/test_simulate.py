@@ -47,6 +47,13 @@ def test_explain_shows_every_filter_verdict_and_weighted_scores(
     assert table[3].split()[-1] == "-"
 
 
+NODE = """\
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+"""
+
+
 @pytest.mark.parametrize(
     ("document", "message"),
     [
@@ -54,6 +61,23 @@ def test_explain_shows_every_filter_verdict_and_weighted_scores(
                      id="node-without-allocatable"),
         pytest.param("- just\n- a list\n", "must be a Kubernetes object", id="not-an-object"),
         pytest.param("kind: [unclosed\n", "invalid YAML", id="bad-yaml"),
+        pytest.param("kind: Node\nkind: Pod\n", ":2:1: invalid YAML: duplicate key kind",
+                     id="duplicate-key"),
+        pytest.param("kind: List\nitems: [1, 2]\n",
+                     "in.yaml#1: items: every item must be a Kubernetes object",
+                     id="list-of-numbers"),
+        pytest.param(NODE + "---\nkind: Pod\nmetadata: {name: p, labels: [a]}\nspec: {}\n",
+                     "Pod default/p: metadata.labels: must map strings to strings",
+                     id="pod-labels-a-list"),
+        pytest.param(NODE.replace('cpu: "4"', "cpu: 1e999999999"),
+                     "Node n1: quantity '1e999999999' is out of range", id="absurd-quantity"),
+        pytest.param(NODE + "---\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: []\n"
+                     "  topologySpreadConstraints: [{maxSkew: x, topologyKey: zone, "
+                     "whenUnsatisfiable: DoNotSchedule}]\n",
+                     "corral: Pod p: a field plugins read has the wrong shape (ValueError: invalid "
+                     "literal for int() with base 10: 'x')", id="malformed-spread-constraint"),
+        pytest.param(NODE + "---\nkind: Pod\nmetadata: [a]\nspec: {}\n",
+                     "Pod: metadata must be an object", id="pod-metadata-a-list"),
     ],
 )  # fmt: skip
 def test_bad_input_is_a_usage_error(

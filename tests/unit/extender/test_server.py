@@ -95,6 +95,11 @@ def url() -> Any:
             id="bind returning None is success",
         ),
         pytest.param("filter", ["not", "an", "object"], 400, None, id="undecodable body"),
+        pytest.param(
+            "score", {"Pod": {}, "Nodes": {"items": [{"metadata": ["x"]}]}}, 400,
+            "cannot decode the request: Nodes.items[0].metadata: expected dict, got list",
+            id="a node the handler could not name -> 400, not the handler's 500",
+        ),
         pytest.param("preempt", {}, 404, None, id="unregistered verb"),
     ],
 )  # fmt: skip

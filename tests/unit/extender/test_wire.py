@@ -91,11 +91,17 @@ def test_keys_decode_case_insensitively_like_go() -> None:
         pytest.param([{"Host": "a", "Score": 1.5}], id="float score"),
         pytest.param([{"Host": "a", "Score": True}], id="bool score"),
         pytest.param({"Host": "a"}, id="object instead of list"),
+        pytest.param([{"Host": "a", "Score": 2**63}], id="score beyond int64"),
     ],
 )
 def test_bad_shapes_are_wire_errors(doc: Any) -> None:
     with pytest.raises(WireError):
         priorities_from_json(doc)
+
+
+def test_an_int64_overflow_is_named() -> None:
+    with pytest.raises(WireError, match=r"^Score: 9223372036854775808 does not fit in a 64-bit"):
+        priorities_from_json([{"Host": "a", "Score": 2**63}])
 
 
 def test_keep_answers_in_the_form_of_the_call() -> None:

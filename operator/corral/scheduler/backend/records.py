@@ -7,6 +7,10 @@ container's need, plus ``spec.overhead``. Amounts are summed exactly and rounded
 (cpu to millis), as Quantity arithmetic does. The non-zero variant, used only for scoring,
 gives containers without a cpu/memory *key* 100m / 200Mi (an explicit 0 stays 0).
 Pod-level resources (``spec.resources``) are not read yet.
+
+Objects from the API server have the shapes its schema gives them; objects from a file (``corral
+simulate``) or from a skewed server may not. A field of the wrong shape raises
+:class:`MalformedObjectError` naming the object, never a bare ``TypeError``.
 """
 
 from __future__ import annotations
@@ -197,7 +201,63 @@ def _resource_summary(key: _ResourcesKey) -> tuple[types.Resources, int, int, ty
     )
 
 
+class MalformedObjectError(ValueError):
+    """An API object whose fields do not have the shapes Kubernetes gives them."""
+
+
+def _decoding(kind: str, raw: object, decode: Any) -> Any:
+    if not isinstance(raw, Mapping):
+        raise MalformedObjectError(f"{kind}: must be an object, got {type(raw).__name__}")
+    try:
+        return decode(raw)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        meta = raw.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        name = "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k))
+        if isinstance(exc, ValueError | _FieldTypeError):
+            what = str(exc)
+        else:
+            what = f"a field has the wrong type ({exc})"
+        what = " ".join(what.split())
+        raise MalformedObjectError(f"{kind} {name or '<unnamed>'}: {what}") from None
+
+
+class _FieldTypeError(TypeError):
+    """A field of the wrong type; the message is ``path: what it must be``."""
+
+
+def _text(obj: Mapping[str, Any], parent: str, key: str) -> str:
+    """A string field; missing or null is empty."""
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _FieldTypeError(f"{parent}.{key}: must be a string, got {type(value).__name__}")
+    return value
+
+
+def _labels(obj: Mapping[str, Any], parent: str, key: str) -> dict[str, str]:
+    value = obj.get(key) or {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise _FieldTypeError(f"{parent}.{key}: must map strings to strings")
+    return dict(value)
+
+
 def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
+    """Raises :class:`MalformedObjectError`."""
+    pod: types.PodInfo = _decoding("Pod", raw, _pod_from_json)
+    return pod
+
+
+def node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
+    """Raises :class:`MalformedObjectError`."""
+    node: types.NodeRecord = _decoding("Node", raw, _node_from_json)
+    return node
+
+
+def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
     meta = raw.get("metadata") or {}
     spec = raw.get("spec") or {}
     status = raw.get("status") or {}
@@ -207,14 +267,17 @@ def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
     requests, non_zero_cpu, non_zero_memory, limits = _resource_summary(_resources_key(spec))
     priority = spec.get("priority")
     return types.PodInfo(
-        uid=meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}",
-        namespace=meta.get("namespace") or "default",
-        name=meta.get("name") or "",
-        node_name=spec.get("nodeName") or "",
-        scheduler_name=spec.get("schedulerName") or "default-scheduler",
+        uid=_text(meta, "metadata", "uid")
+        or f"{_text(meta, 'metadata', 'namespace')}/{_text(meta, 'metadata', 'name')}",
+        namespace=_text(meta, "metadata", "namespace") or "default",
+        name=_text(meta, "metadata", "name"),
+        node_name=_text(spec, "spec", "nodeName"),
+        scheduler_name=_text(spec, "spec", "schedulerName") or "default-scheduler",
         priority=int(priority) if priority is not None else 0,
-        labels=dict(meta.get("labels") or {}),
-        node_selector=dict(spec["nodeSelector"]) if spec.get("nodeSelector") is not None else None,
+        labels=_labels(meta, "metadata", "labels"),
+        node_selector=_labels(spec, "spec", "nodeSelector")
+        if spec.get("nodeSelector") is not None
+        else None,
         required_affinity=nodeselector.parse_node_selector(required)
         if required is not None
         else None,
@@ -246,13 +309,13 @@ def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
     )
 
 
-def node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
+def _node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
     meta = raw.get("metadata") or {}
     spec = raw.get("spec") or {}
     allocatable = (raw.get("status") or {}).get("allocatable") or {}
     return types.NodeRecord(
-        name=meta.get("name") or "",
-        labels=dict(meta.get("labels") or {}),
+        name=_text(meta, "metadata", "name"),
+        labels=_labels(meta, "metadata", "labels"),
         taints=taints.parse_taints(spec.get("taints")),
         unschedulable=bool(spec.get("unschedulable")),
         allocatable=to_resources(

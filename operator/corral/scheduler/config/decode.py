@@ -25,8 +25,13 @@ T = TypeVar("T")
 
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0}
 _DURATION_UNITS.update({"m": 60.0, "h": 3600.0})
-_DURATION_RE = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_WHOLE_RE = re.compile(r"[-+]?(?:[0-9]*\.?[0-9]+(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
+# Unambiguous (one way to match any text), so matching is linear: "1.5", "1." and ".5" as Go.
+_NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_DURATION_RE = re.compile(rf"({_NUMBER})(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_WHOLE_RE = re.compile(rf"[-+]?(?:{_NUMBER}(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
+# Go durations are int64 nanoseconds: about 2562047h47m.
+MAX_DURATION_SECONDS = (2**63 - 1) / 1e9
+MAX_DURATION_TEXT = 64
 
 MAX_INT32 = 2**31 - 1
 MIN_INT32 = -(2**31)
@@ -34,13 +39,19 @@ MIN_INT32 = -(2**31)
 
 def parse_duration(text: str) -> float:
     """Seconds in a Go duration string (``time.ParseDuration`` syntax). Raises ``ValueError``."""
-    if not isinstance(text, str) or not _DURATION_WHOLE_RE.fullmatch(text):
+    if not isinstance(text, str):
         raise ValueError(f"invalid duration {quote(text)}; use a number with a unit, e.g. 15s")
+    if len(text) > MAX_DURATION_TEXT or not _DURATION_WHOLE_RE.fullmatch(text):
+        shown = text[:MAX_DURATION_TEXT] + "..." if len(text) > MAX_DURATION_TEXT else text
+        raise ValueError(f"invalid duration {quote(shown)}; use a number with a unit, e.g. 15s")
     sign = -1.0 if text.startswith("-") else 1.0
     body = text.lstrip("+-")
     if body == "0":
         return 0.0
-    return sign * sum(float(n) * _DURATION_UNITS[u] for n, u in _DURATION_RE.findall(body))
+    seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in _DURATION_RE.findall(body))
+    if seconds > MAX_DURATION_SECONDS:
+        raise ValueError(f"duration {quote(text)} is out of range (at most 2562047h)")
+    return sign * seconds
 
 
 def json_name(f: dataclasses.Field[Any]) -> str:

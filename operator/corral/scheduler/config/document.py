@@ -8,9 +8,7 @@ the caller's wording of where a YAML syntax error stands differs, so that is a p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import yaml
+from typing import Any, Final
 
 from corral.scheduler.config.errors import (
     FieldError,
@@ -19,23 +17,27 @@ from corral.scheduler.config.errors import (
     field_error,
     quote,
 )
+from corral.yamlload import YamlError, load_all
+
+_SOURCE: Final = "<yaml>"
 
 
 def yaml_documents(
     text: str | bytes, position: Callable[[int, int], str], unplaced: str
 ) -> list[Any]:
-    """Every non-empty YAML document of ``text``.
+    """Every non-empty YAML document of ``text``, loaded within :mod:`corral.yamlload`'s bounds.
 
-    A syntax error raises :class:`ValidationError` with one ``invalid YAML`` error whose path is
-    ``position(line, column)`` (both counted from 1), or ``unplaced`` when YAML gives no position.
+    Unusable YAML raises :class:`ValidationError` with one ``invalid YAML`` error (or a bound
+    exceeded) whose path is ``position(line, column)`` (both counted from 1), or ``unplaced``
+    when YAML gives no position.
     """
     try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = position(mark.line + 1, mark.column + 1) if mark else unplaced
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ValidationError([FieldError(where, f"invalid YAML: {problem}")]) from None
+        return load_all(text, _SOURCE)
+    except YamlError as exc:
+        where = exc.where[len(_SOURCE) :]
+        line, _, col = where.lstrip(":").partition(":")
+        path = position(int(line), int(col)) if line.isdigit() and col.isdigit() else unplaced
+        raise ValidationError([FieldError(path, exc.message)]) from None
 
 
 def type_meta_errors(data: Mapping[Any, Any], api_version: str, kind: str) -> list[FieldError]:

@@ -38,9 +38,9 @@ class FieldPath:
             if isinstance(part, int):
                 out += f"[{part}]"
             elif part.startswith("["):
-                out += part
+                out += printable(part)
             else:
-                out += f".{part}" if out else part
+                out += f".{printable(part)}" if out else printable(part)
         return out or "<root>"
 
 
@@ -52,7 +52,7 @@ class FieldError:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return f"{printable(self.path)}: {printable(self.message)}"
 
 
 def field_error(path: FieldPath, message: str) -> FieldError:
@@ -67,7 +67,15 @@ class ValidationError(ValueError):
         super().__init__("\n".join(str(e) for e in self.errors) or "invalid")
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable escaped (``\\n``, ``\\u2028``):
+    an error stays one line whatever keys and values the user wrote."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 def quote(value: object) -> str:
     """Go-style ``%q`` quoting for values echoed back in messages."""
     text = str(value)
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return '"' + printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'

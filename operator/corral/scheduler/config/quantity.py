@@ -41,15 +41,29 @@ class QuantityError(ValueError):
     pass
 
 
-@functools.lru_cache(maxsize=8192)
+# Bounds that keep parsing linear and amounts sane: upstream keeps quantities within int64 (of
+# their unit) too; a number this long or an exponent this large is not a resource amount.
+MAX_DIGITS: Final = 64
+MAX_EXPONENT: Final = 64
+
+
 def parse(text: str | int | float) -> Fraction:
     """The exact amount of a quantity string (numbers from JSON are accepted as they are)."""
+    if not isinstance(text, str | int | float):
+        raise QuantityError(f"quantity {text!r} is not a number or a string")
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse(text: str | int | float) -> Fraction:
     if isinstance(text, bool):
         raise QuantityError(f"quantity {text!r} is not a number")
     if isinstance(text, int):
         return Fraction(text)
     if isinstance(text, float):
         return Fraction(repr(text))
+    if len(text) > 2 * MAX_DIGITS:
+        raise QuantityError(f"quantity {text[:MAX_DIGITS]!r}... is too long")
     match = _NUMBER.match(text.strip())
     if not match:
         raise QuantityError(f"quantities must match the regular expression: {text!r}")
@@ -61,6 +75,8 @@ def parse(text: str | int | float) -> Fraction:
     exponent = _EXPONENT.match(suffix)
     if exponent is None:
         raise QuantityError(f"unable to parse quantity's suffix: {text!r}")
+    if abs(int(exponent.group(1))) > MAX_EXPONENT:
+        raise QuantityError(f"quantity {text!r} is out of range")
     return amount * Fraction(10) ** int(exponent.group(1))
 
 

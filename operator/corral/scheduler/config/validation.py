@@ -15,7 +15,7 @@ from typing import Final
 
 from corral.scheduler.config import args as _args
 from corral.scheduler.config.declarations import ARGS
-from corral.scheduler.config.decode import parse_duration
+from corral.scheduler.config.decode import MAX_DURATION_SECONDS, parse_duration
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
 from corral.scheduler.config.names import check_qualified_name, is_extended_resource_name
 from corral.scheduler.config.types import (
@@ -77,6 +77,7 @@ def validate(cfg: KubeSchedulerConfiguration) -> _Errs:
                 FieldPath.root("podInitialBackoffSeconds"), f"{initial}: must be greater than 0"
             )
         )
+    errs += backoff_range_errors(FieldPath(), initial, cfg.pod_max_backoff_seconds or 0)
     if (cfg.pod_max_backoff_seconds or 0) < initial:
         errs.append(
             field_error(
@@ -87,6 +88,22 @@ def validate(cfg: KubeSchedulerConfiguration) -> _Errs:
         )
     errs += validate_extenders(FieldPath.root("extenders"), cfg.extenders)
     return errs
+
+
+def backoff_range_errors(parent: FieldPath, initial: int, maximum: int) -> _Errs:
+    """Backoffs become durations (int64 nanoseconds): larger ones would overflow."""
+    return [
+        field_error(
+            parent.child(key),
+            f"{seconds}: must be at most {int(MAX_DURATION_SECONDS)} "
+            "(a duration is int64 nanoseconds)",
+        )
+        for key, seconds in (
+            ("podInitialBackoffSeconds", initial),
+            ("podMaxBackoffSeconds", maximum),
+        )
+        if seconds > MAX_DURATION_SECONDS
+    ]
 
 
 def validate_leader_election(path: FieldPath, le: LeaderElectionConfiguration) -> _Errs:

@@ -39,7 +39,7 @@ from corral.scheduler.engine.frameworks import (
     load_extenders,
 )
 from corral.scheduler.engine.handlers import ClusterState
-from corral.scheduler.engine.leaderelection import LeaderElectionConfig, LeaderElector
+from corral.scheduler.engine.leaderelection import LeaderElector
 from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
 from corral.scheduler.engine.metrics import (
     RESULT_ERROR,
@@ -50,6 +50,7 @@ from corral.scheduler.engine.metrics import (
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podstatus import record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
+from corral.scheduler.engine.preflight import leader_election_config
 from corral.scheduler.engine.server import HealthServer
 from corral.scheduler.framework.cluster_events import WILDCARD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import EXTENDER_NAME
@@ -145,6 +146,11 @@ class Engine:
         self.server = HealthServer(
             options.bind_host, options.bind_port, self.metrics.registry, self._not_ready
         )
+        self.election = (
+            leader_election_config(engine, options.identity)
+            if cfg.leader_election.leader_elect
+            else None
+        )
         self.leading = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -235,21 +241,10 @@ class Engine:
                 await informer.synced.wait()
             log.info("caches synced: %d nodes, %d pending pods", len(self.node_informer),
                      self.state.pending_count)  # fmt: skip
-            election = self.engine.config.leader_election
-            if not election.leader_elect:
+            if self.election is None:
                 await self._lead()
                 return 0
-            elector = LeaderElector(
-                self.aio,
-                LeaderElectionConfig(
-                    namespace=defaulted(election.resource_namespace, "resourceNamespace"),
-                    name=defaulted(election.resource_name, "resourceName"),
-                    identity=self.options.identity,
-                    lease_duration=self.engine.seconds(election.lease_duration),
-                    renew_deadline=self.engine.seconds(election.renew_deadline),
-                    retry_period=self.engine.seconds(election.retry_period),
-                ),
-            )
+            elector = LeaderElector(self.aio, self.election)
             log.info("attempting to acquire leader lease %s", elector.path)
             await elector.run(self._lead, self._stop_leading)
             log.error("leaderelection lost")

@@ -21,7 +21,7 @@ from corral.k8s import JSON
 from corral.k8s.informer import EventType
 from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
-from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.backend.records import MalformedObjectError, node_from_json, pod_from_json
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.framework import cluster_events as events
 from corral.scheduler.framework.cluster_events import ActionType, ClusterEvent
@@ -35,9 +35,21 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 def node_extras(raw: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
     """What a NodeRecord leaves out but node updates are classified by: the status of each
     condition, and the annotations. Kept instead of the whole Node object."""
-    conditions = (raw.get("status") or {}).get("conditions") or []
-    annotations = (raw.get("metadata") or {}).get("annotations") or {}
-    return {c.get("type", ""): c.get("status", "") for c in conditions}, dict(annotations)
+    conditions = _field(_field(raw, "status"), "conditions")
+    annotations = _field(_field(raw, "metadata"), "annotations")
+    return {
+        str(c.get("type", "")): str(c.get("status", ""))
+        for c in (conditions if isinstance(conditions, list) else ())
+        if isinstance(c, Mapping)
+    }, {
+        str(k): str(v) for k, v in (annotations if isinstance(annotations, Mapping) else {}).items()
+    }
+
+
+def _field(obj: object, key: str) -> Any:
+    """``obj[key]`` when ``obj`` is an object and the value one of its kind, else ``None``."""
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping | list | str) else None
 
 
 NodeExtras = tuple[dict[str, str], dict[str, str]]
@@ -87,12 +99,16 @@ class ClusterState:
     # --- pods -------------------------------------------------------------------------------
 
     def on_pod(self, kind: EventType, raw: JSON) -> None:
-        uid = (raw.get("metadata") or {}).get("uid", "")
-        phase = (raw.get("status") or {}).get("phase")
+        uid = str(_field(_field(raw, "metadata"), "uid") or "")
+        phase = _field(_field(raw, "status"), "phase")
         if kind == "DELETED" or phase in TERMINAL_PHASES:
             self._pod_gone(uid)
             return
-        pod = pod_from_json(raw)
+        try:
+            pod = pod_from_json(raw)
+        except MalformedObjectError as exc:
+            log.warning("ignoring a malformed pod event: %s", exc)
+            return
         if pod.node_name:
             self._pod_assigned(pod)
         elif self.responsible_for(pod):
@@ -138,12 +154,16 @@ class ClusterState:
     # --- nodes ------------------------------------------------------------------------------
 
     def on_node(self, kind: EventType, raw: JSON) -> None:
-        name = (raw.get("metadata") or {}).get("name", "")
+        name = str(_field(_field(raw, "metadata"), "name") or "")
         if kind == "DELETED":
             if self._nodes.pop(name, None) is not None:
                 self.cache.remove_node(name)
             return
-        node, extras = node_from_json(raw), node_extras(raw)
+        try:
+            node, extras = node_from_json(raw), node_extras(raw)
+        except MalformedObjectError as exc:
+            log.warning("ignoring a malformed node event: %s", exc)
+            return
         old = self._nodes.get(name)
         self._nodes[name] = (node, extras)
         self.cache.add_node(node)

@@ -22,7 +22,7 @@ from typing import Any
 
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.objects import ADDED, WATCHED_KINDS, ObjectStore
-from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.backend.records import MalformedObjectError, node_from_json, pod_from_json
 from corral.scheduler.engine.frameworks import (
     EngineConfig,
     build_frameworks,
@@ -90,6 +90,10 @@ class Simulator:
     def _admit(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """What the API server would add: a distinct uid (hand-written pods have none), the
         default namespace, and the priority and preemptionPolicy of ``priorityClassName``."""
+        if not isinstance(raw.get("metadata") or {}, Mapping):
+            raise MalformedObjectError(f"{raw.get('kind')}: metadata must be an object")
+        if not isinstance(raw.get("spec") or {}, Mapping):
+            raise MalformedObjectError(f"{raw.get('kind')}: spec must be an object")
         meta = dict(raw.get("metadata") or {})
         if not meta.get("uid"):
             self._uids += 1
@@ -121,6 +125,21 @@ class Simulator:
         self.cache.add_pod(pod_from_json(self._admit(raw)))
 
     def schedule(self, raw: Mapping[str, Any], *, explain: bool = False) -> Placement:
+        """Raises :class:`MalformedObjectError` for a pod whose fields plugins cannot read: the
+        API server would have refused it (the engine fails such a pod as a plugin bug)."""
+        try:
+            return self._schedule(raw, explain=explain)
+        except MalformedObjectError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            meta = raw.get("metadata")
+            name = meta.get("name") if isinstance(meta, Mapping) else None
+            what = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise MalformedObjectError(
+                f"Pod {name or '<unnamed>'}: a field plugins read has the wrong shape ({what})"
+            ) from None
+
+    def _schedule(self, raw: Mapping[str, Any], *, explain: bool) -> Placement:
         raw = self._admit(raw)
         spec = raw.get("spec") or {}
         if not spec.get("schedulerName"):

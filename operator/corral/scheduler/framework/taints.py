@@ -54,20 +54,32 @@ def find_untolerated(
     return None
 
 
+def _text(item: Mapping[str, Any], what: str, key: str) -> str:
+    """A string field of a taint or toleration; raises ``TypeError`` naming it otherwise."""
+    value = item.get(key) or ""
+    if not isinstance(value, str):
+        raise TypeError(f"{what}.{key} must be a string, got {type(value).__name__}")
+    return value
+
+
 def parse_taints(raw: Sequence[Mapping[str, Any]] | None) -> tuple[Taint, ...]:
     return tuple(
-        Taint(key=t.get("key") or "", value=t.get("value") or "", effect=t.get("effect") or "")
-        for t in raw or ()
+        Taint(
+            key=_text(t, f"taints[{i}]", "key"),
+            value=_text(t, f"taints[{i}]", "value"),
+            effect=_text(t, f"taints[{i}]", "effect"),
+        )
+        for i, t in enumerate(raw or ())
     )
 
 
 def parse_tolerations(raw: Sequence[Mapping[str, Any]] | None) -> tuple[Toleration, ...]:
     return tuple(
         Toleration(
-            key=t.get("key") or "",
-            operator=t.get("operator") or "",
-            value=t.get("value") or "",
-            effect=t.get("effect") or "",
+            key=_text(t, f"tolerations[{i}]", "key"),
+            operator=_text(t, f"tolerations[{i}]", "operator"),
+            value=_text(t, f"tolerations[{i}]", "value"),
+            effect=_text(t, f"tolerations[{i}]", "effect"),
         )
-        for t in raw or ()
+        for i, t in enumerate(raw or ())
     )

@@ -41,3 +41,18 @@ def test_parse(text: str | int, value: int, milli: int) -> None:
 def test_invalid(text: str) -> None:
     with pytest.raises(quantity.QuantityError):
         quantity.parse(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("1e999999999", "quantity '1e999999999' is out of range", id="huge exponent"),
+        pytest.param("1E-99", "quantity '1E-99' is out of range", id="tiny exponent"),
+        pytest.param("9" * 5000, "is too long", id="5000 digits"),
+        pytest.param(["1"], "is not a number or a string", id="a list"),
+        pytest.param(True, "is not a number", id="a boolean"),
+    ],
+)
+def test_absurd_quantities_are_refused_at_once(text: object, message: str) -> None:
+    with pytest.raises(quantity.QuantityError, match=message):
+        quantity.parse(text)  # type: ignore[arg-type]

@@ -184,6 +184,16 @@ def test_prioritize_scaling(
     assert int(result.plugin_scores[ext.name][list(result.slots).index(1)]) == score * weight * 10
 
 
+def test_absurd_scores_wrap_as_int64_instead_of_raising() -> None:
+    # Upstream adds score x weight x 10 in int64; this used to raise OverflowError, which no
+    # ignorable check catches.
+    ext = FakeExtender(scores={"n1": 2**62 + 1}, weight=3)
+    sched = _scheduler(ext)
+    result = sched.schedule_pod(CycleState(), pod_info("p"), _nodes().snapshot())
+    want = ((2**62 + 1) * 30 + 2**63) % 2**64 - 2**63
+    assert int(result.plugin_scores[ext.name][list(result.slots).index(1)]) == want
+
+
 def test_prioritize_errors_are_ignored_and_extenders_add_up() -> None:
     good = FakeExtender("http://good", scores={"n2": 1})
     other = FakeExtender("http://other", scores={"n2": 2, "n3": 2})

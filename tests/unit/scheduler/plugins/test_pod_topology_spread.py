@@ -118,6 +118,13 @@ def verdicts(existing: list[dict[str, Any]], raw: dict[str, Any]) -> dict[str, s
             {"*": "skip"},
             id="only-soft-constraints-skip-filter",
         ),
+        pytest.param(
+            [web("w1", "a1")],
+            incoming(spread(topologyKey="no-node-has-it")),
+            # no domain at all: every node lacks the label (this used to raise KeyError)
+            {"a1": MISSING, "a2": MISSING, "b1": MISSING, "c1": MISSING, "nz": MISSING},
+            id="topology-key-no-node-has",
+        ),
     ],
 )
 def test_filter(existing: list[dict[str, Any]], raw: dict[str, Any], want: dict[str, str]) -> None:

@@ -106,6 +106,10 @@ def _prioritize_one(
         return None
 
 
+def _int64(value: int) -> int:
+    return (value + 2**63) % 2**64 - 2**63
+
+
 def extender_scores(
     extenders: Sequence[Extender],
     pod: PodInfo,
@@ -133,7 +137,8 @@ def extender_scores(
         for hp in priorities:
             i = index.get(hp.host)
             if i is not None:  # upstream adds only the nodes being scored
-                scores[i] += hp.score * weight * _SCALE
+                # int64 arithmetic as upstream's: an absurd score or weight wraps, never raises.
+                scores[i] = _int64(int(scores[i]) + hp.score * weight * _SCALE)
         out[ext.name] = scores
     return out
 

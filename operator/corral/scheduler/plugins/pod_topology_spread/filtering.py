@@ -78,8 +78,10 @@ def compute(
     table = snapshot.pods
     for c in constraints:
         column = snapshot.label(c.topology_key)
+        if column is None:  # no node has the key: no domain (every node fails the filter)
+            state.counts.append({})
+            continue
         vocab = snapshot.label_vocab[c.topology_key]
-        assert column is not None
         eligible = all_keys & masks.eligible(c)
         present = np.zeros(len(vocab), dtype=np.bool_)
         present[column[eligible]] = True

@@ -1,0 +1,176 @@
+"""Bounded YAML loading: the one door through which user YAML enters Corral.
+
+Contract: :func:`load_all` returns the non-empty documents of a text as JSON-shaped data
+(mappings, lists, strings, numbers, booleans, null), or raises :class:`YamlError` with one line
+saying where (``source:line:column``) and what. It never hangs, recurses without bound, or
+expands aliases into more than :data:`MAX_EXPANDED_NODES` nodes, whatever the input:
+
+- a text longer than ``max_bytes`` is refused before it is parsed;
+- nesting deeper than :data:`MAX_DEPTH` is refused while composing (PyYAML recurses per level);
+- aliases are allowed (kubectl accepts them) but a document whose aliases would expand beyond
+  :data:`MAX_EXPANDED_NODES` nodes is refused (an alias bomb is a few lines);
+- a key repeated in one mapping is refused with the path of the mapping (YAML forbids it, PyYAML
+  silently keeps the last; kubectl refuses it too); ``<<`` merges may still be overridden;
+- tags that do not map to JSON (timestamps, ``!!binary``, ``!!set``, ...) are refused; an
+  unquoted date stays a string, as Kubernetes' YAML-to-JSON conversion keeps it.
+
+Only the standard library and PyYAML: every layer (config, API, CLI, the API client's kubeconfig)
+may use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import yaml
+from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+MAX_BYTES: Final = 4 * 2**20
+MAX_DEPTH: Final = 100
+MAX_EXPANDED_NODES: Final = 1_000_000
+_TIMESTAMP: Final = "tag:yaml.org,2002:timestamp"
+_NOT_JSON: Final = ("binary", "set", "omap", "pairs", "timestamp")
+
+
+class YamlError(ValueError):
+    """Unusable YAML: ``where`` is ``source[:line:column]``, ``message`` says what is wrong."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.message = message
+
+
+def _refuse_tag(loader: yaml.SafeLoader, node: Node) -> Any:
+    raise ConstructorError(
+        None,
+        None,
+        f"unsupported YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')} "
+        "(only JSON data is read)",
+        node.start_mark,
+    )
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with a depth limit, duplicate-key refusal and JSON-only tags."""
+
+    yaml_implicit_resolvers = {  # noqa: RUF012 - PyYAML's per-class table, read-only here
+        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def __init__(self, stream: str | bytes) -> None:
+        super().__init__(stream)
+        self._path: list[str] = []
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if parent is not None:
+            key = f"[{index}]" if isinstance(index, int) else _key_text(index)
+            self._path.append(key)
+        if len(self._path) > MAX_DEPTH:
+            raise ComposerError(
+                None,
+                None,
+                f"nested deeper than {MAX_DEPTH} levels",
+                self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+            )
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            if parent is not None:
+                self._path.pop()
+
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:
+        node = super().compose_mapping_node(anchor)
+        seen: set[str] = set()
+        for key_node, _value in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            if key_node.value in seen:
+                key = _dotted([*self._path, str(key_node.value)])
+                raise ComposerError(None, None, f"duplicate key {key}", key_node.start_mark)
+            seen.add(key_node.value)
+        return node
+
+
+for _tag in _NOT_JSON:
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
+
+
+def _dotted(path: list[str]) -> str:
+    return "".join(p if p.startswith("[") or i == 0 else "." + p for i, p in enumerate(path))
+
+
+def _key_text(node: Any) -> str:
+    return str(node.value) if isinstance(node, ScalarNode) else "?"
+
+
+def _expanded_size(root: Node) -> int:
+    """Nodes the document has once every alias is expanded (aliases share their node)."""
+    sizes: dict[int, int] = {}
+    order: list[Node] = []
+    stack = [root]
+    while stack:  # children before parents, each node once
+        node = stack.pop()
+        if id(node) in sizes:
+            continue
+        sizes[id(node)] = 0
+        order.append(node)
+        stack.extend(_children(node))
+    for node in reversed(order):
+        sizes[id(node)] = 1 + sum(sizes[id(c)] for c in _children(node))
+    return sizes[id(root)]
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def load_all(
+    text: str | bytes, source: str = "<input>", *, max_bytes: int = MAX_BYTES
+) -> list[Any]:
+    """Every non-empty document of ``text``; raises :class:`YamlError`."""
+    size = len(text.encode() if isinstance(text, str) else text)
+    if size > max_bytes:
+        raise YamlError(source, f"is {size} bytes; at most {max_bytes} are read")
+    docs: list[Any] = []
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text)
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            if _expanded_size(node) > MAX_EXPANDED_NODES:
+                raise YamlError(
+                    source,
+                    f"aliases expand to more than {MAX_EXPANDED_NODES} nodes; "
+                    "refusing what looks like an alias bomb",
+                )
+            data = loader.construct_document(node)
+            if data is not None:
+                docs.append(data)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        what = ", ".join(p for p in (exc.context, exc.problem) if p)
+        raise YamlError(where, f"invalid YAML: {_one_line(what)}") from None
+    except yaml.reader.ReaderError as exc:
+        what = f"not {exc.encoding} text" if exc.encoding else "invalid YAML"
+        raise YamlError(source, f"{what}: {_one_line(exc.reason)} at {exc.position}") from None
+    except yaml.YAMLError as exc:
+        raise YamlError(source, f"invalid YAML: {_one_line(str(exc))}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    return docs
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

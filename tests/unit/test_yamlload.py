@@ -1,0 +1,73 @@
+"""corral.yamlload: every bound refuses with one line that says where and what."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from corral.yamlload import MAX_BYTES, YamlError, load_all
+
+
+def bomb(levels: int, width: int) -> str:
+    lines = ["a0: &a0 [x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+AT_1_4 = "f.yaml:1:4: invalid YAML: "
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        pytest.param("a: 1\na: 2\n", "f.yaml:2:1: invalid YAML: duplicate key a", id="dup-top"),
+        pytest.param(
+            "spec:\n  list:\n  - {k: 1, k: 2}\n",
+            "f.yaml:3:12: invalid YAML: duplicate key spec.list[0].k",
+            id="dup-nested",
+        ),
+        pytest.param(bomb(10, 9), "f.yaml: aliases expand to more than 1000000 nodes", id="bomb"),
+        pytest.param(
+            "a: " + "[" * 101 + "]" * 101, "f.yaml:1:104: invalid YAML: nested deeper than 100",
+            id="depth",
+        ),
+        pytest.param(
+            "a: " + "x" * MAX_BYTES,
+            f"f.yaml: is {MAX_BYTES + 3} bytes; at most {MAX_BYTES} are read",
+            id="size",
+        ),
+        pytest.param("a: !!binary aGk=\n", f"{AT_1_4}unsupported YAML tag !!binary", id="binary"),
+        pytest.param("a: !!set {x}\n", f"{AT_1_4}unsupported YAML tag !!set", id="set"),
+        pytest.param("a: !!python/name:os.system\n", f"{AT_1_4}could not determine a constructor",
+                     id="python-tag"),
+        pytest.param(b"a: \xff\n", "f.yaml: not utf-8 text: invalid start byte at 3",
+                     id="not-utf8"),
+        pytest.param("{a: 1", "f.yaml:1:6: invalid YAML: while parsing a flow mapping, expected",
+                     id="syntax"),
+    ],
+)  # fmt: skip
+def test_refused(text: str | bytes, error: str) -> None:
+    with pytest.raises(YamlError) as caught:
+        load_all(text, "f.yaml")
+    assert str(caught.value).startswith(error)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [
+        pytest.param("d: 2001-12-14\n", [{"d": "2001-12-14"}], id="a date stays a string"),
+        pytest.param(
+            "b: &b {x: 1, y: 1}\nm:\n  <<: *b\n  x: 2\n",
+            [{"b": {"x": 1, "y": 1}, "m": {"x": 2, "y": 1}}],
+            id="merge keys may be overridden",
+        ),
+        pytest.param(bomb(3, 2) + "n: 1\n",
+                     [{"a0": ["x"], "a1": [["x"]] * 2, "a2": [[["x"]] * 2] * 2, "n": 1}],
+                     id="a few aliases are fine"),
+        pytest.param("---\n---\na: 1\n", [{"a": 1}], id="empty documents are skipped"),
+    ],
+)  # fmt: skip
+def test_accepted(text: str, data: list[Any]) -> None:
+    assert load_all(text, "f.yaml") == data
