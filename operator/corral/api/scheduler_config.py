@@ -26,9 +26,11 @@ def tenancy_node_affinity(args: dict[str, Any], node_selector: dict[str, str]) -
     if not node_selector:
         return out
     exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(node_selector.items())]
-    added = out.setdefault("addedAffinity", {})
-    required = added.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
-    terms = required.get("nodeSelectorTerms") or [{}]
+    # Null or absent levels become the pool alone: nothing the user wrote can widen it.
+    added = out["addedAffinity"] = out.get("addedAffinity") or {}
+    key = "requiredDuringSchedulingIgnoredDuringExecution"
+    required = added[key] = added.get(key) or {}
+    terms = [t or {} for t in required.get("nodeSelectorTerms") or [{}]]
     for term in terms:
         term["matchExpressions"] = [*term.get("matchExpressions", []), *copy.deepcopy(exprs)]
     required["nodeSelectorTerms"] = terms

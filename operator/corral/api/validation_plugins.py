@@ -16,8 +16,10 @@ from corral.scheduler import config as cfg
 from corral.scheduler.config import args as cfg_args
 from corral.scheduler.config import multipoint, validation
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
+from corral.scheduler.config.types import ALL_PLUGINS
 
 MAX_PLUGIN_WEIGHT: Final = 100
+NODE_AFFINITY: Final = "NodeAffinity"
 _Errs = list[FieldError]
 
 
@@ -93,8 +95,31 @@ def _expanded_checks(
     path: FieldPath, spec: SchedulerProfileSpec, merged: cfg.Plugins, registry: multipoint.Registry
 ) -> _Errs:
     profile = cfg.KubeSchedulerProfile(scheduler_name=spec.scheduler_name, plugins=merged)
-    _, errs = multipoint.expand(path, profile, registry)
+    expanded, errs = multipoint.expand(path, profile, registry)
+    pool = spec.tenancy.node_selector if spec.tenancy is not None else {}
+    if pool and NODE_AFFINITY not in expanded.points.get("filter", []):
+        errs.append(_pool_dropped(path.child("plugins"), spec.plugins))
     return errs
+
+
+def _pool_dropped(path: FieldPath, plugins: cfg.Plugins | None) -> FieldError:
+    """The tenant pool is enforced by NodeAffinity's Filter (``addedAffinity``): a profile with
+    ``tenancy.nodeSelector`` that takes it out of the filter point is refused, pointing at the
+    entry that disables it."""
+    where = path
+    for point in ("filter", cfg.MULTI_POINT):
+        entries = plugins.point(point).disabled if plugins is not None else []
+        hit = next(
+            (i for i, p in enumerate(entries) if p.name in (NODE_AFFINITY, ALL_PLUGINS)), None
+        )
+        if hit is not None:
+            where = path.child(point, "disabled").index(hit).child("name")
+            break
+    return field_error(
+        where,
+        f"plugin {quote(NODE_AFFINITY)} must run at filter when spec.tenancy.nodeSelector is set: "
+        "it enforces the tenant node pool; re-enable it (tenancy adds the pool to its args)",
+    )
 
 
 def validate_extenders(path: FieldPath, extenders: list[cfg.Extender]) -> _Errs:

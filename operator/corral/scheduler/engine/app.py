@@ -96,6 +96,7 @@ class Engine:
             lookup=self.cache.get_pod,
             activate=lambda pod: self.queue.activate(pod.uid),
             on_preempt=self._count_preemption,
+            may_evict=lambda pod: self._serves_namespace(pod.namespace),
         )
         frameworks = build_frameworks(
             engine,
