@@ -83,6 +83,7 @@ def config_hash(config_yaml: str) -> str:
 def engine_command(profile: SchedulerProfile) -> list[str]:
     spec = profile.spec
     cmd = [*names.ENGINE_COMMAND, f"--bind-address=0.0.0.0:{names.METRICS_PORT}"]
+    cmd.append("--secure-serving")  # HTTPS; /metrics only for authorized tokens
     cmd.append(f"--log-level={spec.log_level}")
     tenancy = spec.tenancy
     if tenancy is not None and tenancy.namespaces:

@@ -54,6 +54,7 @@ from corral.scheduler.profiles import (
     engine_registry,
     load_extenders,
 )
+from corral.scheduler.secure_serving import DelegatedAuth, server_context
 from corral.scheduler.server import HealthServer
 
 log = logging.getLogger("corral.scheduler")
@@ -73,6 +74,11 @@ class EngineOptions:
     namespace_selector: str | None = None  # tenancy: ... or in namespaces matching this
     bind_host: str = "0.0.0.0"
     bind_port: int = 10259
+    # HTTPS with delegated authn/authz for all but the probes (corral.scheduler.secure_serving);
+    # the rendered Deployment always sets it. Without it (a local dev run): plain HTTP.
+    secure_serving: bool = False
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
 
 
 class Engine:
@@ -142,8 +148,12 @@ class Engine:
             nominator=self.nominator,
         )
         self.informers = self._informers()
+        secure = None
+        if options.secure_serving:
+            context = server_context(options.tls_cert_file, options.tls_private_key_file)
+            secure = (context, DelegatedAuth(self.aio).middleware)
         self.server = HealthServer(
-            options.bind_host, options.bind_port, self.metrics.registry, self._not_ready
+            options.bind_host, options.bind_port, self.metrics.registry, self._not_ready, secure
         )
         self.leading = False
         self._tasks: set[asyncio.Task[Any]] = set()
