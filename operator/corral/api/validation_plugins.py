@@ -7,15 +7,17 @@ args type (unknown fields, wrong types) and checked with upstream's (or Corral's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 from urllib.parse import urlsplit
 
 from corral.api.catalog import Catalog
-from corral.api.types import SchedulerProfileSpec
+from corral.api.types import ProfileExtender, SchedulerProfileSpec
 from corral.scheduler import config as cfg
 from corral.scheduler.config import args as cfg_args
 from corral.scheduler.config import multipoint, validation
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
+from corral.scheduler.config.names import check_dns1123_subdomain
 from corral.scheduler.config.types import ALL_PLUGINS
 
 MAX_PLUGIN_WEIGHT: Final = 100
@@ -122,9 +124,10 @@ def _pool_dropped(path: FieldPath, plugins: cfg.Plugins | None) -> FieldError:
     )
 
 
-def validate_extenders(path: FieldPath, extenders: list[cfg.Extender]) -> _Errs:
-    errs = validation.validate_extenders(path, extenders)
+def validate_extenders(path: FieldPath, extenders: Sequence[ProfileExtender]) -> _Errs:
+    errs = validation.validate_extenders(path, list(extenders))
     for i, ext in enumerate(extenders):
+        errs += _extender_secrets(path.index(i), ext)
         url = urlsplit(ext.url_prefix)
         if (
             url.scheme not in ("http", "https")
@@ -158,4 +161,45 @@ def validate_extenders(path: FieldPath, extenders: list[cfg.Extender]) -> _Errs:
                         f"{quote(verb)}: must be a non-empty path segment (no '/' or spaces)",
                     )
                 )
+    return errs
+
+
+def _extender_secrets(path: FieldPath, ext: ProfileExtender) -> _Errs:
+    """Client keys never go into the ConfigMap: inline ``certData``/``keyData`` are refused in
+    favour of ``tlsSecretRef``, whose mounted files the rendered ``tlsConfig`` names itself."""
+    errs: _Errs = []
+    tls = ext.tls_config
+    tp = path.child("tlsConfig")
+    for key, value in (
+        ("certData", tls.cert_data if tls else None),
+        ("keyData", tls.key_data if tls else None),
+    ):
+        if value:
+            errs.append(
+                field_error(
+                    tp.child(key),
+                    "inline client certificates and keys would be stored in the scheduler's "
+                    "ConfigMap: put tls.crt, tls.key and ca.crt in a Secret in the profile's "
+                    f"namespace and name it in {path.child('tlsSecretRef', 'name')}",
+                )
+            )
+    ref = ext.tls_secret_ref
+    if ref is None:
+        return errs
+    errs += [
+        field_error(path.child("tlsSecretRef", "name"), f"{quote(ref.name)}: {m}")
+        for m in check_dns1123_subdomain(ref.name)
+    ]
+    for key, value in (
+        ("certFile", tls.cert_file if tls else None),
+        ("keyFile", tls.key_file if tls else None),
+        ("caFile", tls.ca_file if tls else None),
+    ):
+        if value:
+            errs.append(
+                field_error(
+                    tp.child(key),
+                    "set by tlsSecretRef (the files of the mounted Secret); remove it",
+                )
+            )
     return errs

@@ -64,7 +64,12 @@ def issue(
         .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + validity)
         .add_extension(x509.SubjectAlternativeName(sans(hosts)), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
+            critical=False,
+        )
         .sign(ca_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
