@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -99,6 +100,11 @@ class Webhook:
     def configure(self, settings: kopf.OperatorSettings) -> None:
         settings.admission.server = self.server()
         settings.admission.managed = CONFIGURATION_NAME
+
+    def close(self) -> None:
+        """Remove self-signed files (a user's directory is left alone)."""
+        if self.generated:
+            shutil.rmtree(self.cert_dir, ignore_errors=True)
 
     async def renew(self, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
         """Re-issue self-signed certificates before they expire (kopf then restarts the server

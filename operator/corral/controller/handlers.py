@@ -214,6 +214,8 @@ class Operator:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
         self.tasks.clear()
+        if self.webhook is not None:
+            self.webhook.close()
         if self.queue is not None:
             self.queue.close()
         if self.engines is not None:
