@@ -76,8 +76,9 @@ def register(subparsers: Any) -> None:
     )
     add(
         "--webhook-service",
-        metavar="NAMESPACE/NAME",
-        help=f"reach the webhook through this Service instead [{ENV['webhook_service']}]",
+        metavar="NAMESPACE/NAME[:PORT]",
+        help="reach the webhook through this Service (port 443 unless given) instead "
+        f"[{ENV['webhook_service']}]",
     )
     add(
         "--webhook-cert-dir",

@@ -12,7 +12,8 @@ Contract:
   answers, profiles cannot be created or changed (deletes still work), so nothing unchecked
   gets in; the reconcile still runs the same checks for profiles that predate the webhook.
 - The API server reaches the webhook by URL (a local operator: ``https://<host>:<port>``) or
-  through a Service (the operator in a pod: ``--webhook-service namespace/name``, port 443).
+  through a Service (the operator in a pod: ``--webhook-service namespace/name[:port]``, port
+  443 by default); it checks the serving certificate against ``<name>.<namespace>.svc``.
 - Serving certificates: user-provided (``--webhook-cert-dir`` with ``tls.crt``, ``tls.key``,
   ``ca.crt``; re-read when they change) or self-signed ones the operator issues for the URL host
   or the Service's DNS names and renews before they expire (:mod:`corral.controller.certs`).
@@ -43,16 +44,14 @@ RENEW_CHECK_SECONDS: Final = 3600.0
 class ServiceWebhookServer(kopf.WebhookServer):
     """kopf's HTTPS server, announced to the API server through a Service instead of a URL."""
 
-    def __init__(self, namespace: str, name: str, **kwargs: Any) -> None:
+    def __init__(self, namespace: str, name: str, service_port: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.service = (namespace, name)
+        self.service = (namespace, name, service_port)
 
     async def __call__(self, fn: Any) -> AsyncIterator[Any]:
         async for config in super().__call__(fn):
-            namespace, name = self.service
-            out: dict[str, Any] = {
-                "service": {"namespace": namespace, "name": name, "port": SERVICE_PORT}
-            }
+            namespace, name, port = self.service
+            out: dict[str, Any] = {"service": {"namespace": namespace, "name": name, "port": port}}
             if config.get("caBundle"):
                 out["caBundle"] = config["caBundle"]
             yield out
@@ -75,12 +74,16 @@ class Webhook:
     ) -> None:
         addr, _, port = listen.rpartition(":")
         self.addr, self.port = addr or "0.0.0.0", int(port)
-        self.service = tuple(service.split("/", 1)) if service else None
+        self.service: tuple[str, str, int] | None = None
+        if service:
+            namespace, _, rest = service.partition("/")
+            name, _, port = rest.partition(":")
+            self.service = (namespace, name, int(port) if port else SERVICE_PORT)
         self.url_host = host or ("127.0.0.1" if self.addr in ("0.0.0.0", "") else self.addr)
         self.generated = cert_dir is None
         self.cert_dir = cert_dir or Path(tempfile.mkdtemp(prefix="corral-webhook-"))
         if self.service is not None:
-            self.hosts = service_hosts(*self.service)
+            self.hosts = service_hosts(*self.service[:2])
         else:
             self.hosts = [self.url_host]
         if self.generated:

@@ -63,7 +63,7 @@ class Settings:
     # The validating admission webhook (corral.controller.admission): off unless listening.
     webhook_listen: str | None = None  # HOST:PORT
     webhook_host: str | None = None  # the host in the webhook URL (local operator)
-    webhook_service: str | None = None  # NAMESPACE/NAME of the Service (operator in a pod)
+    webhook_service: str | None = None  # NAMESPACE/NAME[:PORT] of the Service (operator in a pod)
     webhook_cert_dir: Path | None = None  # user-provided tls.crt/tls.key/ca.crt; else generated
 
     @property
@@ -79,6 +79,10 @@ def _positive(name: str, raw: str) -> float:
     if value <= 0:
         raise SettingsError(f"{name}: must be greater than 0, got {raw}")
     return value
+
+
+def _port_ok(raw: str) -> bool:
+    return raw.isdigit() and 0 < int(raw) < 65536
 
 
 def _bool(name: str, raw: str) -> bool:
@@ -119,10 +123,13 @@ def from_sources(
     listen, service = pick("webhook_listen"), pick("webhook_service")
     if listen is not None:
         _, sep, port = listen.rpartition(":")
-        if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        if not sep or not _port_ok(port):
             raise SettingsError(f"webhook listen address: {listen!r} is not HOST:PORT")
-    if service is not None and (service.count("/") != 1 or not all(service.split("/"))):
-        raise SettingsError(f"webhook service: {service!r} is not NAMESPACE/NAME")
+    if service is not None:
+        ns, _, rest = service.partition("/")
+        name, colon, port = rest.partition(":")
+        if not (ns and name) or "/" in rest or (colon and not _port_ok(port)):
+            raise SettingsError(f"webhook service: {service!r} is not NAMESPACE/NAME[:PORT]")
     if listen is None and (service is not None or pick("webhook_host") is not None):
         raise SettingsError("webhook host/service: give the webhook listen address too")
     cert_dir = pick("webhook_cert_dir")

@@ -1,8 +1,10 @@
-"""The validating admission webhook, served by a local operator (URL client config) to the
-real API server: ``kubectl apply`` and ``kubectl apply --dry-run=server`` of a profile
-``corral validate`` refuses, or whose schedulerName or Lease another profile holds, are refused
-with the field path; a good profile passes. With the operator stopped the webhook stays and
-fails closed (failure policy Fail): no profile is admitted unchecked, deletes still work."""
+"""The validating admission webhook, served by a local operator to the real API server, by URL
+and through a Service (the operator-in-a-pod configuration; on this kubelet-less cluster the
+Service is an ExternalName pointing at localhost, which the API server's resolver follows):
+``kubectl apply`` and ``kubectl apply --dry-run=server`` of a profile ``corral validate``
+refuses, or whose schedulerName or Lease another profile holds, are refused with the field
+path; a good profile passes. With the operator stopped the webhook stays and fails closed
+(failure policy Fail): no profile is admitted unchecked, deletes still work."""
 
 from __future__ import annotations
 
@@ -26,15 +28,35 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
+@pytest.fixture(params=["url", "service"])
 def webhook_operator(
-    kube: Client, start_operator: Callable[..., OperatorProcess]
+    request: pytest.FixtureRequest,
+    kube: Client,
+    kube_namespaces: list[str],
+    start_operator: Callable[..., OperatorProcess],
 ) -> Iterator[OperatorProcess]:
-    op = start_operator(f"--webhook-listen=127.0.0.1:{free_port()}")
+    port = free_port()
+    args = [f"--webhook-listen=127.0.0.1:{port}"]
+    if request.param == "service":
+        ns = kube_namespaces[1]
+        kube.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "corral-webhook", "namespace": ns},
+                "spec": {
+                    "type": "ExternalName",
+                    "externalName": "localhost",
+                    "ports": [{"name": "https", "port": port}],
+                },
+            }
+        )
+        args.append(f"--webhook-service={ns}/corral-webhook:{port}")
+    op = start_operator(*args)
 
     def registered() -> bool:
         hooks = kube.get(*VWC[:2], VWC[2]).get("webhooks") or []
-        return bool(hooks) and hooks[0]["clientConfig"].get("url", "").startswith("https://")
+        return bool(hooks) and set(hooks[0]["clientConfig"]) == {"caBundle", request.param}
 
     eventually(registered, what="the webhook configuration")
     yield op
