@@ -86,6 +86,12 @@ def register(subparsers: Any) -> None:
         help="tls.crt, tls.key and ca.crt to serve with (default: self-signed, renewed by the "
         f"operator) [{ENV['webhook_cert_dir']}]",
     )
+    add(
+        "--webhook-cert-secret",
+        metavar="NAMESPACE/NAME",
+        help="keep the self-signed pair in this Secret, shared by all replicas "
+        f"[{ENV['webhook_cert_secret']}]",
+    )
     parser.set_defaults(handler=main)
 
 

@@ -16,7 +16,8 @@ Contract:
   443 by default); it checks the serving certificate against ``<name>.<namespace>.svc``.
 - Serving certificates: user-provided (``--webhook-cert-dir`` with ``tls.crt``, ``tls.key``,
   ``ca.crt``; re-read when they change) or self-signed ones the operator issues for the URL host
-  or the Service's DNS names and renews before they expire (:mod:`corral.controller.certs`).
+  or the Service's DNS names and renews before they expire (:mod:`corral.controller.certs`),
+  kept in a Secret (``--webhook-cert-secret``) when several replicas serve behind one Service.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any, Final
 import kopf
 
 from corral.controller import certs
+from corral.k8s import ApiError, Client
 
 log = logging.getLogger("corral.controller")
 
@@ -39,6 +41,7 @@ CONFIGURATION_NAME: Final = "corral.dev"
 HANDLER_ID: Final = "profiles"
 SERVICE_PORT: Final = 443
 RENEW_CHECK_SECONDS: Final = 3600.0
+SECRET_SYNC_SECONDS: Final = 60.0
 
 
 class ServiceWebhookServer(kopf.WebhookServer):
@@ -71,6 +74,8 @@ class Webhook:
         host: str | None = None,
         service: str | None = None,
         cert_dir: Path | None = None,
+        cert_secret: str | None = None,  # NAMESPACE/NAME: self-signed pair shared by replicas
+        client: Client | None = None,
     ) -> None:
         addr, _, port = listen.rpartition(":")
         self.addr, self.port = addr or "0.0.0.0", int(port)
@@ -86,7 +91,16 @@ class Webhook:
             self.hosts = service_hosts(*self.service[:2])
         else:
             self.hosts = [self.url_host]
-        if self.generated:
+        self.client = client
+        self.secret: tuple[str, str] | None = None
+        if cert_secret:
+            secret_ns, _, secret_name = cert_secret.partition("/")
+            self.secret = (secret_ns, secret_name)
+        self.renew_every = RENEW_CHECK_SECONDS
+        if self.generated and self.secret is not None and client is not None:
+            self.renew_every = SECRET_SYNC_SECONDS  # a peer's renewal arrives within a minute
+            certs.sync_secret(client, *self.secret, directory=self.cert_dir, hosts=self.hosts)
+        elif self.generated:
             certs.ensure(self.cert_dir, self.hosts)
 
     def server(self) -> kopf.WebhookServer:
@@ -113,6 +127,20 @@ class Webhook:
         """Re-issue self-signed certificates before they expire (kopf then restarts the server
         with them and patches the configuration's caBundle)."""
         while self.generated:
-            await sleep(RENEW_CHECK_SECONDS)
-            if certs.ensure(self.cert_dir, self.hosts):
+            await sleep(self.renew_every)
+            try:
+                if self.secret is not None and self.client is not None:
+                    changed = await asyncio.to_thread(
+                        certs.sync_secret,
+                        self.client,
+                        *self.secret,
+                        directory=self.cert_dir,
+                        hosts=self.hosts,
+                    )
+                else:
+                    changed = certs.ensure(self.cert_dir, self.hosts)
+            except ApiError as exc:  # the API server may be away; the current pair still serves
+                log.warning("webhook certificate Secret: %s", exc)
+                continue
+            if changed:
                 log.info("webhook serving certificate renewed in %s", self.cert_dir)

@@ -92,6 +92,8 @@ class Operator:
                 host=settings.webhook_host,
                 service=settings.webhook_service,
                 cert_dir=settings.webhook_cert_dir,
+                cert_secret=settings.webhook_cert_secret,
+                client=client,
             )
 
     # --- kopf wiring -------------------------------------------------------------------------

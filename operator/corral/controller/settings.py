@@ -36,6 +36,7 @@ ENV: Final = {
     "webhook_host": "CORRAL_WEBHOOK_HOST",
     "webhook_service": "CORRAL_WEBHOOK_SERVICE",
     "webhook_cert_dir": "CORRAL_WEBHOOK_CERT_DIR",
+    "webhook_cert_secret": "CORRAL_WEBHOOK_CERT_SECRET",
 }
 
 
@@ -65,6 +66,7 @@ class Settings:
     webhook_host: str | None = None  # the host in the webhook URL (local operator)
     webhook_service: str | None = None  # NAMESPACE/NAME[:PORT] of the Service (operator in a pod)
     webhook_cert_dir: Path | None = None  # user-provided tls.crt/tls.key/ca.crt; else generated
+    webhook_cert_secret: str | None = None  # NAMESPACE/NAME sharing the generated pair
 
     @property
     def operator_defaults(self) -> OperatorDefaults:
@@ -133,6 +135,11 @@ def from_sources(
     if listen is None and (service is not None or pick("webhook_host") is not None):
         raise SettingsError("webhook host/service: give the webhook listen address too")
     cert_dir = pick("webhook_cert_dir")
+    cert_secret = pick("webhook_cert_secret")
+    if cert_secret is not None and (cert_secret.count("/") != 1 or not all(cert_secret.split("/"))):
+        raise SettingsError(f"webhook cert secret: {cert_secret!r} is not NAMESPACE/NAME")
+    if cert_secret is not None and cert_dir is not None:
+        raise SettingsError("webhook certificates: give a cert directory or a Secret, not both")
     worker_count = int(_positive("workers", workers)) if workers else base.workers
     names = (
         tuple(n.strip() for n in reserved.split(",") if n.strip())
@@ -155,4 +162,5 @@ def from_sources(
         webhook_host=pick("webhook_host"),
         webhook_service=service,
         webhook_cert_dir=Path(cert_dir) if cert_dir else None,
+        webhook_cert_secret=cert_secret,
     )

@@ -8,8 +8,10 @@ path; a good profile passes. With the operator stopped the webhook stays and fai
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
+import ssl
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -62,6 +64,21 @@ def webhook_operator(
     yield op
     op.stop()
     kube.delete(*VWC[:2], VWC[2])  # persistent by design: it outlives the operator
+    kube.delete(VWC[0], "MutatingWebhookConfiguration", VWC[2])  # kopf's, empty
+
+
+def served_certificate(port: int) -> str:
+    """The PEM certificate whichever listener takes a new connection serves."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        context.wrap_socket(raw) as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return ssl.DER_cert_to_PEM_cert(der)
 
 
 def apply(cluster: LocalCluster, obj: JSON, *extra: str) -> tuple[int, str]:
@@ -159,3 +176,59 @@ def test_good_profile_is_admitted_and_the_webhook_fails_closed_without_operator(
     assert code != 0
     assert 'failed calling webhook "profiles.corral.dev"' in err, err
     kube.delete(API, KIND, good["metadata"]["name"])  # deletes are not intercepted
+
+
+def test_replicas_behind_one_service_share_the_self_signed_pair(
+    kube: Client,
+    cluster: LocalCluster,
+    kube_namespaces: list[str],
+    start_operator: Callable[..., OperatorProcess],
+    profiles: Any,
+) -> None:
+    """Two operators on one port (SO_REUSEPORT: the kernel spreads connections as a Service
+    spreads them over pods) keep their pair in one Secret, so the single caBundle verifies
+    whichever answers: every refusal comes from the webhook, none is a TLS failure."""
+    ns, other = kube_namespaces
+    port = free_port()
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "corral-webhook", "namespace": other},
+            "spec": {
+                "type": "ExternalName",
+                "externalName": "localhost",
+                "ports": [{"name": "https", "port": port}],
+            },
+        }
+    )
+    args = (
+        f"--webhook-listen=127.0.0.1:{port}",
+        f"--webhook-service={other}/corral-webhook:{port}",
+        f"--webhook-cert-secret={other}/corral-webhook-tls",
+    )
+    ops = [start_operator(*args), start_operator(*args)]
+    try:
+        eventually(
+            lambda: (kube.get(*VWC[:2], VWC[2]).get("webhooks") or [{}])[0].get("clientConfig"),
+            what="the webhook configuration",
+        )
+        secret = kube.get("v1", "Secret", "corral-webhook-tls", other)
+        bundle = kube.get(*VWC[:2], VWC[2])["webhooks"][0]["clientConfig"]["caBundle"]
+        assert bundle == secret["data"]["ca.crt"]
+        served = {served_certificate(port) for _ in range(40)}  # fresh connections, spread
+        assert served == {
+            ssl.DER_cert_to_PEM_cert(
+                ssl.PEM_cert_to_DER_cert(base64.b64decode(secret["data"]["tls.crt"]).decode())
+            )
+        }
+        bad = profile(profiles("bad"), ns, plugins={"score": {"enabled": [{"name": "Nope"}]}})
+        for _ in range(3):
+            code, err = apply(cluster, bad, "--dry-run=server")
+            assert code != 0
+            assert 'admission webhook "profiles.corral.dev" denied the request' in err, err
+    finally:
+        for op in ops:
+            op.stop()
+        kube.delete(*VWC[:2], VWC[2])
+        kube.delete(VWC[0], "MutatingWebhookConfiguration", VWC[2])
