@@ -2,7 +2,7 @@
 kopf peering on, keeps its self-signed serving pair in the Secret the Role allows, registers
 the webhook and refuses a bad profile at admission. (The pods cannot run on this kubelet-less
 cluster, so the process runs locally and registers a URL; the Service path is covered in
-test_admission.py.)"""
+test_operator_admission.py.)"""
 
 from __future__ import annotations
 
