@@ -4,6 +4,8 @@ Contract: :func:`to_scheduler_config` builds the config as data — one profile 
 schedulerName, plugins, pluginConfig and percentageOfNodesToScore; extenders, backoff and
 leaderElection (a Lease named by the profile, in the profile's namespace) at the top level. It
 is not defaulted further: the engine applies upstream defaults when it loads it.
+An extender's ``tlsSecretRef`` becomes ``tlsConfig`` file paths under
+:data:`EXTENDER_TLS_ROOT`, where the Deployment mounts the Secret.
 ``tenancy.nodeSelector`` becomes NodeAffinityArgs.addedAffinity, ANDed into every term the user
 already gave, so the engine enforces it on every pod it schedules.
 """
@@ -13,10 +15,13 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from corral.api.types import SchedulerProfile
+from corral.api.types import ProfileExtender, SchedulerProfile
 from corral.scheduler import config as cfg
+from corral.scheduler.config.types import ExtenderTLSConfig
 
 NODE_AFFINITY: Final = "NodeAffinity"
+# Extender TLS Secrets are mounted under here (one directory per extender index).
+EXTENDER_TLS_ROOT: Final = "/var/run/corral/extender-tls"
 
 
 def tenancy_node_affinity(args: dict[str, Any], node_selector: dict[str, str]) -> dict[str, Any]:
@@ -26,12 +31,31 @@ def tenancy_node_affinity(args: dict[str, Any], node_selector: dict[str, str]) -
     if not node_selector:
         return out
     exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(node_selector.items())]
-    added = out.setdefault("addedAffinity", {})
-    required = added.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
-    terms = required.get("nodeSelectorTerms") or [{}]
+    # Null or absent levels become the pool alone: nothing the user wrote can widen it.
+    added = out["addedAffinity"] = out.get("addedAffinity") or {}
+    key = "requiredDuringSchedulingIgnoredDuringExecution"
+    required = added[key] = added.get(key) or {}
+    terms = [t or {} for t in required.get("nodeSelectorTerms") or [{}]]
     for term in terms:
         term["matchExpressions"] = [*term.get("matchExpressions", []), *copy.deepcopy(exprs)]
     required["nodeSelectorTerms"] = terms
+    return out
+
+
+def extender_tls_dir(index: int) -> str:
+    """Where extender ``index``'s ``tlsSecretRef`` Secret is mounted in the scheduler pods."""
+    return f"{EXTENDER_TLS_ROOT}/{index}"
+
+
+def engine_extender(index: int, ext: ProfileExtender) -> cfg.Extender:
+    out = copy.deepcopy(ext.engine_extender())
+    if ext.tls_secret_ref is not None:
+        tls = out.tls_config or ExtenderTLSConfig()
+        where = extender_tls_dir(index)
+        tls.cert_file, tls.key_file = f"{where}/tls.crt", f"{where}/tls.key"
+        if not tls.ca_data:
+            tls.ca_file = f"{where}/ca.crt"
+        out.tls_config = tls
     return out
 
 
@@ -69,7 +93,7 @@ def to_scheduler_config(profile: SchedulerProfile) -> cfg.KubeSchedulerConfigura
                 plugin_config=plugin_config,
             )
         ],
-        extenders=copy.deepcopy(spec.extenders),
+        extenders=[engine_extender(i, e) for i, e in enumerate(spec.extenders)],
     )
 
 

@@ -8,6 +8,7 @@ the defaults in.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -74,6 +75,21 @@ class LocalObjectReference:
 
 
 @dataclass(slots=True)
+class ProfileExtender(cfg.Extender):
+    """An extender as in KubeSchedulerConfiguration, plus where its TLS material lives:
+    ``tlsSecretRef`` names a Secret in the profile's namespace (``tls.crt``, ``tls.key``,
+    ``ca.crt``, as cert-manager writes them) mounted into the scheduler pods; the rendered
+    config points ``tlsConfig`` at the mounted files, so no key is ever in the ConfigMap."""
+
+    tls_secret_ref: LocalObjectReference | None = None
+
+    def engine_extender(self) -> cfg.Extender:
+        """The KubeSchedulerConfiguration extender (without ``tlsSecretRef``)."""
+        base = {f.name: getattr(self, f.name) for f in dataclasses.fields(cfg.Extender)}
+        return cfg.Extender(**base)
+
+
+@dataclass(slots=True)
 class DeploymentSpec:
     resources: ResourceRequirements | None = None
     node_selector: dict[str, str] = field(default_factory=dict, metadata=_OMIT)
@@ -97,7 +113,7 @@ class SchedulerProfileSpec:
     pod_max_backoff_seconds: int | None = field(default=None, metadata={"bits": 64})
     plugins: cfg.Plugins | None = None
     plugin_config: list[cfg.PluginConfig] = field(default_factory=list, metadata=_OMIT)
-    extenders: list[cfg.Extender] = field(default_factory=list, metadata=_OMIT)
+    extenders: list[ProfileExtender] = field(default_factory=list, metadata=_OMIT)
     tenancy: Tenancy | None = None
     deployment: DeploymentSpec | None = None
 

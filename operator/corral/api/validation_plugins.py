@@ -7,17 +7,21 @@ args type (unknown fields, wrong types) and checked with upstream's (or Corral's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 from urllib.parse import urlsplit
 
 from corral.api.catalog import Catalog
-from corral.api.types import SchedulerProfileSpec
+from corral.api.types import ProfileExtender, SchedulerProfileSpec
 from corral.scheduler import config as cfg
 from corral.scheduler.config import args as cfg_args
 from corral.scheduler.config import multipoint, validation
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
+from corral.scheduler.config.names import check_dns1123_subdomain
+from corral.scheduler.config.types import ALL_PLUGINS
 
 MAX_PLUGIN_WEIGHT: Final = 100
+NODE_AFFINITY: Final = "NodeAffinity"
 _Errs = list[FieldError]
 
 
@@ -93,13 +97,37 @@ def _expanded_checks(
     path: FieldPath, spec: SchedulerProfileSpec, merged: cfg.Plugins, registry: multipoint.Registry
 ) -> _Errs:
     profile = cfg.KubeSchedulerProfile(scheduler_name=spec.scheduler_name, plugins=merged)
-    _, errs = multipoint.expand(path, profile, registry)
+    expanded, errs = multipoint.expand(path, profile, registry)
+    pool = spec.tenancy.node_selector if spec.tenancy is not None else {}
+    if pool and NODE_AFFINITY not in expanded.points.get("filter", []):
+        errs.append(_pool_dropped(path.child("plugins"), spec.plugins))
     return errs
 
 
-def validate_extenders(path: FieldPath, extenders: list[cfg.Extender]) -> _Errs:
-    errs = validation.validate_extenders(path, extenders)
+def _pool_dropped(path: FieldPath, plugins: cfg.Plugins | None) -> FieldError:
+    """The tenant pool is enforced by NodeAffinity's Filter (``addedAffinity``): a profile with
+    ``tenancy.nodeSelector`` that takes it out of the filter point is refused, pointing at the
+    entry that disables it."""
+    where = path
+    for point in ("filter", cfg.MULTI_POINT):
+        entries = plugins.point(point).disabled if plugins is not None else []
+        hit = next(
+            (i for i, p in enumerate(entries) if p.name in (NODE_AFFINITY, ALL_PLUGINS)), None
+        )
+        if hit is not None:
+            where = path.child(point, "disabled").index(hit).child("name")
+            break
+    return field_error(
+        where,
+        f"plugin {quote(NODE_AFFINITY)} must run at filter when spec.tenancy.nodeSelector is set: "
+        "it enforces the tenant node pool; re-enable it (tenancy adds the pool to its args)",
+    )
+
+
+def validate_extenders(path: FieldPath, extenders: Sequence[ProfileExtender]) -> _Errs:
+    errs = validation.validate_extenders(path, list(extenders))
     for i, ext in enumerate(extenders):
+        errs += _extender_secrets(path.index(i), ext)
         url = urlsplit(ext.url_prefix)
         if (
             url.scheme not in ("http", "https")
@@ -133,4 +161,45 @@ def validate_extenders(path: FieldPath, extenders: list[cfg.Extender]) -> _Errs:
                         f"{quote(verb)}: must be a non-empty path segment (no '/' or spaces)",
                     )
                 )
+    return errs
+
+
+def _extender_secrets(path: FieldPath, ext: ProfileExtender) -> _Errs:
+    """Client keys never go into the ConfigMap: inline ``certData``/``keyData`` are refused in
+    favour of ``tlsSecretRef``, whose mounted files the rendered ``tlsConfig`` names itself."""
+    errs: _Errs = []
+    tls = ext.tls_config
+    tp = path.child("tlsConfig")
+    for key, value in (
+        ("certData", tls.cert_data if tls else None),
+        ("keyData", tls.key_data if tls else None),
+    ):
+        if value:
+            errs.append(
+                field_error(
+                    tp.child(key),
+                    "inline client certificates and keys would be stored in the scheduler's "
+                    "ConfigMap: put tls.crt, tls.key and ca.crt in a Secret in the profile's "
+                    f"namespace and name it in {path.child('tlsSecretRef', 'name')}",
+                )
+            )
+    ref = ext.tls_secret_ref
+    if ref is None:
+        return errs
+    errs += [
+        field_error(path.child("tlsSecretRef", "name"), f"{quote(ref.name)}: {m}")
+        for m in check_dns1123_subdomain(ref.name)
+    ]
+    for key, value in (
+        ("certFile", tls.cert_file if tls else None),
+        ("keyFile", tls.key_file if tls else None),
+        ("caFile", tls.ca_file if tls else None),
+    ):
+        if value:
+            errs.append(
+                field_error(
+                    tp.child(key),
+                    "set by tlsSecretRef (the files of the mounted Secret); remove it",
+                )
+            )
     return errs

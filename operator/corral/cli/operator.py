@@ -63,6 +63,35 @@ def register(subparsers: Any) -> None:
     add("--priority", type=int, help="peering priority (default: random)")
     add("--liveness", metavar="URL", help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz")
     add("--metrics-address", metavar="HOST:PORT", help="serve /metrics here")
+    add(
+        "--webhook-listen",
+        metavar="HOST:PORT",
+        help="serve the validating admission webhook here (HTTPS) and register it "
+        f"[{ENV['webhook_listen']}; off]",
+    )
+    add(
+        "--webhook-host",
+        metavar="HOST",
+        help=f"host the API server calls in the webhook URL [{ENV['webhook_host']}]",
+    )
+    add(
+        "--webhook-service",
+        metavar="NAMESPACE/NAME[:PORT]",
+        help="reach the webhook through this Service (port 443 unless given) instead "
+        f"[{ENV['webhook_service']}]",
+    )
+    add(
+        "--webhook-cert-dir",
+        metavar="DIR",
+        help="tls.crt, tls.key and ca.crt to serve with (default: self-signed, renewed by the "
+        f"operator) [{ENV['webhook_cert_dir']}]",
+    )
+    add(
+        "--webhook-cert-secret",
+        metavar="NAMESPACE/NAME",
+        help="keep the self-signed pair in this Secret, shared by all replicas "
+        f"[{ENV['webhook_cert_secret']}]",
+    )
     parser.set_defaults(handler=main)
 
 

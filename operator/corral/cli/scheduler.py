@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import signal
+import ssl
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,7 @@ from corral.scheduler.engine.app import Engine, EngineOptions
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.engine.leaderelection import default_identity
 from corral.scheduler.engine.preflight import check_startable
+from corral.scheduler.engine.secure_serving import server_context
 from corral.yamlload import YamlError
 
 LOG_LEVELS = {"Normal": logging.INFO, "Debug": logging.DEBUG, "Trace": 5}
@@ -64,6 +66,18 @@ def register(subparsers: Any) -> None:
         metavar="HOST:PORT",
         help="where /healthz, /readyz and /metrics are served "
         "(default 0.0.0.0:10259; port 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--secure-serving",
+        action="store_true",
+        help="serve HTTPS; every path but /healthz, /readyz and /livez needs a token the API "
+        "server authenticates and authorizes (TokenReview, SubjectAccessReview)",
+    )
+    parser.add_argument("--tls-cert-file", metavar="PATH", help="with --secure-serving")
+    parser.add_argument(
+        "--tls-private-key-file",
+        metavar="PATH",
+        help="with --secure-serving (default: a self-signed pair made at start)",
     )
     parser.add_argument("--log-level", choices=sorted(LOG_LEVELS), default="Normal")
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
@@ -124,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"{args.config}: {err}", file=sys.stderr)
         return 1
     host, port = parse_bind_address(args.bind_address)
+    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
+        raise UsageError("--tls-cert-file and --tls-private-key-file go together")
+    if args.secure_serving:
+        try:
+            server_context(args.tls_cert_file, args.tls_private_key_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(f"--tls-cert-file: cannot load the pair: {exc}") from None
     namespaces = (
         frozenset(n.strip() for n in args.namespaces.split(",") if n.strip())
         if args.namespaces
@@ -136,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
         namespace_selector=args.namespace_selector,
         bind_host=host,
         bind_port=port,
+        secure_serving=args.secure_serving,
+        tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file,
     )
     try:
         engine = Engine(engine_config, client, options)

@@ -10,7 +10,12 @@ runs them itself, exactly as the Deployment would:
   engine gets;
 - ``POD_NAME`` distinct per replica (``<deployment>-local-<i>``) and ``POD_NAMESPACE`` the
   profile's namespace, as the Downward API would set them;
-- restarted when the config hash or the command line changes, or when the token nears expiry;
+- an extender's ``tlsSecretRef`` Secret written under the engine's directory (files mode 0600,
+  the keys the pod's Secret volume would show) and the config's ``tlsConfig`` paths pointed
+  there, as the Deployment's volume mount would; until the Secret can be read the engines are
+  not (re)started, as a pod would wait for its volume;
+- restarted when the config hash, the Secrets or the command line change, or when the token
+  nears expiry;
   restarted after a crash with a doubling delay; stopped when the profile goes or shrinks.
 
 Contract: :meth:`want` (called by reconcile workers) only records the desired processes and
@@ -21,7 +26,9 @@ the operator (PR_SET_PDEATHSIG on Linux).
 
 from __future__ import annotations
 
+import base64
 import ctypes
+import hashlib
 import logging
 import os
 import signal
@@ -35,8 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
+import yaml
+
 from corral.api import SchedulerProfile
-from corral.k8s import Client
+from corral.api.scheduler_config import EXTENDER_TLS_ROOT
+from corral.k8s import ApiError, Client
 from corral.k8s.kubeconfig import write_token_kubeconfig
 from corral.render import Rendered, names
 
@@ -79,6 +89,7 @@ class _Profile:
     token_deadline: float
     config_hash: str
     argv_base: tuple[str, ...] = field(default_factory=tuple)
+    secrets_digest: str = ""
 
 
 def free_port() -> int:
@@ -107,6 +118,22 @@ def local_argv(
         elif arg.startswith("--bind-address="):
             out[i] = f"--bind-address=127.0.0.1:{port}"
     return [*out, f"--kubeconfig={kubeconfig}"]
+
+
+def localize(config_yaml: str, root: Path) -> str:
+    """The rendered config with extender TLS paths under the pod's mount point moved to
+    ``root`` (where :meth:`LocalEngines._extender_secrets` writes the Secrets)."""
+    if EXTENDER_TLS_ROOT not in config_yaml:
+        return config_yaml
+    data = yaml.safe_load(config_yaml)
+    prefix = EXTENDER_TLS_ROOT + "/"
+    for ext in data.get("extenders") or []:
+        tls = ext.get("tlsConfig") or {}
+        for key in ("certFile", "keyFile", "caFile"):
+            value = tls.get(key)
+            if isinstance(value, str) and value.startswith(prefix):
+                tls[key] = str(root / value[len(prefix) :])
+    return str(yaml.safe_dump(data, sort_keys=False))
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -146,21 +173,27 @@ class LocalEngines:
         name = profile.name
         command = tuple(container_command(rendered))
         replicas = profile.spec.replicas or 0
+        base = self.directory / name
+        try:
+            secrets = self._extender_secrets(profile, base / "extender-tls")
+        except (ApiError, ValueError) as exc:
+            log.warning("local engines of %s wait for their extender TLS Secret: %s", name, exc)
+            return
         with self._lock:
             current = self._desired.get(name)
         fresh = (
             current is not None
             and current.config_hash == rendered.config_hash
+            and current.secrets_digest == secrets
             and current.argv_base == command
             and len(current.specs) == replicas
             and self.clock() < current.token_deadline
         )
         if fresh:
             return
-        base = self.directory / name
         base.mkdir(parents=True, exist_ok=True)
         config = base / "config.yaml"
-        config.write_text(rendered.config_yaml, encoding="utf-8")
+        config.write_text(localize(rendered.config_yaml, base / "extender-tls"), encoding="utf-8")
         namespace = profile.spec.namespace or ""
         account = names.base_name(profile)
         kubeconfig = base / "kubeconfig"
@@ -191,11 +224,35 @@ class LocalEngines:
                     argv=tuple(argv),
                     env=(("POD_NAME", pod_name), ("POD_NAMESPACE", namespace)),
                     log_file=base / f"{pod_name}.log",
-                    fingerprint=f"{rendered.config_hash}:{token_stamp}:{' '.join(argv)}",
+                    fingerprint=f"{rendered.config_hash}:{secrets}:{token_stamp}:{' '.join(argv)}",
                 )
             )
         with self._lock:
-            self._desired[name] = _Profile(specs, deadline, rendered.config_hash, command)
+            self._desired[name] = _Profile(specs, deadline, rendered.config_hash, command, secrets)
+
+    def _extender_secrets(self, profile: SchedulerProfile, root: Path) -> str:
+        """Write each ``tlsSecretRef`` Secret's keys to ``root/<extender index>/``; return a
+        digest of their contents ("" when there are none)."""
+        digest = hashlib.sha256()
+        for index, ext in enumerate(profile.spec.extenders):
+            if ext.tls_secret_ref is None:
+                continue
+            secret = self.client.get(
+                "v1", "Secret", ext.tls_secret_ref.name, profile.spec.namespace
+            )
+            where = root / str(index)
+            where.mkdir(parents=True, exist_ok=True, mode=0o700)
+            for key, value in sorted((secret.get("data") or {}).items()):
+                if "/" in key or key.startswith("."):
+                    continue  # not a file a Secret volume would show
+                data = base64.b64decode(value)
+                digest.update(f"{index}/{key}\0".encode() + data)
+                tmp = where / f".{key}.tmp"
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                tmp.replace(where / key)
+        return digest.hexdigest() if any(e.tls_secret_ref for e in profile.spec.extenders) else ""
 
     def forget(self, name: str) -> None:
         with self._lock:

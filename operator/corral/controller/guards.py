@@ -3,6 +3,8 @@
 Contract (pure functions over raw profile bodies, so they work for invalid profiles too):
 - Two profiles claiming the same schedulerName: the earlier one (creationTimestamp, then name)
   keeps it; every later one is refused. The earlier one is never affected by a later claim.
+- Two profiles electing their leader on the same Lease (namespace/name): the same rule, the
+  earlier one keeps it (sharing a Lease would leave one scheduler silently idle).
 - Names the operator is configured to reserve (``default-scheduler`` and any scheduler running
   outside Corral) are refused.
 - Two profiles whose ``tenancy.nodeSelector``s can match the same node (no shared key with
@@ -17,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+NOT_YET_CREATED = "~"  # sorts after every RFC 3339 timestamp
+
 
 @dataclass(frozen=True, slots=True)
 class Claim:
@@ -25,6 +29,8 @@ class Claim:
     created: str
     node_selector: Mapping[str, str] = field(default_factory=dict)
     deleting: bool = False
+    # (spec.namespace, Lease name) when leader election is on; "" namespace: the operator's.
+    lease: tuple[str, str] | None = None
 
     @property
     def order(self) -> tuple[str, str]:
@@ -39,27 +45,45 @@ def claim_of(body: Mapping[str, Any]) -> Claim:
     selector = tenancy.get("nodeSelector") if isinstance(tenancy, Mapping) else None
     scheduler = spec.get("schedulerName") if isinstance(spec, Mapping) else None
     return Claim(
+        lease=_lease_of(name, spec if isinstance(spec, Mapping) else {}),
         profile=name,
         scheduler_name=str(scheduler or name),
-        created=str(meta.get("creationTimestamp") or ""),
+        # A profile not created yet (under admission) comes after every existing one.
+        created=str(meta.get("creationTimestamp") or NOT_YET_CREATED),
         node_selector=dict(selector) if isinstance(selector, Mapping) else {},
         deleting=bool(meta.get("deletionTimestamp")),
     )
 
 
-def name_holder(claim: Claim, claims: Iterable[Claim]) -> str | None:
-    """The profile that holds ``claim``'s schedulerName when it is not ``claim`` itself."""
-    rivals = [
-        c
-        for c in claims
-        if c.scheduler_name == claim.scheduler_name
-        and c.profile != claim.profile
-        and not c.deleting
-    ]
+def _lease_of(name: str, spec: Mapping[str, Any]) -> tuple[str, str] | None:
+    le = spec.get("leaderElection")
+    le = le if isinstance(le, Mapping) else {}
+    if le.get("leaderElect") is False:
+        return None
+    return (str(spec.get("namespace") or ""), str(le.get("resourceName") or name))
+
+
+def _first_rival(claim: Claim, claims: Iterable[Claim], same: Any) -> str | None:
+    rivals = [c for c in claims if c.profile != claim.profile and not c.deleting and same(c)]
     first = min(rivals, key=lambda c: c.order, default=None)
     if first is not None and first.order < claim.order:
         return first.profile
     return None
+
+
+def name_holder(claim: Claim, claims: Iterable[Claim]) -> str | None:
+    """The profile that holds ``claim``'s schedulerName when it is not ``claim`` itself."""
+    return _first_rival(claim, claims, lambda c: c.scheduler_name == claim.scheduler_name)
+
+
+def lease_holder(claim: Claim, claims: Iterable[Claim], default_namespace: str) -> str | None:
+    """The profile that holds ``claim``'s Lease when it is not ``claim`` itself."""
+
+    def where(c: Claim) -> tuple[str, str] | None:
+        return None if c.lease is None else (c.lease[0] or default_namespace, c.lease[1])
+
+    mine = where(claim)
+    return None if mine is None else _first_rival(claim, claims, lambda c: where(c) == mine)
 
 
 def selectors_overlap(a: Mapping[str, str], b: Mapping[str, str]) -> bool:
@@ -80,15 +104,19 @@ def overlapping(claim: Claim, claims: Iterable[Claim]) -> list[str]:
 
 def related(changed: Iterable[Claim], claims: Iterable[Claim]) -> set[str]:
     """Profiles whose guard outcome may change when ``changed`` (old and new versions of one
-    profile) changes: those sharing a schedulerName or a node pool with either version."""
+    profile) changes: those sharing a schedulerName, a Lease name or a node pool with either
+    version."""
     versions = list(changed)
     out: set[str] = set()
     for c in claims:
         for v in versions:
             if c.profile == v.profile:
                 continue
-            if c.scheduler_name == v.scheduler_name or selectors_overlap(
-                c.node_selector, v.node_selector
+            same_lease = c.lease is not None and c.lease[1:] == (v.lease or ("", ""))[1:]
+            if (
+                c.scheduler_name == v.scheduler_name
+                or same_lease
+                or selectors_overlap(c.node_selector, v.node_selector)
             ):
                 out.add(c.profile)
     return out

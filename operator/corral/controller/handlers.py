@@ -23,7 +23,8 @@ import kopf
 from aiohttp import web
 
 from corral.api import GROUP, PLURAL, VERSION, default_catalog
-from corral.controller import apply, guards, pending
+from corral.controller import apply, guards, pending, refusals
+from corral.controller.admission import HANDLER_ID, Webhook
 from corral.controller.engines import LocalEngines
 from corral.controller.events import Recorder, pod_ref
 from corral.controller.metrics import Metrics
@@ -83,6 +84,17 @@ class Operator:
         )
         self.queue: WorkQueue | None = None
         self.tasks: list[asyncio.Task[Any]] = []
+        self.catalog = catalog
+        self.webhook: Webhook | None = None
+        if settings.webhook_listen is not None:
+            self.webhook = Webhook(
+                settings.webhook_listen,
+                host=settings.webhook_host,
+                service=settings.webhook_service,
+                cert_dir=settings.webhook_cert_dir,
+                cert_secret=settings.webhook_cert_secret,
+                client=client,
+            )
 
     # --- kopf wiring -------------------------------------------------------------------------
 
@@ -92,6 +104,8 @@ class Operator:
         settings.watching.field_selectors[_selector("", "v1", "pods")] = pending.POD_FIELD_SELECTOR
         # kopf's own failure events are useful; its per-handler INFO chatter is not.
         settings.posting.level = logging.WARNING
+        if self.webhook is not None:
+            self.webhook.configure(settings)
 
     def registry(self) -> kopf.OperatorRegistry:
         registry = kopf.OperatorRegistry()
@@ -116,6 +130,22 @@ class Operator:
         def on_profile(event: kopf.RawEvent, **_: Any) -> None:
             self.profile_event(event.get("type"), dict(event["object"]))
 
+        if self.webhook is not None:
+
+            @kopf.on.validate(
+                GROUP,
+                VERSION,
+                PLURAL,
+                id=HANDLER_ID,
+                operations=["CREATE", "UPDATE"],
+                persistent=True,  # see corral.controller.admission: the failure policy
+                registry=registry,
+            )
+            def admit(body: kopf.Body, **_: Any) -> None:
+                message = self.refusal(dict(body))
+                if message:
+                    raise kopf.AdmissionError(message, code=422)
+
         for group, version, plural, _, _ in CHILD_KINDS:
             kopf.on.event(
                 *_selector(group, version, plural), id=f"child-{plural}", registry=registry
@@ -138,6 +168,13 @@ class Operator:
             owner = self.state.put_child(obj)
         if owner:
             self.enqueue(owner)
+
+    def refusal(self, body: dict[str, Any]) -> str:
+        """Why the admission webhook refuses ``body`` ("" when it does not)."""
+        _, refusal = refusals.check(
+            body, settings=self.settings, catalog=self.catalog, claims=self.state.claims()
+        )
+        return refusal.message if refusal is not None else ""
 
     def profile_event(self, kind: str | None, obj: dict[str, Any]) -> None:
         name = str(obj["metadata"]["name"])
@@ -171,12 +208,16 @@ class Operator:
             self.tasks.append(asyncio.create_task(self._supervise()))
         if self.metrics_address:
             self.tasks.append(asyncio.create_task(self._serve_metrics(self.metrics_address)))
+        if self.webhook is not None:
+            self.tasks.append(asyncio.create_task(self.webhook.renew()))
 
     async def stop(self) -> None:
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
         self.tasks.clear()
+        if self.webhook is not None:
+            self.webhook.close()
         if self.queue is not None:
             self.queue.close()
         if self.engines is not None:

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from corral.api import API_VERSION, KIND, Catalog, SchedulerProfile, check_profile
-from corral.controller import apply, guards, status
+from corral.api import API_VERSION, KIND, Catalog, SchedulerProfile
+from corral.controller import apply, guards, refusals, status
 from corral.controller.events import EventType, Recorder, now_rfc3339, profile_ref
 from corral.controller.settings import Settings
 from corral.controller.state import State, describe, key_of
@@ -89,36 +89,14 @@ class Reconciler:
         self, body: Mapping[str, Any]
     ) -> tuple[status.Outcome, list[status.Extra], dict[str, Any]]:
         name = str(body["metadata"]["name"])
-        profile, errors = check_profile(
-            body, operator=self.settings.operator_defaults, catalog=self.catalog
-        )
-        if profile is None:
-            listed = "; ".join(str(e) for e in errors)
-            return status.stalled("InvalidSpec", f"the profile is invalid: {listed}"), [], {}
-        claim = guards.claim_of(body)
         claims = self.state.claims()
-        sched = profile.spec.scheduler_name or name
-        if sched in self.settings.reserved_scheduler_names:
-            return (
-                status.stalled(
-                    "SchedulerNameReserved",
-                    f"schedulerName {sched!r} belongs to a scheduler already running in the "
-                    "cluster; choose another name",
-                ),
-                [],
-                {},
-            )
-        holder = guards.name_holder(claim, claims)
-        if holder is not None:
-            return (
-                status.stalled(
-                    "SchedulerNameConflict",
-                    f"schedulerName {sched!r} is already served by SchedulerProfile {holder!r} "
-                    "(created earlier); choose another schedulerName",
-                ),
-                [],
-                {},
-            )
+        profile, refusal = refusals.check(
+            body, settings=self.settings, catalog=self.catalog, claims=claims
+        )
+        if refusal is not None or profile is None:
+            refusal = refusal or refusals.Refusal("InvalidSpec", "the profile is invalid")
+            return status.stalled(refusal.reason, refusal.message), [], {}
+        claim = guards.claim_of(body)
         extras = []
         overlap = guards.overlapping(claim, claims)
         if overlap:

@@ -32,6 +32,11 @@ ENV: Final = {
     "reserved": "CORRAL_RESERVED_SCHEDULER_NAMES",
     "local_engines": "CORRAL_LOCAL_ENGINES",
     "engine_dir": "CORRAL_ENGINE_DIR",
+    "webhook_listen": "CORRAL_WEBHOOK_LISTEN",
+    "webhook_host": "CORRAL_WEBHOOK_HOST",
+    "webhook_service": "CORRAL_WEBHOOK_SERVICE",
+    "webhook_cert_dir": "CORRAL_WEBHOOK_CERT_DIR",
+    "webhook_cert_secret": "CORRAL_WEBHOOK_CERT_SECRET",
 }
 
 
@@ -56,6 +61,12 @@ class Settings:
     # Run each profile's engine as local processes too (kubelet-less dev clusters).
     local_engines: bool = False
     engine_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "corral-engines")
+    # The validating admission webhook (corral.controller.admission): off unless listening.
+    webhook_listen: str | None = None  # HOST:PORT
+    webhook_host: str | None = None  # the host in the webhook URL (local operator)
+    webhook_service: str | None = None  # NAMESPACE/NAME[:PORT] of the Service (operator in a pod)
+    webhook_cert_dir: Path | None = None  # user-provided tls.crt/tls.key/ca.crt; else generated
+    webhook_cert_secret: str | None = None  # NAMESPACE/NAME sharing the generated pair
 
     @property
     def operator_defaults(self) -> OperatorDefaults:
@@ -70,6 +81,10 @@ def _positive(name: str, raw: str) -> float:
     if value <= 0:
         raise SettingsError(f"{name}: must be greater than 0, got {raw}")
     return value
+
+
+def _port_ok(raw: str) -> bool:
+    return raw.isdigit() and 0 < int(raw) < 65536
 
 
 def _bool(name: str, raw: str) -> bool:
@@ -107,6 +122,24 @@ def from_sources(
         bool(local) if local else _bool(ENV["local_engines"], env.get(ENV["local_engines"], ""))
     )
     engine_dir = pick("engine_dir")
+    listen, service = pick("webhook_listen"), pick("webhook_service")
+    if listen is not None:
+        _, sep, port = listen.rpartition(":")
+        if not sep or not _port_ok(port):
+            raise SettingsError(f"webhook listen address: {listen!r} is not HOST:PORT")
+    if service is not None:
+        ns, _, rest = service.partition("/")
+        name, colon, port = rest.partition(":")
+        if not (ns and name) or "/" in rest or (colon and not _port_ok(port)):
+            raise SettingsError(f"webhook service: {service!r} is not NAMESPACE/NAME[:PORT]")
+    if listen is None and (service is not None or pick("webhook_host") is not None):
+        raise SettingsError("webhook host/service: give the webhook listen address too")
+    cert_dir = pick("webhook_cert_dir")
+    cert_secret = pick("webhook_cert_secret")
+    if cert_secret is not None and (cert_secret.count("/") != 1 or not all(cert_secret.split("/"))):
+        raise SettingsError(f"webhook cert secret: {cert_secret!r} is not NAMESPACE/NAME")
+    if cert_secret is not None and cert_dir is not None:
+        raise SettingsError("webhook certificates: give a cert directory or a Secret, not both")
     worker_count = int(_positive("workers", workers)) if workers else base.workers
     names = (
         tuple(n.strip() for n in reserved.split(",") if n.strip())
@@ -125,4 +158,9 @@ def from_sources(
         reserved_scheduler_names=names,
         local_engines=local_engines,
         engine_dir=Path(engine_dir) if engine_dir else base.engine_dir,
+        webhook_listen=listen,
+        webhook_host=pick("webhook_host"),
+        webhook_service=service,
+        webhook_cert_dir=Path(cert_dir) if cert_dir else None,
+        webhook_cert_secret=cert_secret,
     )

@@ -8,6 +8,8 @@ Contract:
   events, and what plugins declare (preemption deletes pods): cluster-wide for an ordinary
   profile; with ``tenancy.namespaces`` only in those namespaces, through a Role and RoleBinding
   in each, so a tenant scheduler cannot bind anywhere else.
+- Secure serving: ``tokenreviews`` and ``subjectaccessreviews`` create, cluster-wide (they are
+  cluster-scoped), so the engine can authenticate and authorize who scrapes ``/metrics``.
 - Leader election: in the profile's namespace, Lease ``create`` (which RBAC cannot restrict by
   name) separate from ``get``/``update`` restricted to the profile's own Lease, plus events for
   the election's own Events.
@@ -30,6 +32,12 @@ POD_WRITES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ("", "pods/status", ("patch", "update")),
     ("", "events", ("create", "patch", "update")),
     ("events.k8s.io", "events", ("create", "patch", "update")),
+)
+
+# Secure serving: the engine asks the API server who calls /metrics and whether they may.
+DELEGATED_AUTH: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
+    ("authentication.k8s.io", "tokenreviews", ("create",)),
+    ("authorization.k8s.io", "subjectaccessreviews", ("create",)),
 )
 
 Rule = dict[str, Any]
@@ -89,6 +97,7 @@ def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
         },
         *_group_rules([(g, r, v) for g, r, v in POD_WRITES if r == "events"]),
     ]
+    cluster = reads + list(DELEGATED_AUTH)
     if namespaces:
-        return RbacPlan(_group_rules(reads), _group_rules(writes), namespaces, leader_rules)
-    return RbacPlan(_group_rules(reads + writes), [], [], leader_rules)
+        return RbacPlan(_group_rules(cluster), _group_rules(writes), namespaces, leader_rules)
+    return RbacPlan(_group_rules(cluster + writes), [], [], leader_rules)

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from corral.api import Catalog, SchedulerProfile, default_catalog, scheduler_config_data
+from corral.api.scheduler_config import extender_tls_dir
 from corral.render import names, rbac
 from corral.render.environment import environment
 from corral.scheduler.config.decode import encode
@@ -83,6 +84,7 @@ def config_hash(config_yaml: str) -> str:
 def engine_command(profile: SchedulerProfile) -> list[str]:
     spec = profile.spec
     cmd = [*names.ENGINE_COMMAND, f"--bind-address=0.0.0.0:{names.METRICS_PORT}"]
+    cmd.append("--secure-serving")  # HTTPS; /metrics only for authorized tokens
     cmd.append(f"--log-level={spec.log_level}")
     tenancy = spec.tenancy
     if tenancy is not None and tenancy.namespaces:
@@ -139,6 +141,16 @@ def _context(profile: SchedulerProfile, plan: rbac.RbacPlan, config_yaml: str) -
         "metrics_port_name": names.METRICS_PORT_NAME,
         "run_as_user": names.RUN_AS_USER,
         "pod_annotations": pod_annotations,
+        # Extender client TLS: Secrets mounted read-only, never copied into the ConfigMap.
+        "extender_tls": [
+            {
+                "volume": f"extender-tls-{i}",
+                "secret": e.tls_secret_ref.name,
+                "path": extender_tls_dir(i),
+            }
+            for i, e in enumerate(spec.extenders)
+            if e.tls_secret_ref is not None
+        ],
         "resources": resources or DEFAULT_RESOURCES,
         "deployment": {
             "priority_class_name": deployment.priority_class_name if deployment else None,

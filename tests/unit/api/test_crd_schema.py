@@ -72,7 +72,7 @@ def model_keys(cls: type[Any]) -> set[str]:
         pytest.param(SPEC["properties"]["tenancy"], api.Tenancy, id="tenancy"),
         pytest.param(SPEC["properties"]["deployment"], api.DeploymentSpec, id="deployment"),
         pytest.param(SPEC["properties"]["plugins"], cfg.Plugins, id="plugins"),
-        pytest.param(SPEC["properties"]["extenders"]["items"], cfg.Extender, id="extender"),
+        pytest.param(SPEC["properties"]["extenders"]["items"], api.ProfileExtender, id="extender"),
         pytest.param(
             SPEC["properties"]["deployment"]["properties"]["tolerations"]["items"],
             api.Toleration,

@@ -96,8 +96,8 @@ def test_validate_valid_files(capsys: pytest.CaptureFixture[str]) -> None:
         pytest.param(
             HEAD + "spec:\n  extenders:\n  - {urlPrefix: 'https://e:1', filterVerb: f, "
             "tlsConfig: {certData: Y2VydA==}}\n",
-            ["spec.extenders: extenders[0] (https://e:1): tlsConfig: "],
-            id="contradictory extender TLS (the engine would not start)",
+            ["spec.extenders[0].tlsConfig.certData: inline", "spec.extenders[0].tlsSecretRef"],
+            id="inline extender TLS material (Secrets only)",
         ),
         pytest.param(
             HEAD + "spec: !!binary aGk=\n", ["unsupported YAML tag !!binary"], id="binary tag"

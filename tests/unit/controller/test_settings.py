@@ -31,6 +31,13 @@ from corral.controller.settings import SettingsError, from_sources
             {"reserved": "a, b"}, {}, "reserved_scheduler_names", ("a", "b"), id="reserved names"
         ),
         pytest.param({}, {"CORRAL_LOG_FORMAT": "json"}, "log_format", "json", id="json logs"),
+        pytest.param(
+            {"webhook_listen": "0.0.0.0:9443"},
+            {"CORRAL_WEBHOOK_SERVICE": "ns/svc:8443"},
+            "webhook_service",
+            "ns/svc:8443",
+            id="webhook service from env",
+        ),
     ],
 )
 def test_sources(flags: dict[str, Any], env: dict[str, str], field: str, want: Any) -> None:
@@ -44,6 +51,26 @@ def test_sources(flags: dict[str, Any], env: dict[str, str], field: str, want: A
         pytest.param({}, {"CORRAL_RESYNC_SECONDS": "soon"}, "not a number", id="bad number"),
         pytest.param({"workers": 0}, {}, "greater than 0", id="zero workers"),
         pytest.param({}, {"CORRAL_LOCAL_ENGINES": "maybe"}, "boolean", id="bad boolean"),
+        pytest.param({"webhook_listen": "9443"}, {}, "is not HOST:PORT", id="webhook no host"),
+        pytest.param({"webhook_listen": ":0"}, {}, "is not HOST:PORT", id="webhook port 0"),
+        pytest.param(
+            {"webhook_listen": ":9443", "webhook_service": "svc"},
+            {},
+            "NAMESPACE/NAME",
+            id="webhook service without namespace",
+        ),
+        pytest.param(
+            {"webhook_listen": ":9443", "webhook_service": "ns/svc:https"},
+            {},
+            "NAMESPACE/NAME",
+            id="webhook service port",
+        ),
+        pytest.param(
+            {},
+            {"CORRAL_WEBHOOK_SERVICE": "ns/svc"},
+            "give the webhook listen address too",
+            id="webhook service alone",
+        ),
     ],
 )
 def test_errors(flags: dict[str, Any], env: dict[str, str], message: str) -> None:

@@ -51,6 +51,7 @@ from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podstatus import record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
+from corral.scheduler.engine.secure_serving import DelegatedAuth, server_context
 from corral.scheduler.engine.server import HealthServer
 from corral.scheduler.framework.cluster_events import WILDCARD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import EXTENDER_NAME
@@ -75,6 +76,11 @@ class EngineOptions:
     namespace_selector: str | None = None  # tenancy: ... or in namespaces matching this
     bind_host: str = "0.0.0.0"
     bind_port: int = 10259
+    # HTTPS with delegated authn/authz for all but the probes (engine.secure_serving);
+    # the rendered Deployment always sets it. Without it (a local dev run): plain HTTP.
+    secure_serving: bool = False
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
 
 
 class Engine:
@@ -98,6 +104,7 @@ class Engine:
             lookup=self.cache.get_pod,
             activate=lambda pod: self.queue.activate(pod.uid),
             on_preempt=self._count_preemption,
+            may_evict=lambda pod: self._serves_namespace(pod.namespace),
         )
         frameworks = build_frameworks(
             engine,
@@ -143,8 +150,12 @@ class Engine:
             nominator=self.nominator,
         )
         self.informers = self._informers()
+        secure = None
+        if options.secure_serving:
+            context = server_context(options.tls_cert_file, options.tls_private_key_file)
+            secure = (context, DelegatedAuth(self.aio).middleware)
         self.server = HealthServer(
-            options.bind_host, options.bind_port, self.metrics.registry, self._not_ready
+            options.bind_host, options.bind_port, self.metrics.registry, self._not_ready, secure
         )
         self.election = (
             leader_election_config(engine, options.identity)

@@ -65,6 +65,7 @@ class ApiPreemptionExecutor:
         lookup: PodLookup,
         activate: Callable[[PodInfo], object],
         on_preempt: Callable[[int], None] = lambda _victims: None,
+        may_evict: Callable[[PodInfo], bool] = lambda _pod: True,
     ) -> None:
         self.client = client
         self.bucket = bucket
@@ -73,6 +74,7 @@ class ApiPreemptionExecutor:
         self.lookup = lookup
         self.activate = activate
         self.on_preempt = on_preempt  # called once per preemption with its number of victims
+        self._may_evict = may_evict  # tenancy: only pods in the served namespaces
         self._lock = threading.Lock()
         self._preempting: set[str] = set()
         self._last_victim: dict[str, str] = {}  # preemptor uid -> uid of its last victim
@@ -100,6 +102,9 @@ class ApiPreemptionExecutor:
             with self._lock:
                 self._preempting.discard(preemptor.uid)
         return None
+
+    def may_evict(self, pod: PodInfo) -> bool:
+        return self._may_evict(pod)
 
     def is_running_preemption(self, uid: str) -> bool:
         """Whether ``uid``'s preemption is still under way (upstream ``IsPodRunningPreemption``)."""

@@ -1,13 +1,17 @@
 """The engine's HTTP endpoints: ``/healthz`` and ``/livez`` (the process serves requests),
 ``/readyz`` (caches synced; leader or standby, both are ready), ``/metrics`` (Prometheus).
 
-Probes answer ``ok`` with 200, or 503 with the reason, as kube-scheduler's healthz does.
+Probes answer ``ok`` with 200, or 503 with the reason, as kube-scheduler's healthz does. With
+``secure`` (an SSL context and the delegated-auth middleware, :mod:`corral.scheduler.
+secure_serving`) everything is HTTPS and only the probes are open.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -17,8 +21,14 @@ ReadyCheck = Callable[[], str | None]  # None when ready, else the reason it is 
 
 class HealthServer:
     def __init__(
-        self, host: str, port: int, registry: CollectorRegistry, ready: ReadyCheck
+        self,
+        host: str,
+        port: int,
+        registry: CollectorRegistry,
+        ready: ReadyCheck,
+        secure: tuple[ssl.SSLContext, Any] | None = None,  # (context, middleware)
     ) -> None:
+        self.secure = secure
         self.host = host
         self.port = port
         self.registry = registry
@@ -26,7 +36,7 @@ class HealthServer:
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[self.secure[1]] if self.secure else [])
         app.router.add_get("/healthz", self._ok)
         app.router.add_get("/livez", self._ok)
         app.router.add_get("/readyz", self._readyz)
@@ -39,7 +49,8 @@ class HealthServer:
         # Bind ourselves so that port 0 works and the chosen port is known to the caller.
         sock = socket.create_server((self.host, self.port), reuse_port=False)
         self.port = sock.getsockname()[1]
-        await web.SockSite(self._runner, sock).start()
+        context = self.secure[0] if self.secure else None
+        await web.SockSite(self._runner, sock, ssl_context=context).start()
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -87,3 +87,9 @@ class PreemptionExecutor(Protocol):
     def is_running_preemption(self, uid: str) -> bool:
         """Whether the preemption started for pod ``uid`` is still under way."""
         ...
+
+    def may_evict(self, pod: PodInfo) -> bool:
+        """Whether ``pod`` may be a victim at all: a tenant scheduler evicts only pods in the
+        namespaces it serves. A pod it may not evict stays on its node in the dry run, as a
+        pod of higher priority would (Corral's addition; upstream may evict any pod)."""
+        ...

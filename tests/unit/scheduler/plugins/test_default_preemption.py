@@ -29,6 +29,7 @@ class Executor:
         self.preempted: list[tuple[str, str, list[str], list[str]]] = []
         self.cleared: list[str] = []
         self.running: set[str] = set()
+        self.protected: set[str] = set()  # namespaces whose pods may not be evicted
 
     def preempt(
         self,
@@ -53,6 +54,9 @@ class Executor:
     def is_running_preemption(self, uid: str) -> bool:
         return uid in self.running
 
+    def may_evict(self, pod: PodInfo) -> bool:
+        return pod.namespace not in self.protected
+
 
 class Nominator:
     def __init__(self, pods: Sequence[PodInfo] = ()) -> None:
@@ -75,8 +79,10 @@ def schedule(
     *,
     objects: ObjectStore | None = None,
     nominator: Nominator | None = None,
+    protected: Collection[str] = (),
 ) -> tuple[Any, Executor]:
     executor = Executor()
+    executor.protected.update(protected)
     fwk = Framework(
         default_profile(percentage_of_nodes_to_score=100),
         in_tree_registry(),
@@ -117,6 +123,38 @@ def test_reprieves_victims_that_are_not_needed() -> None:
     )
     _, executor = schedule(cache, high(cpu="2"))
     assert executor.preempted == [("hi", "a", ["big"], [])]
+
+
+@pytest.mark.parametrize(
+    ("protected", "nominated", "victims", "message"),
+    [
+        pytest.param((), "a", ["other"], "", id="any namespace without tenancy"),
+        pytest.param(("other",), "b", ["own"], "", id="own namespace's node instead"),
+        pytest.param(
+            ("other", "team"),
+            "",
+            [],
+            "2 No preemption victims found for incoming pod",
+            id="nothing evictable",
+        ),
+    ],
+)
+def test_only_evictable_pods_are_victims(
+    protected: tuple[str, ...], nominated: str, victims: list[str], message: str
+) -> None:
+    # A tenant scheduler's executor allows only pods of its namespaces: another tenant's pod
+    # stays put like a higher-priority one, even where evicting it would be the better choice.
+    cache = build_cache(
+        [node("a", cpu="1"), node("b", cpu="1")],
+        [
+            running("other", "a", 1, namespace="other"),
+            running("own", "b", 50, namespace="team"),
+        ],
+    )
+    outcome, executor = schedule(cache, high(cpu="1"), protected=protected)
+    assert outcome.nominated_node_name == nominated
+    assert [v for _, _, vs, _ in executor.preempted for v in vs] == victims
+    assert message in outcome.status.message
 
 
 @pytest.mark.parametrize(

@@ -127,6 +127,7 @@ class DefaultPreemption:
                 offset=offset,
                 wanted=wanted,
                 now=now,
+                evictable=_evictable(self.handle.preemption_executor),
             )
             errors = [s for _, s in tried.items() if s.code is Code.ERROR]
             if errors and not found:
@@ -219,6 +220,10 @@ class DefaultPreemption:
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (ClusterEvent(POD, ActionType.DELETE),)
+
+
+def _evictable(executor: listers.PreemptionExecutor | None) -> Callable[[PodInfo], bool]:
+    return executor.may_evict if executor is not None else lambda _pod: True
 
 
 def _code(status: Status | None) -> Code:

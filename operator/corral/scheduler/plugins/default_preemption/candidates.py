@@ -52,6 +52,7 @@ def dry_run(
     offset: int,
     wanted: int,
     now: float,
+    evictable: Callable[[PodInfo], bool] = lambda _pod: True,
 ) -> tuple[list[Candidate], NodeToStatus]:
     statuses = NodeToStatus()
     clean: list[Candidate] = []
@@ -60,7 +61,7 @@ def dry_run(
         slot = potential[(offset + i) % len(potential)]
         node = snapshot.node_info(slot)
         victims, violations, s = select_victims_on_node(
-            handle, state.clone(), pod, node, pdbs, now=now
+            handle, state.clone(), pod, node, pdbs, now=now, evictable=evictable
         )
         if s is None and victims:
             c = Candidate(node.name, tuple(victims), violations)

@@ -1,6 +1,7 @@
 """Choosing victims on one node (upstream ``SelectVictimsOnNode``) and the PDB split.
 
-1. Remove every pod of lower priority than the preemptor from a copy of the node (and from the
+1. Remove every pod of lower priority than the preemptor that ``evictable`` allows (a tenant
+   scheduler's own namespaces; any pod otherwise) from a copy of the node (and from the
    cycle state through the PreFilter ``remove_pod`` extensions). None → UnschedulableAndUnresolvable
    ``No preemption victims found for incoming pod``.
 2. The preemptor must then pass the filters (with nominated pods); otherwise the node's status
@@ -13,7 +14,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from corral.scheduler.framework import labels
@@ -75,10 +76,11 @@ def select_victims_on_node(
     pdbs: Sequence[Mapping[str, Any]],
     *,
     now: float | None = None,
+    evictable: Callable[[PodInfo], bool] = lambda _pod: True,
 ) -> tuple[list[PodInfo], int, Status | None]:
     """(victims in importance order, PDB violations, None) or ([], 0, the node's status)."""
     now = time.time() if now is None else now
-    potential = [p for p in node.pods if p.priority < pod.priority]
+    potential = [p for p in node.pods if p.priority < pod.priority and evictable(p)]
     if not potential:
         return [], 0, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
     if handle.has_pre_filter_extensions(state):

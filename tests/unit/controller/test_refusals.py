@@ -1,0 +1,121 @@
+"""One refusal for the webhook and the reconcile: validation errors with field paths, reserved
+and already served schedulerNames, Leases already used; a profile under admission (no
+creationTimestamp yet) comes after every existing one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from corral.api import default_catalog
+from corral.controller import guards, refusals
+from corral.controller.settings import Settings
+
+SETTINGS = Settings(namespace="corral-system")
+
+
+def body(name: str, created: str | None = None, **spec: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if created:
+        meta["creationTimestamp"] = created
+    return {
+        "apiVersion": "corral.dev/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": meta,
+        "spec": spec,
+    }
+
+
+EXISTING = [
+    body("holder", "2026-01-01T00:00:00Z", schedulerName="team-a"),
+    body("leaser", "2026-01-01T00:00:00Z", leaderElection={"resourceName": "shared"}),
+    body(
+        "elsewhere",
+        "2026-01-01T00:00:00Z",
+        namespace="other",
+        leaderElection={"resourceName": "ns-lease"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("incoming", "reason", "fragment"),
+    [
+        pytest.param(
+            body("new", schedulerName="team-a"),
+            "SchedulerNameConflict",
+            "spec.schedulerName: 'team-a' is already served by SchedulerProfile 'holder'",
+            id="duplicate schedulerName",
+        ),
+        pytest.param(
+            body("new", leaderElection={"resourceName": "shared"}),
+            "LeaseConflict",
+            "spec.leaderElection.resourceName: Lease 'corral-system/shared' is already "
+            "used by SchedulerProfile 'leaser'",
+            id="same Lease",
+        ),
+        pytest.param(
+            body("leaser2", namespace="corral-system", leaderElection={"resourceName": "shared"}),
+            "LeaseConflict",
+            "'leaser'",
+            id="same Lease, namespace spelled out",
+        ),
+        pytest.param(
+            body("new", schedulerName="default-scheduler"),
+            "InvalidSpec",
+            "spec.schedulerName",
+            id="reserved",
+        ),
+        pytest.param(
+            body("new", plugins={"filter": {"enabled": [{"name": "NodeAfinity"}]}}),
+            "InvalidSpec",
+            "spec.plugins.filter.enabled[0].name: unknown plugin "
+            '"NodeAfinity"; did you mean "NodeAffinity"?',
+            id="unknown plugin",
+        ),
+        pytest.param(
+            body(
+                "new",
+                pluginConfig=[
+                    {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Most"}}}
+                ],
+            ),
+            "InvalidSpec",
+            "spec.pluginConfig[0].args.scoringStrategy.type",
+            id="bad args",
+        ),
+    ],
+)
+def test_refused(incoming: dict[str, Any], reason: str, fragment: str) -> None:
+    claims = [guards.claim_of(b) for b in EXISTING]
+    _, refusal = refusals.check(
+        incoming, settings=SETTINGS, catalog=default_catalog(), claims=claims
+    )
+    assert refusal is not None
+    assert refusal.reason == reason
+    assert fragment in refusal.message, refusal.message
+
+
+@pytest.mark.parametrize(
+    "incoming",
+    [
+        pytest.param(
+            body("new", leaderElection={"resourceName": "ns-lease"}), id="same name, other ns"
+        ),
+        pytest.param(
+            body(
+                "new", replicas=1, leaderElection={"leaderElect": False, "resourceName": "shared"}
+            ),
+            id="no election, no Lease",
+        ),
+        pytest.param(EXISTING[0], id="the holder itself, updated"),
+    ],
+)
+def test_admitted(incoming: dict[str, Any]) -> None:
+    claims = [guards.claim_of(b) for b in EXISTING]
+    profile, refusal = refusals.check(
+        incoming, settings=SETTINGS, catalog=default_catalog(), claims=claims
+    )
+    assert refusal is None
+    assert profile is not None
