@@ -33,7 +33,7 @@ _NODE_AFFINITY = {
         }
     ],
 }
-_DEFAULT_SHAPE = [{"utilization": 30, "score": 3}, {"utilization": 50, "score": 2}]
+_DEFAULT_SHAPE = [{"utilization": 30, "score": 3}]
 
 # TestPluginArgsDefaults: (plugin, args in, args defaulted).
 DEFAULTS = [
@@ -193,6 +193,11 @@ ACCEPTED = [
     ),
     pytest.param("VolumeBinding", {"bindTimeoutSeconds": 0}, id="VolumeBinding zero"),
     pytest.param("VolumeBinding", {"bindTimeoutSeconds": 10}, id="VolumeBinding positive"),
+    pytest.param(
+        "VolumeBinding",
+        {"bindTimeoutSeconds": 10, "shape": None},
+        id="VolumeBinding [StorageCapacityScoring=off] shape nil",
+    ),
     pytest.param(
         "NodeResourcesFit",
         {"ignoredResources": ["example.com"]},
