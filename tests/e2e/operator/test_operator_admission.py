@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from op_support import API, KIND, OperatorProcess, eventually, profile
 
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import LocalCluster
+from support.operator_process import API, KIND, OperatorProcess, eventually, profile
 
 VWC = ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "corral.dev")
 

@@ -24,11 +24,11 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from op_support import eventually, is_ready, profile
 from test_operator_pending import pod
 
 from corral.extender import Extender, ExtenderArgs, ExtenderFilterResult, serve_in_thread
 from corral.k8s import JSON, Client
+from support.operator_process import eventually, is_ready, profile
 
 PEM = serialization.Encoding.PEM
 

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from op_support import API, KIND, condition, eventually, is_ready, profile
 from test_operator_pending import pod
 
 from corral.k8s import JSON, Client
+from support.operator_process import API, KIND, condition, eventually, is_ready, profile
 
 STAR_THEN_FILTER = {
     "multiPoint": {"disabled": [{"name": "*"}]},

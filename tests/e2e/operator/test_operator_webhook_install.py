@@ -11,12 +11,12 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from op_support import ROOT, OperatorProcess, eventually, profile
 from test_operator_install import NS, SA, _Shim
 
 from corral.k8s import Client
 from corral.k8s.kubeconfig import write_token_kubeconfig
 from corral.testing import LocalCluster
+from support.operator_process import ROOT, OperatorProcess, eventually, profile
 
 VWC = ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "corral.dev")
 
