@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane lint unit e2e test demo demo-down clean
+.PHONY: help venv lock control-plane image lint unit e2e test demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -32,6 +32,9 @@ lock:  ## re-pin constraints.txt from a fresh resolve of pyproject.toml's depend
 
 control-plane:  ## build (or reuse, cached by version under ~/.cache/corral/bin) the control-plane binaries
 	@hack/build-control-plane >/dev/null
+
+image: venv  ## build the image from the Dockerfile with buildah: dist/corral-<version>.tar (localhost/corral:<version>)
+	@hack/image --out dist
 
 lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
 	$(BIN)/ruff check operator tests bench hack
