@@ -4,12 +4,14 @@ addresses, routes, sysctls, /run dirs)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from conftest import LOCK_WAIT
 from corral.testing import LocalCluster, hoststate, realnode
 from corral.testing.binaries import ensure_node_binaries
 from corral.testing.processes import wait_for
+
+LOCK_WAIT = float(os.environ.get("CORRAL_REALNODE_WAIT", "1800"))  # as in conftest.py
 
 
 def pause_pod(image: str) -> dict[str, object]:
