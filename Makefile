@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane image lint unit e2e test demo demo-down clean
+.PHONY: help venv lock control-plane node image lint unit e2e test demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -33,6 +33,9 @@ lock:  ## re-pin constraints.txt from a fresh resolve of pyproject.toml's depend
 control-plane:  ## build (or reuse, cached by version under ~/.cache/corral/bin) the control-plane binaries
 	@hack/build-control-plane >/dev/null
 
+node:  ## build (or reuse, cached by version) the real node's kubelet, kube-proxy, containerd, pause
+	@hack/build-node >/dev/null
+
 image: venv  ## build the image from the Dockerfile with buildah: dist/corral-<version>.tar (localhost/corral:<version>)
 	@hack/image --out dist
 
@@ -45,10 +48,10 @@ lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
 unit: venv  ## unit tests only (no control plane)
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-e2e: venv control-plane  ## end-to-end tests against the real local control plane
+e2e: venv control-plane node  ## end-to-end tests against the real local control plane
 	$(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
 
-test: venv control-plane lint  ## everything: lint, types, import contracts, unit and e2e tests
+test: venv control-plane node lint  ## everything: lint, types, import contracts, unit and e2e tests
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
 
 demo: venv control-plane  ## local cluster + CRD + operator (local engines) + tenant profile scheduling a workload

@@ -15,6 +15,10 @@ import yaml
 from corral import __version__
 from corral.testing.binaries import ensure_binaries, ensure_helm
 
+# Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
+pytestmark = pytest.mark.timeout(1800)
+
+
 ROOT = Path(__file__).resolve().parents[2]
 Key = tuple[str, str, str]
 

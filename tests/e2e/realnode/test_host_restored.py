@@ -7,9 +7,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from corral.testing import LocalCluster, hoststate, realnode
 from corral.testing.binaries import ensure_node_binaries
 from corral.testing.processes import wait_for
+
+# Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
+pytestmark = pytest.mark.timeout(1800)
+
 
 LOCK_WAIT = float(os.environ.get("CORRAL_REALNODE_WAIT", "1800"))  # as in conftest.py
 

@@ -24,6 +24,10 @@ from corral.testing.install import operator_overlay
 from corral.testing.processes import wait_for
 from corral.testing.realnode import NODE_NAME
 
+# Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
+pytestmark = pytest.mark.timeout(1800)
+
+
 ROOT = Path(__file__).resolve().parents[3]
 IMAGE = f"localhost/corral:{__version__}"
 API = "corral.dev/v1alpha1"
