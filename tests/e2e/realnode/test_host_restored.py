@@ -5,11 +5,12 @@ addresses, routes, sysctls, /run dirs)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from corral.testing import LocalCluster, hoststate, realnode
+from corral.testing import LocalCluster, devcluster, hoststate, realnode
 from corral.testing.binaries import ensure_node_binaries
 from corral.testing.processes import wait_for
 
@@ -63,6 +64,15 @@ def test_down_restores_the_host(tmp_path: Path) -> None:
             lambda: any("default/sleeper" in r for r in hoststate.snapshot(watched).iptables),
             timeout=60,
         )
+        # hack/dev-cluster load-image imports an archive into the running node's containerd.
+        archive = directory / "node" / "images" / "pause.tar"
+        assert devcluster.main(["load-image", "--dir", str(directory), str(archive)]) == 0
+        node_handle = realnode.RealNode.attach(directory.resolve())
+        assert node_handle is not None
+        listed = subprocess.run(
+            node_handle.ctr("images", "ls", "-q"), capture_output=True, text=True, check=True
+        )
+        assert node.pins.pause_image in listed.stdout.split()
         changed = {line.split(":")[0] for line in before.diff(hoststate.snapshot(watched))}
     finally:
         cluster.down()
