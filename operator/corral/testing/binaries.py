@@ -145,19 +145,19 @@ def ensure_binaries(*, build: bool = True) -> Binaries:
             f"control-plane binaries {binaries.versions.cache_key} are not built; "
             f"run hack/build-control-plane (or make control-plane)"
         )
-    result = subprocess.run(
-        ["bash", str(BUILD_SCRIPT)],
-        stdout=subprocess.PIPE,
-        stderr=sys.stderr,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0 or not binaries.complete:
-        raise BinariesError(
-            f"building the control-plane binaries failed (exit {result.returncode}); "
-            "see the build output above"
-        )
+    _run_build(BUILD_SCRIPT, "the control-plane binaries", binaries.directory)
     return binaries
+
+
+def _run_build(script: Path, what: str, directory: Path) -> None:
+    """Run a build script (progress on stderr); it must leave its stamp in ``directory``."""
+    result = subprocess.run(
+        ["bash", str(script)], stdout=subprocess.PIPE, stderr=sys.stderr, check=False
+    )
+    if result.returncode != 0 or not (directory / STAMP).is_file():
+        raise BinariesError(
+            f"building {what} failed (exit {result.returncode}); see the build output above"
+        )
 
 
 @dataclass(frozen=True)
@@ -184,13 +184,7 @@ def ensure_node_binaries(*, build: bool = True) -> NodeBinaries:
         return binaries
     if not build:
         raise BinariesError(f"node binaries {pins.cache_key} are not built; run hack/build-node")
-    result = subprocess.run(
-        ["bash", str(NODE_BUILD_SCRIPT)], stdout=subprocess.PIPE, stderr=sys.stderr, check=False
-    )
-    if result.returncode != 0 or not binaries.complete:
-        raise BinariesError(
-            f"building the node binaries failed (exit {result.returncode}); see the output above"
-        )
+    _run_build(NODE_BUILD_SCRIPT, "the node binaries", binaries.directory)
     return binaries
 
 
