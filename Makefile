@@ -10,22 +10,34 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv control-plane lint unit e2e test fuzz demo demo-down clean
+.PHONY: help venv lock control-plane node image lint unit e2e test fuzz demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11+ is required)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	@touch $@
 
 venv: $(STAMP)  ## create .venv with Corral and its test and lint tools
 
+lock:  ## re-pin constraints.txt from a fresh resolve of pyproject.toml's dependencies
+	rm -rf $(VENV)-lock && $(PYTHON) -m venv $(VENV)-lock
+	$(VENV)-lock/bin/python -m pip install --quiet '.[dev]'
+	{ sed -n '/^#/p' constraints.txt; $(VENV)-lock/bin/python -m pip freeze --exclude corral; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt && rm -rf $(VENV)-lock
+
 control-plane:  ## build (or reuse, cached by version under ~/.cache/corral/bin) the control-plane binaries
 	@hack/build-control-plane >/dev/null
+
+node:  ## build (or reuse, cached by version) the real node's kubelet, kube-proxy, containerd, pause
+	@hack/build-node >/dev/null
+
+image: venv  ## build the image from the Dockerfile with buildah: dist/corral-<version>.tar (localhost/corral:<version>)
+	@hack/image --out dist
 
 lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
 	$(BIN)/ruff check operator tests bench hack examples
@@ -36,10 +48,10 @@ lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
 unit: venv  ## unit tests only (no control plane)
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-e2e: venv control-plane  ## end-to-end tests against the real local control plane
+e2e: venv control-plane node  ## end-to-end tests against the real local control plane
 	$(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
 
-test: venv control-plane lint  ## everything: lint, types, import contracts, unit and e2e tests
+test: venv control-plane node lint  ## everything: lint, types, import contracts, unit and e2e tests
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
 
 FUZZ_SCALE ?= 20

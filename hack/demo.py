@@ -1,5 +1,11 @@
 """`make demo`: a real local control plane, the Corral operator and a tenant scheduler at work.
 
+Where the machine allows (root; the packages installable; no other real node running) it runs
+the real path: the image built from this checkout (`make image`), one real node beside the kwok
+nodes, the operator installed from config/default with kustomize as real pods, and the tenant
+profile's engine pods running there and placing the workload on the team-a kwok nodes. Otherwise
+it says why and falls back to the local engines:
+
 Brings up (or reuses) the cluster in --dir with upstream kube-scheduler and kwok nodes (three
 general ones and two in the ``pool=team-a`` node pool), installs the SchedulerProfile CRD, starts
 ``corral operator --local-engines`` in the background (the engine runs as local processes with
@@ -22,8 +28,14 @@ from typing import Any
 
 import yaml
 
+from corral import __version__
 from corral.k8s import JSON, ApiError, Client
-from corral.testing import ControlPlaneError, LocalCluster
+from corral.testing import ControlPlaneError, LocalCluster, realnode
+from corral.testing.binaries import BinariesError, load_node_pins
+from corral.testing.controlplane import STATE_FILE
+from corral.testing.hostpackages import HostPackagesError, ensure_packages
+from corral.testing.images import ImageError, build_image
+from corral.testing.install import operator_overlay
 from corral.testing.nodes import FAKE_NODE_LABEL, ZONE_LABEL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,9 +151,28 @@ def _served(kube: Client, path: str) -> bool:
 def main() -> int:
     try:
         return run()
-    except (ApiError, ControlPlaneError, TimeoutError, RuntimeError) as exc:
+    except (ApiError, ControlPlaneError, TimeoutError, RuntimeError, *REAL_ERRORS) as exc:
         say(f"error: {exc} (logs: .dev-cluster/logs; stop with make demo-down)")
         return 1
+
+
+def real_node_blocker(directory: Path) -> str | None:
+    """Why the real path cannot run here, or None."""
+    if (directory / STATE_FILE).exists():
+        running = LocalCluster.attach(directory)
+        if not running.state.real_node:
+            return f"a cluster without a real node is already running in {directory}"
+        return None
+    if os.geteuid() != 0:
+        return "a real node needs root (kubelet, containerd, iptables, cgroups)"
+    owner = realnode.current_owner()
+    node = realnode.RealNode.attach(owner) if owner is not None else None
+    if owner is not None and owner != directory.resolve() and node and node.state.alive():
+        return f"this machine's one real node is in use by {owner}"
+    return None
+
+
+REAL_ERRORS = (realnode.RealNodeError, HostPackagesError, BinariesError, ImageError)
 
 
 def run() -> int:
@@ -149,9 +180,20 @@ def run() -> int:
     parser.add_argument("--dir", type=Path, default=Path(".dev-cluster"))
     args = parser.parse_args()
 
-    started = time.monotonic()
-    say(f"starting the local control plane in {args.dir} (reused if already running)")
-    cluster = LocalCluster.up(args.dir, with_kube_scheduler=True, progress=True)
+    blocker = real_node_blocker(args.dir)
+    if blocker is None:
+        try:
+            return run_real(args.dir)
+        except REAL_ERRORS as exc:
+            blocker = str(exc)
+            if (args.dir / STATE_FILE).exists():
+                LocalCluster.attach(args.dir).down()
+    say(f"the real path cannot run here: {blocker}")
+    say("falling back to the operator with local engines (kwok nodes run no containers)")
+    return run_local(args.dir)
+
+
+def add_kwok_nodes(cluster: LocalCluster) -> None:
     kube = cluster.admin
     if not kube.list_items("v1", "Node", label_selector="=".join(FAKE_NODE_LABEL)):
         say("adding 3 kwok nodes over 3 zones")
@@ -159,6 +201,94 @@ def run() -> int:
     if not kube.list_items("v1", "Node", label_selector=f"pool={TENANT}"):
         say("adding 2 kwok nodes in the team-a pool (label pool=team-a)")
         cluster.add_nodes(2, cpu="4", memory="8Gi", labels={"pool": TENANT}, prefix="team-a")
+
+
+def run_real(directory: Path) -> int:
+    started = time.monotonic()
+    ensure_packages(load_node_pins().image_packages)
+    say("building the image from this checkout (make image)")
+    image = build_image(ROOT, ROOT / "dist", __version__)
+    say(f"starting the control plane and the real node in {directory}")
+    cluster = LocalCluster.up(
+        directory, with_kube_scheduler=True, progress=True, real_node=True, images=[image.archive]
+    )
+    kube = cluster.admin
+    add_kwok_nodes(cluster)
+    on_real_node = {"kubernetes.io/hostname": realnode.NODE_NAME}
+    overlay = operator_overlay(
+        directory / "operator-overlay", ROOT / "config" / "default", image.tag, on_real_node
+    )
+    cluster.kubectl("apply", "--server-side", "-k", str(overlay))
+    say(f"installed the operator from config/default (kustomize, image {image.tag})")
+    cluster.kubectl(
+        "rollout", "status", "-n", "corral-system", "deploy/corral-operator", "--timeout=240s"
+    )
+    operators = kube.list_items(
+        "v1", "Pod", "corral-system", label_selector="app.kubernetes.io/name=corral-operator"
+    )
+    for ns in (TENANT, "team-a-batch"):
+        ensure_namespace(kube, ns)
+    profile = tenant_profile()
+    profile["spec"].setdefault("deployment", {})["nodeSelector"] = on_real_node
+    kube.apply(profile, field_manager="corral-demo")
+    say("applied SchedulerProfile team-a (engine pods pinned to the real node)")
+    status = wait(
+        "profile Ready with a leader",
+        lambda: _ready_with_leader(kube.get(API, KIND, TENANT)),
+        240,
+    )
+    kube.apply(workload(), field_manager="corral-demo")
+    say(f"applied Deployment {TENANT}/{DEPLOYMENT} (schedulerName: {TENANT}, 3 replicas)")
+    pods = wait("pods bound by the team-a scheduler", lambda: _all_bound(kube), 120)
+    show_pods(kube, pods)
+    namespace = profile["spec"]["namespace"]
+    engines = kube.list_items(
+        "v1", "Pod", namespace, label_selector=f"app.kubernetes.io/instance={TENANT}"
+    )
+    leader_log = cluster.kubectl("logs", "-n", namespace, status["leader"]).stdout
+    bound_by_leader = sum(f'pod="{TENANT}/{p["metadata"]["name"]}"' in leader_log for p in pods)
+    print("\nVerified on the real node:")
+    for pod in operators:
+        print(f"  operator pod {pod['metadata']['name']}: {pod['status'].get('phase')} "
+              f"on {pod['spec'].get('nodeName')}")  # fmt: skip
+    for pod in engines:
+        print(f"  engine pod {pod['metadata']['name']}: {pod['status'].get('phase')} "
+              f"on {pod['spec'].get('nodeName')}")  # fmt: skip
+    print(f"  status.leader: {status['leader']}; its log shows {bound_by_leader} of "
+          f"{len(pods)} bindings")  # fmt: skip
+    print(f"  all of it in {time.monotonic() - started:.0f}s")
+    explore(cluster, real=True)
+    return 0
+
+
+def _ready_with_leader(obj: JSON) -> JSON | None:
+    status: JSON = obj.get("status") or {}
+    ready = condition(obj, "Ready").get("status") == "True"
+    return status if ready and status.get("leader") else None
+
+
+def show_pods(kube: Client, pods: list[JSON]) -> None:
+    nodes = {
+        n["metadata"]["name"]: n["metadata"].get("labels", {})
+        for n in kube.list_items("v1", "Node")
+    }
+    print(f"\n{'POD':<28} {'NODE':<16} {'POOL':<8} {'ZONE':<8} PHASE")
+    for pod in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
+        node = pod["spec"]["nodeName"]
+        labels = nodes.get(node, {})
+        print(
+            f"{pod['metadata']['name']:<28} {node:<16} {labels.get('pool', '-'):<8} "
+            f"{labels.get(ZONE_LABEL, '-'):<8} {pod['status'].get('phase')}"
+        )
+    say("the team-a scheduler placed every pod on the team-a pool")
+
+
+def run_local(directory: Path) -> int:
+    started = time.monotonic()
+    say(f"starting the local control plane in {directory} (reused if already running)")
+    cluster = LocalCluster.up(directory, with_kube_scheduler=True, progress=True)
+    kube = cluster.admin
+    add_kwok_nodes(cluster)
     say(f"control plane ready in {time.monotonic() - started:.1f}s")
 
     cluster.kubectl("apply", "-k", str(ROOT / "config" / "crd"))
@@ -198,31 +328,26 @@ def run() -> int:
 
     kube.apply(workload(), field_manager="corral-demo")
     say(f"applied Deployment {TENANT}/{DEPLOYMENT} (schedulerName: {TENANT}, 3 replicas)")
-    nodes = {
-        n["metadata"]["name"]: n["metadata"].get("labels", {})
-        for n in kube.list_items("v1", "Node")
-    }
     try:
         pods = wait("pods bound by the team-a scheduler", lambda: _all_bound(kube), 60)
     except TimeoutError as exc:
         say(f"{exc}; see the engine logs under {engines}")
         explore(cluster)
         return 1
-    print(f"\n{'POD':<28} {'NODE':<16} {'POOL':<8} {'ZONE':<8} PHASE")
-    for pod in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
-        node = pod["spec"]["nodeName"]
-        labels = nodes.get(node, {})
-        print(
-            f"{pod['metadata']['name']:<28} {node:<16} {labels.get('pool', '-'):<8} "
-            f"{labels.get(ZONE_LABEL, '-'):<8} {pod['status'].get('phase')}"
-        )
-    say("the team-a scheduler placed every pod on the team-a pool")
+    show_pods(kube, pods)
     explore(cluster)
     return 0
 
 
-def explore(cluster: LocalCluster) -> None:
+def explore(cluster: LocalCluster, *, real: bool = False) -> None:
     kubectl = cluster.binaries / "kubectl"
+    logs = (
+        f"""Operator logs: kubectl logs -n corral-system deploy/corral-operator
+Engine logs:   kubectl logs -n corral-system -l app.kubernetes.io/instance={TENANT}"""
+        if real
+        else f"""Operator log:  {cluster.directory / "logs" / "operator.log"}
+Engine logs:   {cluster.directory / "engines" / TENANT}"""
+    )
     print(
         f"""
 Keep exploring:
@@ -233,8 +358,7 @@ Keep exploring:
     kubectl get all,cm,sa,role,rolebinding,pdb -n corral-system
     kubectl run stray -n default --image=x --overrides='{{"spec":{{"schedulerName":"{TENANT}"}}}}'
         # not a team-a namespace: stays Pending, and gets an Event saying why after 10 s
-Operator log:  {cluster.directory / "logs" / "operator.log"}
-Engine logs:   {cluster.directory / "engines" / TENANT}
+{logs}
 Stop it all:   make demo-down
 """
     )

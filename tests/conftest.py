@@ -10,3 +10,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/tests/e2e/" in str(item.path):
             item.add_marker(pytest.mark.e2e)
+        if "/tests/e2e/realnode/" in str(item.path):
+            item.add_marker(pytest.mark.realnode)

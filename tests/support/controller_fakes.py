@@ -17,6 +17,7 @@ class FakeClient:
         self.rv = 100
         self.fail: dict[tuple[str, str], ApiError] = {}  # (verb, kind) -> error
         self.profiles: dict[str, dict[str, Any]] = {}  # what status patches apply to
+        self.pods: list[dict[str, Any]] = []  # what list_items("v1", "Pod") returns
 
     def _bump(self) -> str:
         self.rv += 1
@@ -46,6 +47,26 @@ class FakeClient:
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Any:
         self.calls.append(("get", (api_version, kind, namespace or "", name)))
         raise ApiError(404, "NotFound", f"{kind} {name} not found")
+
+    def list_items(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Only the engine pods of a namespace, matched on equality selectors."""
+        assert (api_version, kind, field_selector) == ("v1", "Pod", None)
+        self.calls.append(("list", (kind, namespace, label_selector)))
+        wanted = dict(p.split("=", 1) for p in (label_selector or "").split(",") if p)
+        return [
+            copy.deepcopy(pod)
+            for pod in self.pods
+            if pod["metadata"].get("namespace") == namespace
+            and wanted.items() <= pod["metadata"].get("labels", {}).items()
+        ]
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(("create", obj.get("kind")))

@@ -12,10 +12,12 @@ import copy
 from dataclasses import dataclass
 from typing import Final
 
+from corral import __version__
 from corral.api.types import LeaderElectionSpec, SchedulerProfile
 
 DEFAULT_NAMESPACE: Final = "corral-system"
-DEFAULT_IMAGE: Final = "ghcr.io/corral-dev/corral:0.1.0"
+IMAGE_REPOSITORY: Final = "ghcr.io/corral-dev/corral"
+DEFAULT_IMAGE: Final = f"{IMAGE_REPOSITORY}:{__version__}"  # the release's own image
 DEFAULT_REPLICAS: Final = 2
 DEFAULT_LOG_LEVEL: Final = "Normal"
 DEFAULT_LEASE_DURATION: Final = "15s"

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from corral.api import API_VERSION, KIND, Catalog, SchedulerProfile
-from corral.controller import apply, guards, refusals, status
+from corral.controller import apply, guards, podhealth, refusals, status
 from corral.controller.events import EventType, Recorder, now_rfc3339, profile_ref
 from corral.controller.settings import Settings
 from corral.controller.state import State, describe, key_of
 from corral.k8s import CONTENT_MERGE_PATCH, ApiError, Client
-from corral.render import Rendered, render
+from corral.render import Rendered, names, render
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,10 @@ class Reconciler:
         }
         want = profile.spec.replicas or 0
         counts = f"{observed.ready}/{want} replicas ready"
+        if observed.ready < want:
+            blocked = self._stuck(profile, rendered)
+            if blocked is not None:
+                return status.stalled(*blocked), extras, facts
         if not observed.current or observed.updated < want or observed.ready < want:
             return status.progressing("RollingOut", f"{counts}; rolling out"), extras, facts
         if observed.replicas > want:
@@ -169,6 +173,22 @@ class Reconciler:
             updated=int(st.get("updatedReplicas") or 0),
             current=int(st.get("observedGeneration") or 0) >= live.generation,
         )
+
+    def _stuck(self, profile: SchedulerProfile, rendered: Rendered) -> tuple[str, str] | None:
+        deployment = next(o for o in rendered.objects if o["kind"] == "Deployment")
+        live = self.state.child(key_of(deployment))
+        selector = ",".join(f"{k}={v}" for k, v in names.selector_labels(profile).items())
+        try:
+            pods = self.client.list_items(
+                "v1", "Pod", profile.spec.namespace, label_selector=selector
+            )
+        except ApiError as exc:
+            if exc.forbidden:
+                return None
+            raise apply.classify(
+                exc, ("v1", "Pod", profile.spec.namespace or "", ""), "list"
+            ) from exc
+        return podhealth.stuck(live.status if live is not None else {}, pods)
 
     def _leader(self, profile: SchedulerProfile) -> str | None:
         le = profile.spec.leader_election

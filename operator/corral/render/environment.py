@@ -3,7 +3,8 @@
 Contract: undefined variables are errors (StrictUndefined), nothing is auto-escaped for HTML,
 and the ``tojson`` filter is :func:`corral.render.quoting.tojson` (YAML-safe quoting; Jinja's
 own would HTML-escape). The templates directory is ``$CORRAL_TEMPLATES`` when set, else the
-``templates/`` next to the source tree (``operator/../templates``).
+package's ``corral/templates``: in a checkout a symlink to the top-level ``templates/`` (the
+source of truth), in a wheel a copy shipped as package data.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def templates_dir() -> Path:
     override = os.environ.get(TEMPLATES_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "templates"
+    return Path(__file__).resolve().parents[1] / "templates"
 
 
 @functools.cache

@@ -45,11 +45,12 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _literal_ok(value: str) -> bool:
-    # Only plain text: YAML treats \x85, U+2028/2029 and \r as line breaks inside blocks, and
-    # leading or trailing spaces on a line would be lost.
+    # Only plain text: YAML treats \x85, U+2028/2029 and \r as line breaks inside blocks, a
+    # leading space or newline would be read as the block's indentation, and PyYAML refuses a
+    # block for trailing spaces. Indented lines after the first (nested YAML) are fine.
     if "\n" not in value or value.startswith((" ", "\n")):
         return False
-    if any(line != line.strip(" ") for line in value.split("\n")):
+    if any(line != line.rstrip(" ") for line in value.split("\n")):
         return False
     return all(
         c == "\n" or " " <= c <= "~" or (ord(c) >= 0xA0 and c not in "\u2028\u2029\ufeff")

@@ -17,6 +17,7 @@ from typing import Final
 ASSETS: Final = Path(__file__).resolve().parent / "assets"
 VERSIONS_FILE: Final = ASSETS / "versions.env"
 BUILD_SCRIPT: Final = ASSETS / "build-control-plane.sh"
+NODE_BUILD_SCRIPT: Final = ASSETS / "build-node.sh"
 STAMP: Final = ".complete"
 
 
@@ -35,7 +36,7 @@ class Versions:
         return f"k8s-{self.kube}-etcd-{self.etcd}-kwok-{self.kwok}"
 
 
-def load_versions(path: Path = VERSIONS_FILE) -> Versions:
+def load_pins(path: Path = VERSIONS_FILE) -> dict[str, str]:
     """Read the ``KEY=VALUE`` pins (comments and blank lines ignored)."""
     values: dict[str, str] = {}
     for raw in path.read_text().splitlines():
@@ -43,7 +44,39 @@ def load_versions(path: Path = VERSIONS_FILE) -> Versions:
         if line and not line.startswith("#"):
             key, _, value = line.partition("=")
             values[key.strip()] = value.strip()
+    return values
+
+
+def load_versions(path: Path = VERSIONS_FILE) -> Versions:
+    values = load_pins(path)
     return Versions(values["KUBE_VERSION"], values["ETCD_VERSION"], values["KWOK_VERSION"])
+
+
+@dataclass(frozen=True)
+class NodePins:
+    """What the real node runs: kubelet/kube-proxy at ``kube``, containerd from the Go proxy,
+    the sandbox image's name, and the Debian packages (runc, CNI plugins, iptables, ...)."""
+
+    kube: str
+    containerd: str
+    pause_image: str
+    packages: tuple[str, ...]
+    image_packages: tuple[str, ...]
+
+    @property
+    def cache_key(self) -> str:
+        return f"node-k8s-{self.kube}-containerd-{self.containerd}"
+
+
+def load_node_pins(path: Path = VERSIONS_FILE) -> NodePins:
+    values = load_pins(path)
+    return NodePins(
+        kube=values["KUBE_VERSION"],
+        containerd=values["CONTAINERD_VERSION"],
+        pause_image=values["PAUSE_IMAGE"],
+        packages=tuple(p for p in values["NODE_PACKAGES"].split(",") if p),
+        image_packages=tuple(p for p in values["IMAGE_PACKAGES"].split(",") if p),
+    )
 
 
 def cache_root() -> Path:
@@ -112,16 +145,67 @@ def ensure_binaries(*, build: bool = True) -> Binaries:
             f"control-plane binaries {binaries.versions.cache_key} are not built; "
             f"run hack/build-control-plane (or make control-plane)"
         )
-    result = subprocess.run(
-        ["bash", str(BUILD_SCRIPT)],
-        stdout=subprocess.PIPE,
-        stderr=sys.stderr,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0 or not binaries.complete:
-        raise BinariesError(
-            f"building the control-plane binaries failed (exit {result.returncode}); "
-            "see the build output above"
-        )
+    _run_build(BUILD_SCRIPT, "the control-plane binaries", binaries.directory)
     return binaries
+
+
+def _run_build(script: Path, what: str, directory: Path) -> None:
+    """Run a build script (progress on stderr); it must leave its stamp in ``directory``."""
+    result = subprocess.run(
+        ["bash", str(script)], stdout=subprocess.PIPE, stderr=sys.stderr, check=False
+    )
+    if result.returncode != 0 or not (directory / STAMP).is_file():
+        raise BinariesError(
+            f"building {what} failed (exit {result.returncode}); see the build output above"
+        )
+
+
+@dataclass(frozen=True)
+class NodeBinaries:
+    """kubelet, kube-proxy, containerd (+ shim, ctr) and the static pause binary."""
+
+    directory: Path
+    pins: NodePins
+
+    def __getitem__(self, name: str) -> Path:
+        return self.directory / name
+
+    @property
+    def complete(self) -> bool:
+        return (self.directory / STAMP).is_file()
+
+
+def ensure_node_binaries(*, build: bool = True) -> NodeBinaries:
+    """The cached node binaries, built first (``assets/build-node.sh``, minutes when cold) if
+    missing and ``build`` is set. Progress goes to stderr."""
+    pins = load_node_pins()
+    binaries = NodeBinaries(cache_root() / pins.cache_key, pins)
+    if binaries.complete:
+        return binaries
+    if not build:
+        raise BinariesError(f"node binaries {pins.cache_key} are not built; run hack/build-node")
+    _run_build(NODE_BUILD_SCRIPT, "the node binaries", binaries.directory)
+    return binaries
+
+
+def ensure_helm() -> Path:
+    """The ``helm`` binary at the pinned HELM_VERSION, built from the Go module proxy into
+    the cache on first use (a few minutes cold)."""
+    version = load_pins()["HELM_VERSION"]
+    directory = cache_root() / f"helm-{version}"
+    helm = directory / "helm"
+    if (directory / STAMP).is_file():
+        return helm
+    directory.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "GOBIN": str(directory), "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
+    print(f"[binaries] building helm {version} (go install)", file=sys.stderr, flush=True)
+    result = subprocess.run(
+        ["go", "install", "-trimpath",
+         f"-ldflags=-s -w -X helm.sh/helm/v3/internal/version.version={version}",
+         f"helm.sh/helm/v3/cmd/helm@{version}"],
+        env=env, stdout=sys.stderr, stderr=sys.stderr, check=False,
+    )  # fmt: skip
+    if result.returncode != 0 or not helm.is_file():
+        raise BinariesError(f"building helm {version} failed (exit {result.returncode})")
+    (directory / STAMP).touch()
+    return helm

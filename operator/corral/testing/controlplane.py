@@ -31,9 +31,11 @@ from typing import Any, Final
 
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import nodes as fake_nodes
+from corral.testing import realnode
 from corral.testing.binaries import Binaries, ensure_binaries
 from corral.testing.credentials import (
     IDENTITIES,
+    NODE_IDENTITIES,
     Credentials,
     create_credentials,
     write_kubeconfig,
@@ -75,6 +77,7 @@ class State:
     binaries: str
     with_kube_scheduler: bool
     components: list[Component] = field(default_factory=list)
+    real_node: bool = False
 
     def save(self, directory: Path) -> None:
         tmp = directory / (STATE_FILE + ".tmp")
@@ -107,8 +110,17 @@ class LocalCluster:
         binaries: Binaries | None = None,
         scheduler_args: Sequence[str] = (),
         progress: bool = False,
+        real_node: bool = False,
+        images: Sequence[Path] = (),
+        lock_timeout: float = 0.0,
     ) -> LocalCluster:
-        """Start a control plane in ``directory``, or return the one already running there."""
+        """Start a control plane in ``directory``, or return the one already running there.
+
+        With ``real_node`` the API server listens on :data:`realnode.API_ADDRESS` (reachable
+        from pod network namespaces), the ``kubernetes`` Service gets that endpoint, and one
+        real node (containerd, kubelet, kube-proxy; ``images`` imported) joins. The machine has
+        room for one real node: this waits up to ``lock_timeout`` seconds for another to go.
+        """
         directory = directory.resolve()
         if (directory / STATE_FILE).exists():
             existing = cls.attach(directory)
@@ -117,13 +129,25 @@ class LocalCluster:
             existing.down()
         binaries = binaries or ensure_binaries()
         directory.mkdir(parents=True, exist_ok=True)
-        starter = _Starter(directory, binaries, progress=progress)
+        node: realnode.RealNode | None = None
+        if real_node:
+            node = realnode.RealNode.claim(directory, timeout=lock_timeout, progress=progress)
+        starter = _Starter(directory, binaries, progress=progress, real_node=real_node)
         try:
+            if node is not None:
+                node.prepare_host()
             state = starter.start(with_kube_scheduler, list(scheduler_args))
+            cluster = cls(directory, state)
+            if node is not None:
+                node.up(cluster.kubectl_argv(), images)
         except BaseException:
+            if node is not None:
+                node.down(cluster_kubectl=starter.kubectl_argv())
             starter.stop_all()
+            if node is not None:
+                node.release_host()
             raise
-        return cls(directory, state)
+        return cluster
 
     @classmethod
     def attach(cls, directory: Path) -> LocalCluster:
@@ -138,7 +162,11 @@ class LocalCluster:
         return all(is_running(c.pid, c.executable) for c in self.state.components)
 
     def down(self) -> None:
-        """Stop every component (newest first), then make sure none is left."""
+        """Stop every component (newest first), then make sure none is left. A real node is
+        drained and stopped first and the host restored (see :mod:`realnode`)."""
+        node = realnode.RealNode.attach(self.directory) if self.state.real_node else None
+        if node is not None:
+            node.down(cluster_kubectl=self.kubectl_argv())
         for component in reversed(self.state.components):
             terminate(component.pid, component.executable)
         leftovers = processes_mentioning(str(self.directory) + "/")
@@ -146,6 +174,8 @@ class LocalCluster:
             terminate(pid, None, grace=2.0)
         (self.directory / STATE_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.directory / "etcd", ignore_errors=True)
+        if node is not None:
+            node.release_host()
 
     # --- using it -------------------------------------------------------------------------------
 
@@ -163,11 +193,14 @@ class LocalCluster:
             self._admin = Client.from_kubeconfig(str(self.kubeconfig))
         return self._admin
 
+    def kubectl_argv(self) -> list[str]:
+        return [str(self.binaries / "kubectl"), f"--kubeconfig={self.kubeconfig}"]
+
     def kubectl(
         self, *args: str, input: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
         """Run the matching kubectl as the admin user."""
-        argv = [str(self.binaries / "kubectl"), f"--kubeconfig={self.kubeconfig}", *args]
+        argv = [*self.kubectl_argv(), *args]
         result = subprocess.run(argv, input=input, capture_output=True, text=True, check=False)
         if check and result.returncode != 0:
             raise ControlPlaneError(
@@ -218,9 +251,13 @@ class LocalCluster:
 class _Starter:
     """Starts the components in order, waiting for each to be ready before the next."""
 
-    def __init__(self, directory: Path, binaries: Binaries, *, progress: bool) -> None:
+    def __init__(
+        self, directory: Path, binaries: Binaries, *, progress: bool, real_node: bool = False
+    ) -> None:
         self.directory = directory
         self.binaries = binaries
+        self.real_node = real_node
+        self.address = realnode.API_ADDRESS if real_node else "127.0.0.1"
         self.logs = directory / "logs"
         self.progress = progress
         self.started: list[Component] = []
@@ -228,6 +265,10 @@ class _Starter:
     def say(self, message: str) -> None:
         if self.progress:
             print(f"[dev-cluster] {message}", flush=True, file=sys.stderr)
+
+    def kubectl_argv(self) -> list[str]:
+        kubeconfig = self.directory / "admin.kubeconfig"
+        return [str(self.binaries.kubectl), f"--kubeconfig={kubeconfig}"]
 
     def stop_all(self) -> None:
         for component in reversed(self.started):
@@ -252,9 +293,11 @@ class _Starter:
 
     def start(self, with_kube_scheduler: bool, scheduler_args: list[str]) -> State:
         d, b = self.directory, self.binaries
-        creds = create_credentials(d / "pki")
-        etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
-        server = f"https://127.0.0.1:{api_port}"
+        identities = {**IDENTITIES, **(NODE_IDENTITIES if self.real_node else {})}
+        creds = create_credentials(d / "pki", identities)
+        etcd_port, peer_port = free_port(), free_port()
+        api_port = free_port(self.address)
+        server = f"https://{self.address}:{api_port}"
 
         self.say(f"starting etcd {b.versions.etcd} on 127.0.0.1:{etcd_port}")
         shutil.rmtree(d / "etcd", ignore_errors=True)
@@ -270,7 +313,7 @@ class _Starter:
         self.launch(
             "kube-apiserver",
             b.kube_apiserver,
-            _apiserver_args(d, creds, etcd_port, api_port),
+            _apiserver_args(d, creds, etcd_port, api_port, self.address),
             api_port,
         )
         admin_token = creds.tokens["admin"]
@@ -280,7 +323,7 @@ class _Starter:
             timeout=READY_TIMEOUT,
             alive=self.dead,
         )
-        for name, (user, _) in IDENTITIES.items():
+        for name, (user, _) in identities.items():
             write_kubeconfig(
                 d / f"{name}.kubeconfig",
                 server=server,
@@ -332,7 +375,10 @@ class _Starter:
             alive=self.dead,
         )
 
-        state = State(str(d), server, str(b.directory), with_kube_scheduler, list(self.started))
+        state = State(
+            str(d), server, str(b.directory), with_kube_scheduler, list(self.started),
+            real_node=self.real_node,
+        )  # fmt: skip
         state.save(d)
         self.say("ready")
         return state
@@ -350,10 +396,22 @@ def _etcd_args(data: Path, port: int, peer: int) -> list[str]:
     ]  # fmt: skip
 
 
-def _apiserver_args(d: Path, creds: Credentials, etcd_port: int, port: int) -> list[str]:
+def _apiserver_args(
+    d: Path, creds: Credentials, etcd_port: int, port: int, address: str
+) -> list[str]:
+    if address == "127.0.0.1":
+        # No real network behind the kubernetes Service (loopback cannot be its endpoint).
+        network = ["--endpoint-reconciler-type=none"]
+    else:
+        # A real node: the lease reconciler gives the kubernetes Service this address, pods
+        # reach it through kube-proxy; kubelets are dialled by IP (no DNS name for the node).
+        network = [
+            "--enable-admission-plugins=NodeRestriction",
+            "--kubelet-preferred-address-types=InternalIP,Hostname",
+        ]
     return [
         f"--etcd-servers=http://127.0.0.1:{etcd_port}",
-        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={port}",
+        f"--bind-address={address}", f"--advertise-address={address}", f"--secure-port={port}",
         f"--cert-dir={creds.pki_dir}",
         f"--service-cluster-ip-range={SERVICE_CIDR}",
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
@@ -363,7 +421,7 @@ def _apiserver_args(d: Path, creds: Credentials, etcd_port: int, port: int) -> l
         "--authorization-mode=Node,RBAC",
         # The default admission chain (ServiceAccount, NamespaceLifecycle, Priority, ...) stays on.
         "--allow-privileged=true",
-        "--endpoint-reconciler-type=none",  # no real network behind the kubernetes Service
+        *network,
         "--profiling=false",
         # PodTemplates (used by nothing here) bypass the watch cache, so their watches read etcd
         # directly and tests can provoke a genuine 410 Gone with compact_etcd().

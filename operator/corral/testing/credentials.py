@@ -24,6 +24,15 @@ IDENTITIES: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
     "scheduler": ("system:kube-scheduler", ()),
 }
 
+# The real node's identities (only with a real node): the kubelet as a member of system:nodes
+# (the Node authorizer and NodeRestriction confine it to its own node and pods) and kube-proxy
+# (bootstrap RBAC binds system:kube-proxy to system:node-proxier).
+NODE_NAME: Final = "realnode"
+NODE_IDENTITIES: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
+    "kubelet": (f"system:node:{NODE_NAME}", ("system:nodes",)),
+    "kube-proxy": ("system:kube-proxy", ()),
+}
+
 
 @dataclass(frozen=True)
 class Credentials:
@@ -44,8 +53,10 @@ class Credentials:
         return self.pki_dir / "apiserver.crt"
 
 
-def create_credentials(pki_dir: Path) -> Credentials:
-    """Write a fresh signing key and token file into ``pki_dir`` (mode 0700)."""
+def create_credentials(
+    pki_dir: Path, identities: dict[str, tuple[str, tuple[str, ...]]] = IDENTITIES
+) -> Credentials:
+    """Write a fresh signing key and token file for ``identities`` into ``pki_dir`` (0700)."""
     pki_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = pki_dir / "sa.key"
     subprocess.run(
@@ -54,9 +65,9 @@ def create_credentials(pki_dir: Path) -> Credentials:
         capture_output=True,
     )
     key.chmod(0o600)
-    tokens = {name: secrets.token_hex(24) for name in IDENTITIES}
+    tokens = {name: secrets.token_hex(24) for name in identities}
     lines = []
-    for name, (user, groups) in IDENTITIES.items():
+    for name, (user, groups) in identities.items():
         # token,user,uid[,"group1,group2"]
         line = f"{tokens[name]},{user},{user}"
         if groups:

@@ -1,7 +1,9 @@
 """``hack/dev-cluster``: bring a local control plane up, add fake nodes, take it down.
 
-    up    [--dir DIR] [--nodes N] [--with-kube-scheduler]   prints `export KUBECONFIG=...`
+    up    [--dir DIR] [--nodes N] [--with-kube-scheduler] [--real-node [--image ARCHIVE]...]
+                                                            prints `export KUBECONFIG=...`
     down  [--dir DIR]
+    load-image [--dir DIR] ARCHIVE...   import docker archives into the real node's containerd
     nodes [--dir DIR] --count N [--cpu C] [--memory M] [--pods P] [--zones Z]
           [--labels k=v,...] [--taints k=v:Effect,...]
 
@@ -21,8 +23,11 @@ from pathlib import Path
 from corral.k8s import ApiError
 from corral.testing.binaries import BinariesError
 from corral.testing.controlplane import ControlPlaneError, LocalCluster
+from corral.testing.hostpackages import HostPackagesError
+from corral.testing.images import ImageError
 from corral.testing.nodes import NodeSpecError, parse_labels, parse_taints
 from corral.testing.processes import ProcessError
+from corral.testing.realnode import RealNode, RealNodeError
 
 
 def default_dir() -> Path:
@@ -35,7 +40,15 @@ def _say(message: str) -> None:
 
 def cmd_up(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    cluster = LocalCluster.up(args.dir, with_kube_scheduler=args.with_kube_scheduler, progress=True)
+    cluster = LocalCluster.up(
+        args.dir,
+        # Real pods need a scheduler to be placed by when no profile names them.
+        with_kube_scheduler=args.with_kube_scheduler or args.real_node,
+        progress=True,
+        real_node=args.real_node,
+        images=args.image,
+        lock_timeout=args.wait,
+    )
     if args.nodes:
         _say(f"adding {args.nodes} fake node(s)")
         cluster.add_nodes(args.nodes)
@@ -52,6 +65,16 @@ def cmd_down(args: argparse.Namespace) -> int:
         return 0
     cluster.down()
     _say(f"stopped every component of {cluster.directory}")
+    return 0
+
+
+def cmd_load_image(args: argparse.Namespace) -> int:
+    node = RealNode.attach(args.dir.resolve())
+    if node is None or not node.state.daemons:
+        _say(f"no real node in {args.dir.resolve()} (start one with `up --real-node`)")
+        return 1
+    for archive in args.archives:
+        node.load_image(archive.resolve())
     return 0
 
 
@@ -95,7 +118,29 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run upstream kube-scheduler as default-scheduler",
     )
+    up.add_argument(
+        "--real-node",
+        action="store_true",
+        help="add one real node (containerd, kubelet, kube-proxy; root, one per machine)",
+    )
+    up.add_argument(
+        "--image",
+        type=Path,
+        action="append",
+        default=[],
+        help="a docker archive to import into the real node (repeatable)",
+    )
+    up.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        help="seconds to wait for another cluster's real node to go (default: fail at once)",
+    )
     up.set_defaults(handler=cmd_up)
+
+    load = with_dir(sub.add_parser("load-image", help="import images into the real node"))
+    load.add_argument("archives", nargs="+", type=Path, metavar="ARCHIVE")
+    load.set_defaults(handler=cmd_load_image)
 
     down = with_dir(sub.add_parser("down", help="stop every process the cluster started"))
     down.set_defaults(handler=cmd_down)
@@ -121,7 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.handler(args)
-    except (BinariesError, ControlPlaneError, ProcessError, NodeSpecError, TimeoutError) as exc:
+    except (
+        BinariesError, ControlPlaneError, ProcessError, NodeSpecError, TimeoutError,
+        RealNodeError, HostPackagesError, ImageError,
+    ) as exc:  # fmt: skip
         _say(f"error: {exc}")
         return 1
     except ApiError as exc:

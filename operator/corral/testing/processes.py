@@ -21,10 +21,10 @@ class ProcessError(RuntimeError):
     """A component died or never became ready; the message carries the end of its log."""
 
 
-def free_port() -> int:
-    """A currently free TCP port on loopback (the kernel's choice)."""
+def free_port(address: str = "127.0.0.1") -> int:
+    """A currently free TCP port on ``address`` (the kernel's choice)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((address, 0))
         port: int = sock.getsockname()[1]
         return port
 

@@ -36,25 +36,10 @@ step() { log "[$1] $2 (elapsed $((SECONDS - started))s)"; }
 
 # --- Kubernetes: a wrapper module that maps every staging module to v0.<minor>.<patch>.
 step 1/4 "resolving k8s.io/kubernetes@$KUBE_VERSION and its staging modules"
-mkdir -p "$WORK/k8s" && cd "$WORK/k8s"
-go mod init local/corral-k8sbin >/dev/null 2>&1
-GOMOD=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-[[ -f "$GOMOD" ]] || die "could not download k8s.io/kubernetes@$KUBE_VERSION from the Go module proxy"
-STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
-mapfile -t staging < <(sed -n 's|^[[:space:]]*\(k8s.io/[^[:space:]]*\) => ./staging/src/.*|\1|p' "$GOMOD")
-[[ ${#staging[@]} -gt 0 ]] || die "found no staging replaces in $GOMOD"
-for m in "${staging[@]}"; do
-  go mod edit -replace="$m=$m@$STAGING_VERSION"
-done
-log "mapped ${#staging[@]} staging modules to $STAGING_VERSION"
-go get "k8s.io/kubernetes@$KUBE_VERSION" >&2
-
-MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
-LDF="-s -w"
-for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  LDF="$LDF -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$MINOR"
-  LDF="$LDF -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
-done
+# shellcheck source=k8s-module.sh
+source "$HERE/k8s-module.sh"
+k8s_module "$WORK/k8s"
+LDF=$K8S_LDFLAGS
 log "building 4 binaries; the first (kube-apiserver) compiles most of Kubernetes and takes longest"
 n=0
 for cmd in kube-apiserver kube-controller-manager kube-scheduler kubectl; do

@@ -1,0 +1,51 @@
+"""Fixtures for the real-node tests: the image built from this checkout, and a cluster with the
+machine's one real node (containerd, kubelet, kube-proxy) beside kwok nodes.
+
+The real node is host-global (iptables, /kubepods, its ports and address), so these tests take
+the machine-wide real-node lock and wait for another run's node to go; deselect them with
+``-m 'not realnode'``. They need root: anywhere else they fail, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from corral import __version__
+from corral.testing import LocalCluster
+from corral.testing.binaries import ensure_node_binaries, load_node_pins
+from corral.testing.hostpackages import ensure_packages
+from corral.testing.images import build_image
+
+ROOT = Path(__file__).resolve().parents[3]
+LOCK_WAIT = float(os.environ.get("CORRAL_REALNODE_WAIT", "1800"))
+
+
+@pytest.fixture(scope="session")
+def corral_image() -> Path:
+    """``make image``'s archive of this checkout (buildah; the base cached by version)."""
+    ensure_packages(load_node_pins().image_packages)
+    return build_image(ROOT, ROOT / "dist", __version__).archive
+
+
+@pytest.fixture(scope="module")
+def real_cluster(
+    corral_image: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LocalCluster]:
+    ensure_node_binaries()
+    cluster = LocalCluster.up(
+        tmp_path_factory.mktemp("real"),
+        with_kube_scheduler=True,
+        real_node=True,
+        images=[corral_image],
+        lock_timeout=LOCK_WAIT,
+        progress=True,
+    )
+    try:
+        cluster.add_nodes(3, prefix="kwok")
+        yield cluster
+    finally:
+        cluster.down()

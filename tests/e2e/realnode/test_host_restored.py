@@ -1,0 +1,81 @@
+"""``down`` leaves the host as it was: a full real-node cycle with a real pod behind a Service,
+then the host compared with its state before (processes, mounts, iptables, cgroups, links,
+addresses, routes, sysctls, /run dirs)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from corral.testing import LocalCluster, devcluster, hoststate, realnode
+from corral.testing.binaries import ensure_node_binaries
+from corral.testing.processes import wait_for
+
+# Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
+pytestmark = pytest.mark.timeout(1800)
+
+
+LOCK_WAIT = float(os.environ.get("CORRAL_REALNODE_WAIT", "1800"))  # as in conftest.py
+
+
+def pause_pod(image: str) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "sleeper", "namespace": "default", "labels": {"app": "sleeper"}},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": realnode.NODE_NAME},
+            "containers": [{"name": "pause", "image": image, "imagePullPolicy": "Never"}],
+        },
+    }
+
+
+SERVICE = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {"name": "sleeper", "namespace": "default"},
+    "spec": {"selector": {"app": "sleeper"}, "ports": [{"port": 80}]},
+}
+
+
+def test_down_restores_the_host(tmp_path: Path) -> None:
+    node = ensure_node_binaries()
+    directory = tmp_path / "c"
+    watched = (str(node.directory) + "/", str(directory) + "/")
+    realnode.wait_until_free(LOCK_WAIT)
+    before = hoststate.snapshot(watched)
+    cluster = LocalCluster.up(
+        directory, with_kube_scheduler=True, real_node=True, lock_timeout=LOCK_WAIT
+    )
+    try:
+        cluster.admin.create(pause_pod(node.pins.pause_image))
+        cluster.admin.create(SERVICE)
+
+        def running() -> bool:
+            pod = cluster.admin.get("v1", "Pod", "sleeper", "default")
+            return pod.get("status", {}).get("phase") == "Running"
+
+        wait_for("the pod on the real node", running, timeout=120)
+        wait_for(
+            "kube-proxy's rules for the Service",
+            lambda: any("default/sleeper" in r for r in hoststate.snapshot(watched).iptables),
+            timeout=60,
+        )
+        # hack/dev-cluster load-image imports an archive into the running node's containerd.
+        archive = directory / "node" / "images" / "pause.tar"
+        assert devcluster.main(["load-image", "--dir", str(directory), str(archive)]) == 0
+        node_handle = realnode.RealNode.attach(directory.resolve())
+        assert node_handle is not None
+        listed = subprocess.run(
+            node_handle.ctr("images", "ls", "-q"), capture_output=True, text=True, check=True
+        )
+        assert node.pins.pause_image in listed.stdout.split()
+        changed = {line.split(":")[0] for line in before.diff(hoststate.snapshot(watched))}
+    finally:
+        cluster.down()
+    # The snapshot sees what the node changes (else the comparison below proves nothing).
+    assert {"processes", "mounts", "iptables", "cgroups", "links", "routes"} <= changed
+    assert before.diff(hoststate.snapshot(watched)) == []

@@ -1,0 +1,102 @@
+"""The real node's pieces that need no node: pins, package checks, the host-state diff, image
+archives, the overlay, and the dev-cluster CLI's refusals (one line, no traceback)."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from corral.testing import devcluster
+from corral.testing.binaries import NodePins, load_node_pins, load_versions
+from corral.testing.hostpackages import missing
+from corral.testing.hoststate import HostState
+from corral.testing.images import ImageConfig, write_archive
+from corral.testing.install import operator_overlay
+
+
+def test_node_pins_are_read_from_versions_env(tmp_path: Path) -> None:
+    pins = tmp_path / "versions.env"
+    pins.write_text(
+        "KUBE_VERSION=v1.2.3\nCONTAINERD_VERSION=v2.0.0\nPAUSE_IMAGE=reg/pause:1\n"
+        "NODE_PACKAGES=runc,iptables\nIMAGE_PACKAGES=buildah\n"
+    )
+    node = load_node_pins(pins)
+    assert node == NodePins("v1.2.3", "v2.0.0", "reg/pause:1", ("runc", "iptables"), ("buildah",))
+    assert node.cache_key == "node-k8s-v1.2.3-containerd-v2.0.0"
+
+
+def test_shipped_node_pins_keep_one_kubernetes_version() -> None:
+    node = load_node_pins()
+    assert node.kube == load_versions().kube
+    assert node.containerd.startswith("v2.")  # kubelet 1.37 needs containerd >= 1.7
+
+
+def test_missing_packages_are_found_by_dpkg() -> None:
+    assert missing(["bash", "corral-no-such-package"]) == ["corral-no-such-package"]
+
+
+def _state(**changes: frozenset[str]) -> HostState:
+    empty: frozenset[str] = frozenset()
+    fields = dict.fromkeys(HostState.__dataclass_fields__, empty)
+    return HostState(**{**fields, **changes})
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        pytest.param(_state(), _state(), [], id="same"),
+        pytest.param(
+            _state(), _state(links=frozenset({"corral0"})), ["links: +corral0"], id="left over"
+        ),
+        pytest.param(
+            _state(sysctls=frozenset({"kernel.panic=1"})),
+            _state(sysctls=frozenset({"kernel.panic=10"})),
+            ["sysctls: -kernel.panic=1", "sysctls: +kernel.panic=10"],
+            id="changed",
+        ),
+    ],
+)
+def test_host_state_diff(before: HostState, after: HostState, expected: list[str]) -> None:
+    assert before.diff(after) == expected
+
+
+def test_archive_is_a_docker_save_with_one_layer(tmp_path: Path) -> None:
+    rootfs = tmp_path / "rootfs"
+    rootfs.mkdir()
+    (rootfs / "hello").write_text("hi")
+    out = write_archive(rootfs, tmp_path / "img.tar", "localhost/x:1", ImageConfig(cmd=["/hello"]))
+    with tarfile.open(out) as archive:
+        manifest = json.load(archive.extractfile("manifest.json"))  # type: ignore[arg-type]
+        assert manifest[0]["RepoTags"] == ["localhost/x:1"]
+        config = json.load(archive.extractfile(manifest[0]["Config"]))  # type: ignore[arg-type]
+        assert config["config"]["Cmd"] == ["/hello"]
+        assert len(config["rootfs"]["diff_ids"]) == len(config["history"]) == 1
+        with tarfile.open(fileobj=archive.extractfile("layer.tar")) as layer:
+            assert "./hello" in layer.getnames()
+
+
+def test_overlay_sets_the_image_and_pins_the_operator(tmp_path: Path) -> None:
+    base = tmp_path / "config" / "default"
+    overlay = operator_overlay(tmp_path / "o", base, "localhost/corral:9", {"k": "v"})
+    data = yaml.safe_load((overlay / "kustomization.yaml").read_text())
+    assert data["resources"] == ["../config/default"]
+    assert data["images"] == [
+        {"name": "ghcr.io/corral-dev/corral", "newName": "localhost/corral", "newTag": "9"}
+    ]
+    patch = yaml.safe_load(data["patches"][0]["patch"])
+    assert patch == [{"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"k": "v"}}]
+
+
+def test_load_image_without_a_real_node_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = devcluster.main(["load-image", "--dir", str(tmp_path), "x.tar"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"[dev-cluster] no real node in {tmp_path.resolve()} (start one with `up --real-node`)"
+    )
