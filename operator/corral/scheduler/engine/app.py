@@ -34,6 +34,7 @@ from corral.scheduler.engine.handlers import ClusterState
 from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
+from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.events import EventRecorder, PodRef
 from corral.scheduler.framework.events import WILDCARD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import EXTENDER_NAME
@@ -85,6 +86,8 @@ class Engine:
         self.client = client
         self.aio = AsyncClient(client, bucket=self.bucket)
         self.metrics = SchedulerMetrics()
+        self.timing = EngineTiming()
+        self.metrics.registry.register(self.timing)
         self.objects = ObjectStore()
         self.nominator = Nominator()
         self.cache = Cache()
@@ -100,7 +103,7 @@ class Engine:
         frameworks = build_frameworks(
             engine,
             engine_registry(),
-            ApiBinder(client, self.bucket),
+            ApiBinder(client, self.bucket, self.timing.tallies["api_bind"]),
             objects=self.objects,
             nominator=self.nominator,
             preemption_executor=self.preemption,
@@ -139,6 +142,7 @@ class Engine:
             self.reporter,
             binding_workers=BINDING_WORKERS,
             nominator=self.nominator,
+            timing=self.timing,
         )
         self.informers = self._informers()
         self.server = HealthServer(
