@@ -20,7 +20,7 @@ from bench import pinning, procstat, summary
 from bench.driver import run_one
 from bench.plan import Progress, estimate_s, order
 from bench.schedulers import SchedulerConfig, corral_unavailable_reason
-from bench.workloads import workloads
+from bench.workloads import Workload, workloads
 
 RESULTS = Path("bench/results")
 
@@ -80,46 +80,65 @@ def run(args: argparse.Namespace) -> int:
         raise ProtocolError(reason)
     out = Path(args.out or RESULTS / time.strftime("protocol-%Y%m%d-%H%M%S"))
     out.mkdir(parents=True, exist_ok=True)
-    document = _document(args, out, _mode(args, pin))
+    session = _Session(args, out, _document(args, out, _mode(args, pin)), pin)
     sized = {n: available[n].sized(args.nodes, args.init_pods, args.pods) for n in names}
-    slots = order(names, int(document["pairs"]))
-    done = {(r["workload"], r["repetition"], r["scheduler"]) for r in document["runs"]}
-    progress = Progress([estimate_s(sized[s.workload], args.full) for s in slots])
-    for run_ in document["runs"]:
-        for s in slots:
-            if (s.workload, s.round, s.scheduler) == (
-                run_["workload"], run_["repetition"], run_["scheduler"]
-            ):  # fmt: skip
-                progress.finish(s.index, float(run_.get("wall_s") or progress.estimates[s.index]))
-    if pin is not None:
-        pinning.pin_self(pin.rest)  # the control planes started from here inherit it
-    config = SchedulerConfig()
-    path = out / "results.json"
-
-    def save() -> None:
-        path.write_text(json.dumps(document, indent=1))
-
-    save()
-    print(f"protocol: {len(slots)} runs planned, {len(done)} already done; results: {path}")
-    for slot in slots:
-        if (slot.workload, slot.round, slot.scheduler) in done:
-            continue
-        print(progress.line(slot, int(document["pairs"])), flush=True)
-        result = run_one(
-            sized[slot.workload], slot.scheduler, config, order=slot.position,
-            repetition=slot.round, stall_timeout=args.stall_timeout,
-            keep_logs=out / "logs", say=lambda line: print(line, flush=True),
-            lean=not args.full_cluster, pin=pin,
-        )  # fmt: skip
-        document["runs"].append(result.to_json())
-        save()
-        progress.finish(slot.index, result.wall_s)
+    session.run(sized)
+    document = session.document
     document["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     document["summary"] = [s.to_json() for s in summary.summarize(document)]
-    save()
+    session.save()
     (out / "protocol.md").write_text(summary.markdown(document))
     print((out / "protocol.md").read_text())
     return 0
+
+
+class _Session:
+    """One invocation: runs the slots not yet in the document, saving after each."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        out: Path,
+        document: dict[str, Any],
+        pin: pinning.Pinning | None,
+    ) -> None:
+        self.args = args
+        self.out = out
+        self.document = document
+        self.pin = pin
+
+    def save(self) -> None:
+        (self.out / "results.json").write_text(json.dumps(self.document, indent=1))
+
+    def run(self, sized: dict[str, Workload]) -> None:
+        pairs = int(self.document["pairs"])
+        slots = order(list(sized), pairs)
+        progress = Progress([estimate_s(sized[s.workload], self.args.full) for s in slots])
+        done = {(r["workload"], r["repetition"], r["scheduler"]): r for r in self.document["runs"]}
+        for s in slots:
+            if (finished := done.get((s.workload, s.round, s.scheduler))) is not None:
+                progress.finish(
+                    s.index, float(finished.get("wall_s") or progress.estimates[s.index])
+                )
+        self.save()
+        print(f"protocol: {len(slots)} runs planned, {len(progress.done)} already done; "
+              f"results: {self.out / 'results.json'}")  # fmt: skip
+        config = SchedulerConfig()
+        # The control planes started from here inherit the harness's CPUs.
+        with pinning.on_cpus(self.pin.rest if self.pin else None):
+            for slot in slots:
+                if slot.index in progress.done:
+                    continue
+                print(progress.line(slot, pairs), flush=True)
+                result = run_one(
+                    sized[slot.workload], slot.scheduler, config, order=slot.position,
+                    repetition=slot.round, stall_timeout=self.args.stall_timeout,
+                    keep_logs=self.out / "logs", say=lambda line: print(line, flush=True),
+                    lean=not self.args.full_cluster, pin=self.pin,
+                )  # fmt: skip
+                self.document["runs"].append(result.to_json())
+                self.save()
+                progress.finish(slot.index, result.wall_s)
 
 
 def add_parser(sub: Any) -> None:
