@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 import time
@@ -23,6 +24,7 @@ from bench.schedulers import SchedulerConfig, corral_unavailable_reason
 from bench.workloads import Workload, workloads
 
 RESULTS = Path("bench/results")
+BUSY_LOAD = 0.5  # a 1-minute load average above this at the start is noted in the results
 
 
 class ProtocolError(ValueError):
@@ -81,6 +83,12 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or RESULTS / time.strftime("protocol-%Y%m%d-%H%M%S"))
     out.mkdir(parents=True, exist_ok=True)
     session = _Session(args, out, _document(args, out, _mode(args, pin)), pin)
+    load = os.getloadavg()[0]
+    if load > BUSY_LOAD:
+        note = (f"the machine was busy when this invocation started (1-minute load {load:.1f}): "
+                "its figures measure the other load as much as the schedulers")  # fmt: skip
+        print(f"*** warning: {note} ***", file=sys.stderr)
+        session.document["notes"].append(note)
     sized = {n: available[n].sized(args.nodes, args.init_pods, args.pods) for n in names}
     session.run(sized)
     document = session.document

@@ -235,10 +235,12 @@ def markdown(document: Document) -> str:
         "interval (coverage shown when below 95%); a verdict is on the whole interval "
         "(met / missed / undecided). Absolute figures are the medians.\n\n"
     )
+    notes = "".join(f"\nNote: {n}\n" for n in document.get("notes") or [])
     return (
         head + table(summaries) + "\nCorral's scheduling thread, ms per pod: wall (of which "
         "thread CPU); binding threads' spans likewise (summed over threads):\n\n"
         + phases_table(summaries)
+        + notes
     )
 
 
