@@ -3,8 +3,11 @@
 - **API requests per pod**, both schedulers alike: ``apiserver_request_total`` grows by every
   request the API server *finished* in the phase, by verb, resource and subresource. Watches
   are long-running and counted when they end, so the informers' open watches are not in it.
-  The harness's own requests (it counts them: pod creations, churn) are subtracted; in a lean
-  control plane nothing else but the API server's own lease renewals talks to it. The
+  The harness's own requests (it counts them: pod creations, churn) are subtracted, and so are
+  the API server's requests to itself (:data:`SELF_TRAFFIC`: non-resource paths such as
+  ``/openapi/v3``, its identity Lease, LimitRanger's live lookups), which the benchmark's
+  schedulers never make (they run without leader election). In a lean control plane nothing
+  else talks to the API server. The
   scheduler's total is cross-checked independently with API Priority and Fairness:
   ``apiserver_flowcontrol_dispatched_requests_total`` for the ``kube-scheduler`` FlowSchema,
   which matches the scheduler's identity only.
@@ -38,6 +41,8 @@ ENGINE: Final = (
     "corral_scheduler_spans_total",
 )
 SCHEDULER_FLOW_SCHEMA: Final = "kube-scheduler"
+# Resources only the API server itself requests here ("" is a non-resource path).
+SELF_TRAFFIC: Final = frozenset({"", "leases", "limitranges"})
 
 
 def fetch(url: str, token: str | None = None, ca_file: str | None = None) -> str:
@@ -75,6 +80,8 @@ def requests_by_kind(grown: Samples) -> Counter[str]:
             continue
         label = dict(labels)
         resource = label.get("resource", "")
+        if resource in SELF_TRAFFIC:
+            continue
         if label.get("subresource"):
             resource += "/" + label["subresource"]
         out[f"{label.get('verb', '?')} {resource}"] += round(value)
