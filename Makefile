@@ -84,7 +84,7 @@ bench-smoke: venv control-plane $(BENCH_STAMP)  ## the protocol's plumbing: 1 pa
 	$(BIN)/python -m bench protocol --pairs 1 --workload SchedulingBasic --nodes 4 --init-pods 4 --pods 20 $(_protocol_out) $(PROTOCOL_ARGS)
 
 bench-operator: venv control-plane  ## the operator at fleet size: 200 SchedulerProfiles on their own cluster (~5 min)
-	$(BIN)/python bench/operator_apply.py --profiles 200 $(BENCH_ARGS)
+	$(BIN)/python -m bench.operator_apply --profiles 200 $(BENCH_ARGS)
 
 bench-docs: venv $(BENCH_STAMP)  ## docs/benchmarks.md's protocol section and plots from PROTOCOL_RUNS="dir dir ..."
 	$(BIN)/python -m bench docs $(PROTOCOL_RUNS)

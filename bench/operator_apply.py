@@ -1,7 +1,7 @@
 """Operator benchmark (not a test): the operator at fleet size.
 
-    .venv/bin/python bench/operator_apply.py --profiles 200            # its own cluster
-    .venv/bin/python bench/operator_apply.py --dir /tmp/b --profiles 1 200   # a running one
+    .venv/bin/python -m bench.operator_apply --profiles 200            # its own cluster
+    .venv/bin/python -m bench.operator_apply --dir /tmp/b --profiles 1 200   # a running one
 
 For each count, ``corral operator`` runs as a subprocess and the harness creates that many
 SchedulerProfiles (replicas 1, 16 creations in flight), then lists them every
