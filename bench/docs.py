@@ -84,7 +84,13 @@ def forest(documents: list[Document], out: Path) -> dict[str, Path]:
     written: dict[str, Path] = {}
     out.mkdir(parents=True, exist_ok=True)
     for figure, (bound, _higher) in summary.GOALS.items():
-        shown = [(label, s.ratios[figure]) for label, s in rows if figure in s.ratios]
+        # An interval below 95% says so in its label: it must not pass for a 95% one.
+        shown = [
+            (label if s.ratios[figure].reaches else f"{label} [{s.ratios[figure].coverage:.0%}]",
+             s.ratios[figure])
+            for label, s in rows
+            if figure in s.ratios
+        ]  # fmt: skip
         if not shown:
             continue
         fig, ax = plt.subplots(figsize=(7, 0.35 * len(shown) + 1.2), dpi=100)
