@@ -11,7 +11,7 @@ counters a benchmark scrapes before and after its measured phase.
 - :class:`Tally` sums spans measured on many threads (the binding pool's cycles, the binder's
   API calls), under a lock.
 
-A mark costs two clock reads (about 1 µs); a cycle makes six to eight.
+A mark costs two clock reads (1-2 µs here); a cycle makes six to eight.
 """
 
 from __future__ import annotations
