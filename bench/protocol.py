@@ -53,12 +53,15 @@ def _document(args: argparse.Namespace, out: Path, mode: dict[str, Any]) -> dict
                 "use another --out"
             )
         document["pairs"] = max(int(document.get("pairs", 0)), args.pairs)
+        document.setdefault("resumed", []).append(
+            {"command": _command(), "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        )
         return document
     if path.exists():
         raise ProtocolError(f"{path} exists: pass --resume to continue it, or another --out")
     return {
         "kind": "protocol",
-        "command": "python -m bench " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "command": _command(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": procstat.machine(),
         "mode": mode,
@@ -66,6 +69,10 @@ def _document(args: argparse.Namespace, out: Path, mode: dict[str, Any]) -> dict
         "runs": [],
         "notes": [],
     }
+
+
+def _command() -> str:
+    return "python -m bench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
 def run(args: argparse.Namespace) -> int:
