@@ -124,3 +124,20 @@ def test_docs_refuses_a_run_it_cannot_use(
 def test_docs_refuses_a_document_without_markers(tmp_path: Path) -> None:
     with pytest.raises(docs.DocsError, match="the document has no"):
         docs.splice("no markers here\n", "x")
+
+
+def test_compare_command_judges_protocol_runs_and_refuses_a_mix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json  # noqa: PLC0415
+
+    from bench.__main__ import main  # noqa: PLC0415
+
+    a, b, old = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "old.json"
+    a.write_text(json.dumps(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])))
+    b.write_text(json.dumps(_doc([104.0, 111.0, 118.0, 102.0, 128.0, 112.0])))
+    old.write_text(json.dumps({"runs": []}))
+    assert main(["compare", str(a), str(b)]) == 0
+    assert "**3 of 3 ratios agree.**" in capsys.readouterr().out
+    assert main(["compare", str(a), str(old)]) == 2
+    assert capsys.readouterr().err == "cannot compare a protocol run with a `bench run` run\n"
