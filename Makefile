@@ -69,10 +69,17 @@ clean:  ## remove the venv and caches (the control-plane binary cache under ~/.c
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
 
 # --- benchmarks and conformance (bench/, docs/benchmarks.md) ---------------------------------
-.PHONY: bench conformance
+.PHONY: bench conformance bench-protocol bench-full bench-smoke bench-operator bench-docs
 BENCH_STAMP := $(VENV)/.bench-installed
 BENCH_ARGS ?=
 CONFORMANCE_ARGS ?=
+# The protocol (docs/benchmarks.md): PROTOCOL_OUT names the results directory (default
+# bench/results/protocol-<time>); PROTOCOL_ARGS passes more options, e.g. "--resume".
+PROTOCOL_OUT ?=
+PROTOCOL_ARGS ?=
+FULL_PAIRS ?= 3
+PROTOCOL_RUNS ?=
+_protocol_out = $(if $(PROTOCOL_OUT),--out $(PROTOCOL_OUT),)
 
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
@@ -83,3 +90,18 @@ bench: venv control-plane $(BENCH_STAMP)  ## Corral vs upstream kube-scheduler, 
 
 conformance: venv control-plane  ## Corral's decisions vs upstream kube-scheduler's: 20 random scenarios, 1200 pods
 	$(BIN)/python -m bench.conformance --seeds 1-20 --nodes 30 --running 60 --pods 60 $(CONFORMANCE_ARGS)
+
+bench-protocol: venv control-plane $(BENCH_STAMP)  ## the protocol, default sizes: 6 ABBA pairs per workload, lean and pinned (~75 min, idle machine)
+	$(BIN)/python -m bench protocol --pairs 6 $(_protocol_out) $(PROTOCOL_ARGS)
+
+bench-full: venv control-plane $(BENCH_STAMP)  ## the protocol at scheduler_perf's sizes (5,000 nodes): FULL_PAIRS=3 pairs (~2.5 h; --resume to 6)
+	$(BIN)/python -m bench protocol --full --pairs $(FULL_PAIRS) $(_protocol_out) $(PROTOCOL_ARGS)
+
+bench-smoke: venv control-plane $(BENCH_STAMP)  ## the protocol's plumbing: 1 pair of SchedulingBasic on 4 nodes, 20 pods (~1 min; no figures)
+	$(BIN)/python -m bench protocol --pairs 1 --workload SchedulingBasic --nodes 4 --init-pods 4 --pods 20 $(_protocol_out) $(PROTOCOL_ARGS)
+
+bench-operator: venv control-plane  ## the operator at fleet size: 200 SchedulerProfiles on their own cluster (~5 min)
+	$(BIN)/python -m bench.operator_apply --profiles 200 $(BENCH_ARGS)
+
+bench-docs: venv $(BENCH_STAMP)  ## docs/benchmarks.md's protocol section and plots from PROTOCOL_RUNS="dir dir ..."
+	$(BIN)/python -m bench docs $(PROTOCOL_RUNS)

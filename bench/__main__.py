@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import ceiling, compare, procstat, report
+from bench import ceiling, compare, docs, procstat, protocol, report, summary
 from bench.cluster import interruptible
 from bench.driver import run_one
 from bench.schedulers import SCHEDULERS, SchedulerConfig, corral_unavailable_reason
@@ -166,10 +166,23 @@ def _compare(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"cannot read a run: {exc}", file=sys.stderr)
         return 2
-    text = compare.compare(a, b)
+    if summary.is_protocol(a) != summary.is_protocol(b):
+        print("cannot compare a protocol run with a `bench run` run", file=sys.stderr)
+        return 2
+    text = summary.compare(a, b) if summary.is_protocol(a) else compare.compare(a, b)
     if args.out:
         Path(args.out).write_text(text)
     print(text)
+    return 0
+
+
+def _docs(args: argparse.Namespace) -> int:
+    try:
+        docs.write([Path(r) for r in args.runs], Path(args.doc), Path(args.plots))
+    except docs.DocsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"updated {args.doc} and the plots in {args.plots}")
     return 0
 
 
@@ -212,11 +225,22 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("results", help="a results directory or results.json")
     rep.add_argument("--out", help="where table.md and the PNGs go (default: beside it)")
     rep.set_defaults(handler=_report)
-    cmp = sub.add_parser("compare", help="two runs side by side: every figure within 15%%?")
+    cmp = sub.add_parser(
+        "compare",
+        help="two runs side by side: protocol runs agree within their intervals? (`bench run` "
+        "runs: every figure within 15%%?)",
+    )
     cmp.add_argument("run_a", help="a results directory or results.json")
     cmp.add_argument("run_b", help="another one")
     cmp.add_argument("--out", help="also write the markdown here")
     cmp.set_defaults(handler=_compare)
+    protocol.add_parser(sub)
+    gen = sub.add_parser("docs", help="docs/benchmarks.md's protocol section from protocol runs")
+    gen.add_argument("runs", nargs="+", help="protocol results directories (both sizes; two "
+                     "of one size are compared)")  # fmt: skip
+    gen.add_argument("--doc", default="docs/benchmarks.md")
+    gen.add_argument("--plots", default="docs/benchmarks")
+    gen.set_defaults(handler=_docs)
     args = parser.parse_args(argv)
     interruptible()
     code: int = args.handler(args)

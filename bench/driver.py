@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from bench import probe, procstat, profiling, stats
+from bench import pinning, probe, procstat, profiling, scrape, stats
 from bench.cluster import make_schedulable
+from bench.pinning import Pinning
 from bench.schedulers import SchedulerConfig, SchedulerProcess
 from bench.workloads import (
     INIT_NAMESPACE,
@@ -42,6 +45,7 @@ from bench.workloads import (
 from corral.k8s import ApiError, Client
 from corral.k8s.aio import AsyncClient
 from corral.testing import LocalCluster, fake_node
+from corral.testing.nodes import wait_ready
 
 CREATE_CONCURRENCY: Final = 32
 READY_TIMEOUT: Final = 180.0
@@ -74,6 +78,15 @@ class RunResult:
     error: str | None = None
     startup_failure: bool = False  # the scheduler exited before binding the canary
     notes: list[str] = field(default_factory=list)
+    lean: bool = False  # etcd and kube-apiserver only (see LocalCluster.up)
+    # CPUs each process may run on, read back from /proc (scheduler, kube-apiserver, etcd,
+    # harness): proves the pinning.
+    cpus: dict[str, str] = field(default_factory=dict)
+    # The scheduler's API requests in the measured phase (bench.scrape.scheduler_requests).
+    api_requests: dict[str, Any] = field(default_factory=dict)
+    # Corral only: the engine's phases in the measured phase (bench.scrape.engine_phases).
+    engine_phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    wall_s: float = 0.0  # the whole run: cluster up to down
 
     def to_json(self) -> JSON:
         return asdict(self)
@@ -92,8 +105,14 @@ def _priority_class(name: str, value: int) -> JSON:
     }
 
 
-async def create_all(client: AsyncClient, objects: list[JSON], concurrency: int) -> list[float]:
-    """POST every object (pods only need their namespace in the path); returns send times."""
+async def create_all(
+    client: AsyncClient,
+    objects: list[JSON],
+    concurrency: int,
+    counter: Counter[str] | None = None,
+) -> list[float]:
+    """POST every object (pods only need their namespace in the path); returns send times.
+    ``counter`` counts every attempt as ``POST pods`` (the harness's own API requests)."""
     sent = [0.0] * len(objects)
     semaphore = asyncio.Semaphore(concurrency)
 
@@ -102,6 +121,8 @@ async def create_all(client: AsyncClient, objects: list[JSON], concurrency: int)
             path = f"/api/v1/namespaces/{obj['metadata']['namespace']}/pods"
             sent[i] = time.monotonic()
             for attempt in range(5):
+                if counter is not None:
+                    counter["POST pods"] += 1
                 try:
                     await client.request("POST", path, body=obj)
                     return
@@ -202,17 +223,27 @@ class _Churn:
     """Every ``interval`` s: create a node, a Service and an unschedulable pod; delete the
     previous round's (scheduler_perf's churn op in ``recreate`` mode)."""
 
-    def __init__(self, admin: AsyncClient, scheduler_name: str, interval: float) -> None:
+    def __init__(
+        self,
+        admin: AsyncClient,
+        scheduler_name: str,
+        interval: float,
+        *,
+        lean: bool = False,
+        counter: Counter[str] | None = None,
+    ) -> None:
         self.admin = admin
         self.scheduler_name = scheduler_name
         self.interval = interval
+        self.lean = lean  # no kwok: the node is created Ready
+        self.counter = counter if counter is not None else Counter()
         self.rounds = 0
 
     async def run(self) -> None:
         previous: list[str] = []
         while True:
             i = self.rounds
-            node = fake_node(f"churn-{i}", cpu="4", memory="32Gi", pods=110)
+            node = fake_node(f"churn-{i}", cpu="4", memory="32Gi", pods=110, ready=self.lean)
             service = {
                 "apiVersion": "v1",
                 "kind": "Service",
@@ -228,9 +259,11 @@ class _Churn:
                 f"/api/v1/namespaces/{INIT_NAMESPACE}/pods",
             ]
             for path, obj in zip(paths, (node, service, churn_pod), strict=True):
+                self.counter[f"POST {path.rsplit('/', 1)[1]}"] += 1
                 with contextlib.suppress(ApiError):
                     await self.admin.request("POST", path, body=obj)
             for path in previous:
+                self.counter[f"DELETE {path.rsplit('/', 2)[1]}"] += 1
                 with contextlib.suppress(ApiError):
                     await self.admin.request(
                         "DELETE", path, body={"gracePeriodSeconds": 0, "kind": "DeleteOptions",
@@ -241,7 +274,11 @@ class _Churn:
             await asyncio.sleep(self.interval)
 
 
-def setup_cluster(cluster: LocalCluster, workload: Workload, scheduler_name: str) -> None:
+def setup_cluster(
+    cluster: LocalCluster, workload: Workload, scheduler_name: str, *, lean: bool = False
+) -> None:
+    """Namespaces, PriorityClasses, nodes (schedulable before this returns) and init pods.
+    ``lean``: the nodes are created Ready (no kwok, no not-ready taint to lift)."""
     admin = cluster.admin
     for namespace in (INIT_NAMESPACE, MEASURED_NAMESPACE):
         admin.create(_namespace(namespace))
@@ -255,8 +292,12 @@ def setup_cluster(cluster: LocalCluster, workload: Workload, scheduler_name: str
         zones=workload.zones,
         labels=dict(workload.node_labels),
         wait=False,
+        ready=lean,
     )
-    make_schedulable(admin, nodes)
+    if lean:
+        wait_ready(admin, nodes, timeout=60.0, schedulable=True)  # proves they are, at once
+    else:
+        make_schedulable(admin, nodes)
     if workload.init is not None and workload.init_pods:
         pods = []
         for i in range(workload.init_pods):
@@ -326,6 +367,7 @@ async def _measure(
     stall_timeout: float,
     result: RunResult,
     profile: Path | None = None,
+    lean: bool = False,
 ) -> None:
     admin = AsyncClient(cluster.admin, qps=0, burst=1)
     watch_client = AsyncClient(cluster.admin, qps=0, burst=1)
@@ -338,35 +380,28 @@ async def _measure(
         watcher = BoundWatcher(watch_client, MEASURED_NAMESPACE)
         await watcher.prime()
         tasks.append(asyncio.create_task(watcher.run()))
-        if workload.churn_interval:
-            churn = _Churn(admin, config.scheduler_name, workload.churn_interval)
-            tasks.append(asyncio.create_task(churn.run()))
-
+        harness: Counter[str] = Counter()  # the harness's own requests in the measured phase
         names = [f"pod-{i}" for i in range(workload.measured_pods)]
         objects = [workload.measured(n, MEASURED_NAMESPACE, config.scheduler_name) for n in names]
         apiserver_pid = cluster.component("kube-apiserver").pid
         result.probe_ms.append(probe.cpu_ms())
+        counters0 = _scrape(cluster, scheduler, result)
+        if workload.churn_interval:
+            churn = _Churn(admin, config.scheduler_name, workload.churn_interval, lean=lean,
+                           counter=harness)  # fmt: skip
+            tasks.append(asyncio.create_task(churn.run()))
         cpu0, api0 = scheduler.usage().cpu_seconds, procstat.cpu_seconds(apiserver_pid)
         t0 = time.monotonic()
-        creating = asyncio.create_task(_timed_create(admin, objects))
-        last_progress = time.monotonic()
-        while len(watcher.bound) < len(names):
-            watcher.progress.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(watcher.progress.wait(), timeout=1.0)
-            if watcher.progress.is_set() or not creating.done():
-                last_progress = time.monotonic()
-            elif time.monotonic() - last_progress > stall_timeout:
-                result.error = (
-                    f"stalled: {len(watcher.bound)}/{len(names)} bound, nothing bound for "
-                    f"{stall_timeout:.0f}s"
-                )
-                break
-            if not scheduler.alive():
-                result.error = f"{scheduler.kind} exited; log tail:\n{scheduler.log_tail()}"
-                break
+        creating = asyncio.create_task(create_all(admin, objects, CREATE_CONCURRENCY, harness))
+        await _until_bound(
+            watcher, len(names), creating, scheduler, stall_timeout=stall_timeout, result=result
+        )
         sent = await creating
+        for task in tasks[1:]:  # the churn: its requests end with the phase
+            task.cancel()
         _record_usage(result, scheduler, cpu0, apiserver_pid, api0)
+        counters1 = _scrape(cluster, scheduler, result)
+        _record_counters(result, counters0, counters1, harness, len(watcher.bound))
 
         _summarise(result, dict(zip(names, sent, strict=True)), watcher.bound, t0)
     finally:
@@ -406,8 +441,72 @@ def _summarise(
     result.latency_s = stats.percentiles([bound[n] - created[n] for n in bound])
 
 
-async def _timed_create(admin: AsyncClient, objects: list[JSON]) -> list[float]:
-    return await create_all(admin, objects, CREATE_CONCURRENCY)
+async def _until_bound(
+    watcher: BoundWatcher,
+    count: int,
+    creating: asyncio.Task[list[float]],
+    scheduler: SchedulerProcess,
+    *,
+    stall_timeout: float,
+    result: RunResult,
+) -> None:
+    """Until ``count`` pods are bound, or nothing was bound for ``stall_timeout`` seconds after
+    the last creation, or the scheduler died (the last two are the run's error)."""
+    last_progress = time.monotonic()
+    while len(watcher.bound) < count:
+        watcher.progress.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(watcher.progress.wait(), timeout=1.0)
+        if watcher.progress.is_set() or not creating.done():
+            last_progress = time.monotonic()
+        elif time.monotonic() - last_progress > stall_timeout:
+            result.error = (
+                f"stalled: {len(watcher.bound)}/{count} bound, nothing bound for "
+                f"{stall_timeout:.0f}s"
+            )
+            return
+        if not scheduler.alive():
+            result.error = f"{scheduler.kind} exited; log tail:\n{scheduler.log_tail()}"
+            return
+
+
+def _scrape(
+    cluster: LocalCluster, scheduler: SchedulerProcess, result: RunResult
+) -> dict[str, scrape.Samples]:
+    """The API server's request counters and, for Corral, the engine's phase counters. A
+    failed scrape is a note, not a failed run."""
+    out: dict[str, scrape.Samples] = {}
+    admin = cluster.admin
+    token = (admin.authorization() or "").removeprefix("Bearer ")
+    try:
+        text = scrape.fetch(f"{cluster.state.server}/metrics", token, admin.ca_file)
+        out["apiserver"] = scrape.parse(text, scrape.APISERVER)
+    except OSError as exc:
+        result.notes.append(f"kube-apiserver /metrics: {exc}")
+    if scheduler.kind == "corral":
+        try:
+            text = scrape.fetch(f"http://127.0.0.1:{scheduler.port}/metrics")
+            out["engine"] = scrape.parse(text, scrape.ENGINE)
+        except OSError as exc:
+            result.notes.append(f"corral /metrics: {exc}")
+    return out
+
+
+def _record_counters(
+    result: RunResult,
+    before: dict[str, scrape.Samples],
+    after: dict[str, scrape.Samples],
+    harness: Counter[str],
+    pods: int,
+) -> None:
+    if "apiserver" in before and "apiserver" in after:
+        grown = scrape.growth(before["apiserver"], after["apiserver"])
+        result.api_requests = scrape.scheduler_requests(grown, harness, pods)
+        result.api_requests["harness"] = dict(harness)
+    if "engine" in before and "engine" in after:
+        result.engine_phases = scrape.engine_phases(
+            scrape.growth(before["engine"], after["engine"])
+        )
 
 
 def run_one(
@@ -421,27 +520,35 @@ def run_one(
     keep_logs: Path | None = None,
     profile: Path | None = None,
     say: Any = print,
+    lean: bool = False,
+    pin: Pinning | None = None,
 ) -> RunResult:
     """One workload with one scheduler on a fresh cluster, always torn down afterwards.
 
     ``profile``: if set, py-spy samples the scheduler during the measured phase into this file
-    (collapsed stacks)."""
+    (collapsed stacks). ``lean``: etcd and kube-apiserver only. ``pin``: the scheduler is
+    started on ``pin.scheduler``'s CPUs (the caller has pinned itself, and so the control
+    plane it starts, to ``pin.rest``)."""
+    started = time.monotonic()
     result = RunResult(
         workload=workload.name, scheduler=kind, params=workload.params(), order=order,
         repetition=repetition, measured_pods=workload.measured_pods, bound=0, complete=False,
         duration_s=0.0, throughput_mean=0.0, throughput_series=[], created_series=[],
         latency_s={}, scheduler_cpu_s=0.0, scheduler_cpu_total_s=0.0,
         scheduler_peak_rss_mb=0.0, apiserver_cpu_s=0.0, setup_s=0.0, ready_s=0.0,
+        lean=lean,
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix=f"corral-bench-{kind}-") as tmp:
-        cluster = LocalCluster.up(Path(tmp))
+        cluster = LocalCluster.up(Path(tmp), lean=lean)
         scheduler: SchedulerProcess | None = None
         try:
             t = time.monotonic()
-            setup_cluster(cluster, workload, config.scheduler_name)
+            setup_cluster(cluster, workload, config.scheduler_name, lean=lean)
             result.setup_s = time.monotonic() - t
             path = config.write(cluster)
-            scheduler = SchedulerProcess.start(kind, cluster, path)
+            with pinning.on_cpus(pin.scheduler if pin else None):
+                scheduler = SchedulerProcess.start(kind, cluster, path)
+            result.cpus = _cpus(cluster, scheduler)
             asyncio.run(
                 _measure(
                     cluster,
@@ -451,6 +558,7 @@ def run_one(
                     stall_timeout=stall_timeout,
                     result=result,
                     profile=profile,
+                    lean=lean,
                 )
             )
         except Exception as exc:  # a failed run is reported, not fatal to the whole benchmark
@@ -464,6 +572,7 @@ def run_one(
                         target = keep_logs / f"{workload.name}-{kind}-r{repetition}.log"
                         target.write_bytes(scheduler.log.read_bytes()[-2_000_000:])
             cluster.down()
+    result.wall_s = time.monotonic() - started
     say(
         f"  {workload.name:<26} {kind:<8} {result.throughput_mean:8.1f} pods/s  "
         f"p99 {result.latency_s.get('p99', 0):6.2f}s  cpu {result.scheduler_cpu_s:6.1f}s  "
@@ -471,3 +580,10 @@ def run_one(
         + (f"  ERROR {result.error.splitlines()[0]}" if result.error else "")
     )
     return result
+
+
+def _cpus(cluster: LocalCluster, scheduler: SchedulerProcess) -> dict[str, str]:
+    pids = {"scheduler": scheduler.pid, "harness": os.getpid()}
+    for name in ("kube-apiserver", "etcd"):
+        pids[name] = cluster.component(name).pid
+    return {name: pinning.allowed(pid) for name, pid in pids.items()}

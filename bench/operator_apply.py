@@ -1,52 +1,122 @@
-"""Operator benchmark (not a test): apply -> Ready for N SchedulerProfiles, and the operator's
-memory. Runs ``corral operator`` as a subprocess against a running local cluster.
+"""Operator benchmark (not a test): the operator at fleet size.
 
-    hack/dev-cluster up --with-kube-scheduler --nodes 3 --dir /tmp/b
-    .venv/bin/python bench/operator_apply.py --dir /tmp/b --profiles 1 200
+    .venv/bin/python -m bench.operator_apply --profiles 200            # its own cluster
+    .venv/bin/python -m bench.operator_apply --dir /tmp/b --profiles 1 200   # a running one
 
-Each profile has replicas 1 (kwok pods), so "Ready" means: every child applied, the
-Deployment's pod scheduled by kube-scheduler and reported ready by kwok, status written.
-Reports wall time from the first create to the last Ready, and the operator's RSS (VmRSS at
-the end, VmHWM peak) from /proc.
+For each count, ``corral operator`` runs as a subprocess and the harness creates that many
+SchedulerProfiles (replicas 1, 16 creations in flight), then lists them every
+``POLL_S`` seconds. Per profile it records when its creation was sent, when the operator had
+applied its children and written its status (``status.observedGeneration`` reached the
+profile's generation: the operator writes status only after applying), and when it became
+``Ready=True`` (kube-controller-manager created the ReplicaSet and pod, kube-scheduler placed
+it, kwok reported it ready, the operator saw it). Reported:
+
+- **all applied**: from the first creation to the last profile's status; issue 18's target is
+  30 s at 200 profiles;
+- **apply -> Ready** p50 / p95 / max per profile, and the part of it after the status was
+  written (**rollout**: kube-controller-manager, kube-scheduler and kwok, not the operator);
+- the operator's RSS when idle, at the end and at its peak (VmHWM), and its CPU seconds.
+
+Results go to ``<out>/operator.json`` and a line each on stdout. The profiles are deleted
+after each count.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, Final
 
-from corral.k8s import ApiError, Client
+from bench import procstat, stats
+from corral.k8s import JSON, Client
 from corral.testing import LocalCluster
 
 ROOT = Path(__file__).resolve().parents[1]
 API, KIND = "corral.dev/v1alpha1", "SchedulerProfile"
+NAMESPACE: Final = "corral-bench"
+POLL_S: Final = 0.25
+TIMEOUT_S: Final = 900.0
+TARGET_APPLIED_S: Final = 30.0
 
 
-def rss_kib(pid: int) -> tuple[int, int]:
+def rss_mib(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) in MiB."""
     fields = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
         fields[key] = value.strip()
-    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
-def ready(kube: Client, name: str) -> bool:
-    try:
-        obj = kube.get(API, KIND, name)
-    except ApiError:
-        return False
-    conds = {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
-    return bool(conds.get("Ready", {}).get("status") == "True")
+def _condition(obj: JSON, kind: str) -> bool:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == kind:
+            return bool(c.get("status") == "True")
+    return False
 
 
-def run(cluster: LocalCluster, count: int, namespace: str) -> None:
+def _applied(obj: JSON) -> bool:
+    observed = (obj.get("status") or {}).get("observedGeneration")
+    return observed is not None and int(observed) >= int(obj["metadata"].get("generation", 1))
+
+
+def observe(
+    kube: Client, names: list[str], created: dict[str, float]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Poll until every profile is Ready; the time each was first seen applied and Ready."""
+    applied: dict[str, float] = {}
+    ready: dict[str, float] = {}
+    wanted = set(names)
+    start = min(created.values())
+    while len(ready) < len(wanted):
+        now = time.monotonic()
+        for obj in kube.list_items(API, KIND):
+            name = obj["metadata"]["name"]
+            if name not in wanted:
+                continue
+            if name not in applied and _applied(obj):
+                applied[name] = now
+            if name not in ready and _condition(obj, "Ready"):
+                ready[name] = now
+                applied.setdefault(name, now)
+        if now - start > TIMEOUT_S:
+            raise TimeoutError(
+                f"{len(wanted) - len(ready)} of {len(wanted)} profiles not Ready after "
+                f"{TIMEOUT_S:.0f} s ({len(applied)} applied)"
+            )
+        time.sleep(POLL_S)
+    return applied, ready
+
+
+def figures(
+    count: int, created: dict[str, float], applied: dict[str, float], ready: dict[str, float]
+) -> dict[str, Any]:
+    start = min(created.values())
+    apply_to_ready = [ready[n] - created[n] for n in created]
+    rollout = [ready[n] - applied[n] for n in created]
+    return {
+        "profiles": count,
+        "created_s": max(created.values()) - start,
+        "all_applied_s": max(applied.values()) - start,
+        "all_applied_target_s": TARGET_APPLIED_S,
+        "all_ready_s": max(ready.values()) - start,
+        "apply_to_ready_s": stats.percentiles(apply_to_ready)
+        | {"p95": stats.percentile(apply_to_ready, 95)},
+        "rollout_s": stats.percentiles(rollout) | {"p95": stats.percentile(rollout, 95)},
+    }
+
+
+def run(cluster: LocalCluster, count: int) -> dict[str, Any]:
     kube = cluster.admin
-    log = open(cluster.directory / f"bench-operator-{count}.log", "wb")  # noqa: SIM115
+    log = (cluster.directory / f"bench-operator-{count}.log").open("wb")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "operator")}
     op = subprocess.Popen(
         [sys.executable, "-m", "corral", "operator", f"--kubeconfig={cluster.kubeconfig}"],
@@ -54,62 +124,96 @@ def run(cluster: LocalCluster, count: int, namespace: str) -> None:
         stderr=subprocess.STDOUT,
         env=env,
     )
-    names = [f"bench-{uuid.uuid4().hex[:6]}-{i}" for i in range(count)]
+    tag = uuid.uuid4().hex[:6]
+    names = [f"bench-{tag}-{i}" for i in range(count)]
+    created: dict[str, float] = {}
+
+    def create(name: str) -> None:
+        created[name] = time.monotonic()
+        kube.create({"apiVersion": API, "kind": KIND, "metadata": {"name": name},
+                     "spec": {"namespace": NAMESPACE, "replicas": 1}})  # fmt: skip
+
     try:
         time.sleep(3)  # the operator's watches are up
-        idle = rss_kib(op.pid)
-        started = time.monotonic()
-        for name in names:
-            kube.create(
-                {
-                    "apiVersion": API,
-                    "kind": KIND,
-                    "metadata": {"name": name},
-                    "spec": {"namespace": namespace, "replicas": 1},
-                }
-            )
-        created = time.monotonic() - started
-        pending = set(names)
-        while pending:
-            pending = {n for n in pending if not ready(kube, n)}
-            if time.monotonic() - started > 900:
-                raise TimeoutError(f"{len(pending)} profiles not Ready after 900 s")
-            time.sleep(0.5)
-        elapsed = time.monotonic() - started
-        rss, peak = rss_kib(op.pid)
-        print(
-            f"profiles={count:4d}  created in {created:6.2f}s  all Ready after {elapsed:7.2f}s "
-            f"({elapsed / count * 1000:7.1f} ms/profile)  operator RSS idle {idle[0] / 1024:.0f} "
-            f"MiB, after {rss / 1024:.0f} MiB, peak {peak / 1024:.0f} MiB",
-            flush=True,
-        )
+        idle = rss_mib(op.pid)
+        cpu0 = procstat.cpu_seconds(op.pid)
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(create, names))
+        applied, ready = observe(kube, names, created)
+        rss, peak = rss_mib(op.pid)
+        result = figures(count, created, applied, ready) | {
+            "operator_rss_mib": {"idle": idle[0], "end": rss, "peak": peak},
+            "operator_cpu_s": procstat.cpu_seconds(op.pid) - cpu0,
+        }
     finally:
         op.terminate()
         op.wait(30)
         log.close()
         for name in names:
             kube.delete(API, KIND, name)
+    return result
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dir", type=Path, required=True, help="a running dev cluster")
-    parser.add_argument("--profiles", type=int, nargs="+", default=[1, 200])
-    args = parser.parse_args()
-    cluster = LocalCluster.attach(args.dir)
-    kube = cluster.admin
-    kube.apply(
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "corral-bench"}},
-        field_manager="corral-bench",
+def line(r: dict[str, Any]) -> str:
+    met = "met" if r["all_applied_s"] <= r["all_applied_target_s"] else "MISSED"
+    return (
+        f"profiles={r['profiles']:4d}  all applied+status {r['all_applied_s']:6.1f}s "
+        f"(target {r['all_applied_target_s']:.0f}s: {met})  apply->Ready p50 "
+        f"{r['apply_to_ready_s']['p50']:.1f}s p95 {r['apply_to_ready_s']['p95']:.1f}s  "
+        f"rollout p95 {r['rollout_s']['p95']:.1f}s  operator RSS idle "
+        f"{r['operator_rss_mib']['idle']:.0f} end {r['operator_rss_mib']['end']:.0f} peak "
+        f"{r['operator_rss_mib']['peak']:.0f} MiB  CPU {r['operator_cpu_s']:.1f}s"
     )
+
+
+def prepare(cluster: LocalCluster, biggest: int) -> None:
+    """The CRD, the namespace, and kwok nodes with room for every profile's pod."""
+    kube = cluster.admin
+    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+               field_manager="corral-bench")  # fmt: skip
     cluster.kubectl("apply", "-k", str(ROOT / "config" / "crd"))
-    biggest = max(args.profiles)
+    cluster.kubectl("wait", "--for=condition=Established", "crd/schedulerprofiles.corral.dev")
     nodes = kube.list_items("v1", "Node")
-    if len(nodes) * 100 < biggest + 50:
-        cluster.add_nodes((biggest + 50) // 100 + 1 - len(nodes), pods=110, prefix="bench")
-    for count in args.profiles:
-        run(cluster, count, "corral-bench")
-        time.sleep(5)  # garbage collection of the previous round
+    missing = (biggest + 50) // 100 + 1 - len(nodes)
+    if missing > 0:
+        cluster.add_nodes(missing, pods=110, prefix="bench")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--dir", type=Path, help="a running dev cluster with kube-scheduler "
+                        "(default: start one, and stop it afterwards)")  # fmt: skip
+    parser.add_argument("--profiles", type=int, nargs="+", default=[200])
+    parser.add_argument("--out", type=Path, help="write operator.json here (a directory)")
+    args = parser.parse_args(argv)
+    if any(n < 1 for n in args.profiles):
+        print(f"error: --profiles: every count must be at least 1, got {args.profiles}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    out = args.out or ROOT / "bench" / "results" / time.strftime("operator-%Y%m%d-%H%M%S")
+    with tempfile.TemporaryDirectory(prefix="corral-bench-operator-") as tmp:
+        own = args.dir is None
+        cluster = (
+            LocalCluster.up(Path(tmp), with_kube_scheduler=True)
+            if own
+            else LocalCluster.attach(args.dir)
+        )
+        try:
+            prepare(cluster, max(args.profiles))
+            results = []
+            for count in args.profiles:
+                results.append(run(cluster, count))
+                print(line(results[-1]), flush=True)
+                time.sleep(5)  # garbage collection of the previous round
+        finally:
+            if own:
+                cluster.down()
+    out.mkdir(parents=True, exist_ok=True)
+    document = {"command": " ".join(sys.argv), "machine": procstat.machine(), "runs": results}
+    (out / "operator.json").write_text(json.dumps(document, indent=1))
+    print(f"results: {out / 'operator.json'}")
     return 0
 
 

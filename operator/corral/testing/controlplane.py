@@ -1,5 +1,7 @@
 """A real local Kubernetes control plane: etcd, kube-apiserver, kube-controller-manager,
 optionally upstream kube-scheduler (as ``default-scheduler``), and kwok playing the kubelets.
+A *lean* control plane (for benchmarks, as upstream's scheduler_perf) is etcd and
+kube-apiserver only, with the admission plugins that need a controller turned off.
 
 Everything lives in one work directory::
 
@@ -54,6 +56,8 @@ from corral.testing.processes import (
 STATE_FILE: Final = "state.json"
 SERVICE_CIDR: Final = "10.96.0.0/16"
 POD_CIDR: Final = "10.244.0.0/16"
+# Off in a lean control plane, as in scheduler_perf: each needs a controller that is not there.
+LEAN_DISABLED_ADMISSION: Final = ("ServiceAccount", "TaintNodesByCondition")
 READY_TIMEOUT: Final = float(os.environ.get("CORRAL_READY_TIMEOUT", "120"))
 
 
@@ -113,6 +117,7 @@ class LocalCluster:
         real_node: bool = False,
         images: Sequence[Path] = (),
         lock_timeout: float = 0.0,
+        lean: bool = False,
     ) -> LocalCluster:
         """Start a control plane in ``directory``, or return the one already running there.
 
@@ -120,6 +125,12 @@ class LocalCluster:
         from pod network namespaces), the ``kubernetes`` Service gets that endpoint, and one
         real node (containerd, kubelet, kube-proxy; ``images`` imported) joins. The machine has
         room for one real node: this waits up to ``lock_timeout`` seconds for another to go.
+
+        ``lean``: etcd and kube-apiserver only (no kube-controller-manager, no kwok, no
+        scheduler), with the ServiceAccount and TaintNodesByCondition admission plugins off as
+        in upstream's scheduler_perf: pods need no ServiceAccount, and nodes created with a
+        Ready condition in their status are schedulable at once (nothing would lift the
+        not-ready taint). Nothing plays the kubelets: bound pods stay Pending.
         """
         directory = directory.resolve()
         if (directory / STATE_FILE).exists():
@@ -136,7 +147,7 @@ class LocalCluster:
         try:
             if node is not None:
                 node.prepare_host()
-            state = starter.start(with_kube_scheduler, list(scheduler_args))
+            state = starter.start(with_kube_scheduler, list(scheduler_args), lean=lean)
             cluster = cls(directory, state)
             if node is not None:
                 node.up(cluster.kubectl_argv(), images)
@@ -291,7 +302,7 @@ class _Starter:
                 )
         return None
 
-    def start(self, with_kube_scheduler: bool, scheduler_args: list[str]) -> State:
+    def start(self, with_kube_scheduler: bool, scheduler_args: list[str], *, lean: bool) -> State:
         d, b = self.directory, self.binaries
         identities = {**IDENTITIES, **(NODE_IDENTITIES if self.real_node else {})}
         creds = create_credentials(d / "pki", identities)
@@ -310,12 +321,12 @@ class _Starter:
         )
 
         self.say(f"starting kube-apiserver {b.versions.kube} on {server}")
-        self.launch(
-            "kube-apiserver",
-            b.kube_apiserver,
-            _apiserver_args(d, creds, etcd_port, api_port, self.address),
-            api_port,
-        )
+        apiserver_args = _apiserver_args(d, creds, etcd_port, api_port, self.address)
+        if lean:
+            apiserver_args.append(
+                f"--disable-admission-plugins={','.join(LEAN_DISABLED_ADMISSION)}"
+            )
+        self.launch("kube-apiserver", b.kube_apiserver, apiserver_args, api_port)
         admin_token = creds.tokens["admin"]
         wait_for(
             "kube-apiserver /readyz",
@@ -332,6 +343,11 @@ class _Starter:
                 user=user,
             )
 
+        if lean:
+            state = State(str(d), server, str(b.directory), False, list(self.started))
+            state.save(d)
+            self.say("ready (lean: etcd and kube-apiserver only)")
+            return state
         self.say("starting kube-controller-manager")
         self.launch(
             "kube-controller-manager",

@@ -77,7 +77,10 @@ def fake_node(
     labels: Mapping[str, str] | None = None,
     taints: Iterable[Taint] = (),
     extra_resources: Mapping[str, str] | None = None,
+    ready: bool = False,
 ) -> JSON:
+    """A kwok-managed node. ``ready``: created with a Ready condition already, for a lean
+    control plane where no kwok reports one (the API server keeps status on create)."""
     resources = {"cpu": cpu, "memory": memory, "pods": str(pods), **(extra_resources or {})}
     node: JSON = {
         "apiVersion": "v1",
@@ -99,6 +102,11 @@ def fake_node(
     taint_list = [t.to_json() for t in taints]
     if taint_list:
         node["spec"]["taints"] = taint_list
+    if ready:
+        node["status"]["conditions"] = [
+            {"type": "Ready", "status": "True", "reason": "KubeletReady",
+             "message": "created Ready (lean control plane)"}
+        ]  # fmt: skip
     return node
 
 
@@ -141,10 +149,12 @@ def add_nodes(
     prefix: str = "kwok-node",
     wait: bool = True,
     timeout: float = 120.0,
+    ready: bool = False,
 ) -> list[str]:
     """Create ``count`` fake nodes named ``<prefix>-<n>`` (numbering continues after existing
     ones); with ``zones`` > 0 they are spread round-robin over ``zone-0`` .. ``zone-<zones-1>``.
-    Returns their names once all of them are Ready and schedulable (unless ``wait`` is false)."""
+    Returns their names once all of them are Ready and schedulable (unless ``wait`` is false).
+    ``ready``: created Ready (see :func:`fake_node`)."""
     if count < 0 or zones < 0:
         raise NodeSpecError("--count and --zones must not be negative")
     start = next_index(client, prefix)
@@ -157,7 +167,7 @@ def add_nodes(
             node_labels.setdefault(REGION_LABEL, "region-0")
         manifests.append(
             fake_node(f"{prefix}-{i}", cpu=cpu, memory=memory, pods=pods,
-                      labels=node_labels, taints=taint_list)
+                      labels=node_labels, taints=taint_list, ready=ready)
         )  # fmt: skip
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(client.create, manifests))

@@ -53,6 +53,7 @@ from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
 from corral.scheduler.engine.secure_serving import DelegatedAuth, server_context
 from corral.scheduler.engine.server import HealthServer
+from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cluster_events import WILDCARD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import EXTENDER_NAME
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
@@ -93,6 +94,8 @@ class Engine:
         self.client = client
         self.aio = AsyncClient(client, bucket=self.bucket)
         self.metrics = SchedulerMetrics()
+        self.timing = EngineTiming()
+        self.metrics.registry.register(self.timing)
         self.objects = ObjectStore()
         self.nominator = Nominator()
         self.cache = Cache()
@@ -109,7 +112,7 @@ class Engine:
         frameworks = build_frameworks(
             engine,
             engine_registry(),
-            ApiBinder(client, self.bucket),
+            ApiBinder(client, self.bucket, self.timing.tallies["api_bind"]),
             objects=self.objects,
             nominator=self.nominator,
             preemption_executor=self.preemption,
@@ -148,6 +151,7 @@ class Engine:
             self.reporter,
             binding_workers=BINDING_WORKERS,
             nominator=self.nominator,
+            timing=self.timing,
         )
         self.informers = self._informers()
         secure = None

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from corral.k8s import Client
 from corral.k8s.ratelimit import TokenBucket
+from corral.scheduler.engine.timing import Tally
 from corral.scheduler.framework.types import PodInfo
 
 
 class ApiBinder:
-    def __init__(self, client: Client, bucket: TokenBucket) -> None:
+    def __init__(self, client: Client, bucket: TokenBucket, tally: Tally | None = None) -> None:
         self.client = client
         self.bucket = bucket
+        self.tally = tally or Tally()  # the calls' wall and CPU time, rate-limiter wait included
 
     def __call__(self, pod: PodInfo, node_name: str) -> None:
         body = {
@@ -24,6 +26,7 @@ class ApiBinder:
             "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
-        self.bucket.wait()
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
-        self.client.request("POST", path, body=body)
+        with self.tally.span():
+            self.bucket.wait()
+            self.client.request("POST", path, body=body)

@@ -22,6 +22,7 @@ from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
+from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
@@ -84,8 +85,15 @@ class SchedulingLoop:
         *,
         binding_workers: int = 16,
         nominator: Nominator | None = None,
+        timing: EngineTiming | None = None,
     ) -> None:
         self.nominator = nominator
+        # The scheduling thread's phases (PodScheduler marks filter and score, the cycle
+        # post_filter and assume) and the binding threads' spans.
+        self.timing = timing or EngineTiming()
+        self.clock = self.timing.scheduling
+        for scheduler in schedulers.values():
+            scheduler.mark = self.clock.mark
         self.queue = queue
         self.cache = cache
         self.schedulers = schedulers
@@ -118,8 +126,10 @@ class SchedulingLoop:
         return self._thread is not None and not self._stop.is_set()
 
     def _run(self) -> None:
+        self.clock.restart()
         while not self._stop.is_set():
             qpi = self.queue.pop(timeout=POP_TIMEOUT)
+            self.clock.mark("pop")
             if qpi is None:
                 continue
             try:
@@ -139,7 +149,9 @@ class SchedulingLoop:
         started = time.monotonic()
         cycle = self.queue.scheduling_cycle
         state = CycleState()
-        outcome = scheduling_cycle(scheduler, state, pod, self.cache.snapshot(), self.cache)
+        snapshot = self.cache.snapshot()
+        self.clock.mark("snapshot")
+        outcome = scheduling_cycle(scheduler, state, pod, snapshot, self.cache)
         if not outcome.ok:
             assert outcome.status is not None
             fit = outcome.fit_error
@@ -164,6 +176,7 @@ class SchedulingLoop:
                     time.monotonic() - started,
                 )
             )
+            self.clock.mark("failure")
             return
         assert outcome.result is not None
         assert self._pool is not None
@@ -171,8 +184,13 @@ class SchedulingLoop:
         job = _Binding(scheduler, state, qpi, result.suggested_host, cycle, started,
                        result.evaluated_nodes, result.feasible_nodes)  # fmt: skip
         self._pool.submit(self._bind, job)
+        self.clock.mark("handoff")
 
     def _bind(self, job: _Binding) -> None:
+        with self.timing.tallies["binding_cycle"].span():
+            self._binding_cycle(job)
+
+    def _binding_cycle(self, job: _Binding) -> None:
         qpi, host, scheduler, state = job.qpi, job.host, job.scheduler, job.state
         cycle, started, evaluated, feasible = job.cycle, job.started, job.evaluated, job.feasible
         pod = qpi.pod

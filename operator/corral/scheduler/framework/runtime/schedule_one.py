@@ -64,6 +64,7 @@ def scheduling_cycle(
             post, s = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
             err.diagnosis.post_filter_msg = s.message
             nominated = post.nominated_node_name if post is not None else ""
+            scheduler.mark("post_filter")
         status = Status.of(Code.UNSCHEDULABLE, err.message())
         return CycleOutcome(status=status, fit_error=err, nominated_node_name=nominated)
     except StatusError as err:
@@ -81,6 +82,7 @@ def scheduling_cycle(
         fwk.run_unreserve(state, pod, host)
         assumer.forget_pod(pod)
         return CycleOutcome(result=result, status=permitted)
+    scheduler.mark("assume")
     return CycleOutcome(result=result, status=permitted, waiting=permitted is not None)
 
 

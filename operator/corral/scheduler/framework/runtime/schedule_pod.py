@@ -21,7 +21,7 @@ goroutines:
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -62,6 +62,10 @@ class ScheduleResult:
     plugin_scores: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
 
 
+def _no_mark(phase: str) -> None:
+    pass
+
+
 class PodScheduler:
     """The state one profile keeps across cycles: the rotating start index and the RNG."""
 
@@ -81,6 +85,9 @@ class PodScheduler:
         self.percentage = percentage_of_nodes_to_score if profile_pct is None else profile_pct
         self.rng = rng or random.Random()
         self.next_start_node_index = 0
+        # A timing hook: books the time since its previous call to the named phase (the
+        # engine's PhaseClock.mark); a no-op unless the engine sets it.
+        self.mark: Callable[[str], None] = _no_mark
 
     def schedule_pod(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
         """Raises :class:`FitError` when no node fits, :class:`StatusError` on an Error."""
@@ -88,6 +95,7 @@ class PodScheduler:
             raise StatusError(Status.error(NO_NODES_AVAILABLE))
         self.fwk.set_snapshot(snapshot)
         feasible, diagnosis = self._find_nodes_that_fit(state, pod, snapshot)
+        self.mark("filter")
         if len(feasible) == 0:
             raise FitError(pod.key, snapshot.num_nodes, diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
@@ -97,6 +105,7 @@ class PodScheduler:
         top = total.max()
         ties = np.flatnonzero(total == top)
         chosen = int(feasible[int(ties[self.rng.randrange(len(ties))])])
+        self.mark("score")
         return ScheduleResult(
             snapshot.names[chosen], evaluated, len(feasible), feasible, per_plugin
         )

@@ -1,0 +1,286 @@
+"""A protocol run's verdicts: per workload, the median Corral/upstream ratio over the pairs with
+its exact 95% interval (``bench.intervals``), for throughput, scheduler CPU seconds per 1,000
+pods and peak RSS; each scheduler's absolute figures beside; API requests per pod; where
+Corral's scheduling thread spent its time. Also the comparison of two protocol runs.
+
+A pair counts only when both of its runs bound every measured pod; the table says how many
+pairs counted and shows an interval's real coverage whenever it is below 95%.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from bench.intervals import Interval, agree, median_interval, verdict
+
+Run = dict[str, Any]
+Document = dict[str, Any]
+
+# Bounds of issue 18's goal: throughput at or above 1.0x upstream, CPU per pod at or below
+# 0.9x, peak RSS at or below 1.0x.
+GOALS: dict[str, tuple[float, bool]] = {
+    "throughput": (1.0, True),
+    "cpu_per_1000": (0.9, False),
+    "rss": (1.0, False),
+}
+LABELS = {
+    "throughput": "throughput",
+    "cpu_per_1000": "CPU s / 1,000 pods",
+    "rss": "peak RSS",
+}
+
+
+def throughput(run: Run) -> float:
+    return float(run["throughput_mean"])
+
+
+def cpu_per_1000(run: Run) -> float:
+    return float(run["scheduler_cpu_s"]) / max(1, int(run["bound"])) * 1000
+
+
+def rss(run: Run) -> float:
+    return float(run["scheduler_peak_rss_mb"])
+
+
+FIGURES: dict[str, Callable[[Run], float]] = {
+    "throughput": throughput,
+    "cpu_per_1000": cpu_per_1000,
+    "rss": rss,
+}
+
+
+def pairs(document: Document) -> dict[str, list[tuple[Run, Run]]]:
+    """workload -> its complete pairs as (upstream, corral), in round order."""
+    by: dict[tuple[str, int], dict[str, Run]] = defaultdict(dict)
+    for run in document["runs"]:
+        by[(run["workload"], run["repetition"])][run["scheduler"]] = run
+    out: dict[str, list[tuple[Run, Run]]] = defaultdict(list)
+    for (workload, _round), runs in sorted(by.items(), key=lambda kv: kv[0][1]):
+        up, co = runs.get("upstream"), runs.get("corral")
+        if up and co and up.get("complete") and co.get("complete") and throughput(up) > 0:
+            out[workload].append((up, co))
+    return dict(out)
+
+
+@dataclass(frozen=True)
+class WorkloadSummary:
+    workload: str
+    params: dict[str, Any]
+    pairs: int  # complete pairs
+    planned: int  # pairs attempted (complete or not)
+    ratios: dict[str, Interval]  # figure -> Corral/upstream ratio
+    upstream: dict[str, Interval]  # figure -> absolute
+    corral: dict[str, Interval]
+    requests_per_pod: dict[str, float | None]  # scheduler -> median (None: not scraped)
+    phases_ms_per_pod: dict[str, dict[str, float]]  # Corral: phase -> {wall, cpu} ms per pod
+
+    def verdicts(self) -> dict[str, str]:
+        return {
+            figure: verdict(self.ratios[figure], bound, higher_is_better=higher)
+            for figure, (bound, higher) in GOALS.items()
+            if figure in self.ratios
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload, "params": self.params, "pairs": self.pairs,
+            "planned": self.planned,
+            "ratios": {k: v.to_json() for k, v in self.ratios.items()},
+            "upstream": {k: v.to_json() for k, v in self.upstream.items()},
+            "corral": {k: v.to_json() for k, v in self.corral.items()},
+            "verdicts": self.verdicts(), "requests_per_pod": self.requests_per_pod,
+            "phases_ms_per_pod": self.phases_ms_per_pod,
+        }  # fmt: skip
+
+
+def _requests(runs: list[Run]) -> float | None:
+    values = [r["api_requests"]["per_pod"] for r in runs if r.get("api_requests")]
+    return median(values) if values else None
+
+
+def _phases(runs: list[Run]) -> dict[str, dict[str, float]]:
+    """Median over the runs of each phase's wall and CPU milliseconds per bound pod."""
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        pods = max(1, int(run.get("bound") or 0))
+        for phase, clocks in (run.get("engine_phases") or {}).items():
+            for clock in ("wall", "cpu"):
+                per[phase][clock].append(clocks.get(clock, 0.0) / pods * 1000)
+    return {phase: {clock: median(v) for clock, v in clocks.items()}
+            for phase, clocks in per.items()}  # fmt: skip
+
+
+def summarize(document: Document) -> list[WorkloadSummary]:
+    complete = pairs(document)
+    planned: dict[str, int] = defaultdict(int)
+    params: dict[str, dict[str, Any]] = {}
+    for run in document["runs"]:
+        if run["scheduler"] == "upstream":
+            planned[run["workload"]] += 1
+        params.setdefault(run["workload"], run.get("params", {}))
+    out = []
+    for workload in dict.fromkeys(r["workload"] for r in document["runs"]):
+        got = complete.get(workload, [])
+        ratios: dict[str, Interval] = {}
+        absolute: dict[str, dict[str, Interval]] = {"upstream": {}, "corral": {}}
+        for name, figure in FIGURES.items():
+            values = [(figure(up), figure(co)) for up, co in got]
+            usable = [(u, c) for u, c in values if u > 0]
+            if not usable:
+                continue
+            ratios[name] = median_interval([c / u for u, c in usable])
+            absolute["upstream"][name] = median_interval([u for u, _ in usable])
+            absolute["corral"][name] = median_interval([c for _, c in usable])
+        out.append(
+            WorkloadSummary(
+                workload, params[workload], len(got), planned[workload], ratios,
+                absolute["upstream"], absolute["corral"],
+                {"upstream": _requests([u for u, _ in got]),
+                 "corral": _requests([c for _, c in got])},
+                _phases([c for _, c in got]),
+            )
+        )  # fmt: skip
+    return out
+
+
+# --- markdown -------------------------------------------------------------------------------
+
+
+def _iv(interval: Interval | None, fmt: str = "{:.2f}") -> str:
+    if interval is None:
+        return "-"
+    text = (
+        f"{fmt.format(interval.median)} [{fmt.format(interval.low)}, {fmt.format(interval.high)}]"
+    )
+    if not interval.reaches:
+        text += f" ({interval.coverage:.0%})"
+    return text
+
+
+def _abs(s: WorkloadSummary, figure: str, fmt: str) -> str:
+    up, co = s.upstream.get(figure), s.corral.get(figure)
+    if up is None or co is None:
+        return "-"
+    return f"{fmt.format(up.median)} / {fmt.format(co.median)}"
+
+
+def _req(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def table(summaries: list[WorkloadSummary]) -> str:
+    """The verdict table: ratios with intervals, verdicts, absolute medians beside."""
+    lines = [
+        "| workload (nodes / init / measured) | pairs | throughput ratio [95% CI] | ≥ 1.0x "
+        "| CPU/1,000 pods ratio [95% CI] | ≤ 0.9x | peak RSS ratio [95% CI] | ≤ 1.0x "
+        "| pods/s up / Corral | CPU s per 1,000 pods up / Corral | peak RSS MB up / Corral "
+        "| API requests per pod up / Corral |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        p = s.params
+        size = f"{p.get('nodes')} / {p.get('init_pods')} / {p.get('measured_pods')}"
+        v = s.verdicts()
+        pairs_cell = f"{s.pairs}" if s.pairs == s.planned else f"{s.pairs} of {s.planned}"
+        lines.append(
+            f"| {s.workload} ({size}) | {pairs_cell} "
+            f"| {_iv(s.ratios.get('throughput'))} | {v.get('throughput', '-')} "
+            f"| {_iv(s.ratios.get('cpu_per_1000'))} | {v.get('cpu_per_1000', '-')} "
+            f"| {_iv(s.ratios.get('rss'))} | {v.get('rss', '-')} "
+            f"| {_abs(s, 'throughput', '{:.1f}')} | {_abs(s, 'cpu_per_1000', '{:.2f}')} "
+            f"| {_abs(s, 'rss', '{:.0f}')} "
+            f"| {_req(s.requests_per_pod['upstream'])} / {_req(s.requests_per_pod['corral'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+PHASE_ORDER = ("pop", "snapshot", "filter", "score", "post_filter", "assume", "handoff",
+               "failure", "span:binding_cycle", "span:api_bind")  # fmt: skip
+
+
+def phases_table(summaries: list[WorkloadSummary]) -> str:
+    """Corral's scheduling thread per phase (wall ms per pod, and how much of it was CPU),
+    then the binding threads' spans."""
+    shown = [p for p in PHASE_ORDER if any(p in s.phases_ms_per_pod for s in summaries)]
+    if not shown:
+        return "(no engine phase counters in this run)\n"
+    head = "| workload | " + " | ".join(p.removeprefix("span:") for p in shown) + " |"
+    lines = [head, "|---|" + "---|" * len(shown)]
+    for s in summaries:
+        cells = []
+        for phase in shown:
+            clocks = s.phases_ms_per_pod.get(phase)
+            if clocks is None:
+                cells.append("-")
+                continue
+            wall, cpu = clocks.get("wall", 0.0), clocks.get("cpu", 0.0)
+            cells.append(f"{wall:.2f} ({cpu:.2f})")
+        lines.append(f"| {s.workload} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(document: Document) -> str:
+    summaries = summarize(document)
+    mode = document.get("mode", {})
+    head = (
+        f"Command: `{document.get('command', '?')}`; {document.get('started', '?')} to "
+        f"{document.get('finished', 'unfinished')}; control plane "
+        f"{'lean (etcd + kube-apiserver)' if mode.get('lean') else 'full'}; pinning "
+        f"{mode.get('pin') or 'off'}; {document.get('pairs', '?')} pairs planned.\n\n"
+        "Ratios are Corral/upstream, median over the pairs with the exact distribution-free "
+        "interval (coverage shown when below 95%); a verdict is on the whole interval "
+        "(met / missed / undecided). Absolute figures are the medians.\n\n"
+    )
+    notes = "".join(f"\nNote: {n}\n" for n in document.get("notes") or [])
+    return (
+        head + table(summaries) + "\nCorral's scheduling thread, ms per pod: wall (of which "
+        "thread CPU); binding threads' spans likewise (summed over threads):\n\n"
+        + phases_table(summaries)
+        + notes
+    )
+
+
+# --- two runs -------------------------------------------------------------------------------
+
+
+def compare(a: Document, b: Document) -> str:
+    """Do two protocol runs agree? For each workload and ratio: each run's median inside the
+    other's interval."""
+    sa = {s.workload: s for s in summarize(a)}
+    sb = {s.workload: s for s in summarize(b)}
+    lines = [
+        "| workload | figure | run A [95% CI] | run B [95% CI] | agree |",
+        "|---|---|---|---|---|",
+    ]
+    agreed = total = 0
+    for workload, left in sa.items():
+        right = sb.get(workload)
+        if right is None:
+            continue
+        for figure in FIGURES:
+            ia, ib = left.ratios.get(figure), right.ratios.get(figure)
+            if ia is None or ib is None:
+                continue
+            ok = agree(ia, ib)
+            agreed += ok
+            total += 1
+            lines.append(
+                f"| {workload} | {LABELS[figure]} ratio | {_iv(ia)} | {_iv(ib)} "
+                f"| {'yes' if ok else '**no**'} |"
+            )
+    head = (
+        f"Run A: `{a.get('command', '?')}` ({a.get('started', '?')}); "
+        f"run B: `{b.get('command', '?')}` ({b.get('started', '?')}).\n"
+        "Two runs agree on a figure when each run's median ratio lies inside the other's "
+        "interval.\n\n"
+        f"**{agreed} of {total} ratios agree.**\n\n"
+    )
+    return head + "\n".join(lines) + "\n"
+
+
+def is_protocol(document: Document) -> bool:
+    return document.get("kind") == "protocol"

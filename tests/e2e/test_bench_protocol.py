@@ -1,0 +1,51 @@
+"""The benchmark protocol's plumbing on a few nodes and pods (no figures are judged): one pair
+on fresh lean control planes, the scheduler pinned apart from the control plane, the API
+server's request counters and Corral's phase counters scraped around the measured phase."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from bench.__main__ import main
+
+PODS = 10
+
+
+@pytest.mark.timeout(300)
+def test_one_pair_on_lean_pinned_clusters(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    before = os.sched_getaffinity(0)
+    code = main(["protocol", "--pairs", "1", "--workload", "SchedulingBasic", "--nodes", "3",
+                 "--init-pods", "3", "--pods", str(PODS), "--out", str(out)])  # fmt: skip
+    assert code == 0
+    assert os.sched_getaffinity(0) == before  # the harness is moved back
+    document = json.loads((out / "results.json").read_text())
+    runs = {r["scheduler"]: r for r in document["runs"]}
+    assert [r["scheduler"] for r in document["runs"]] == ["upstream", "corral"]  # pair 1: AB
+    top = str(max(before))
+    for kind, run in runs.items():
+        assert run["complete"], (kind, run["error"])
+        assert run["lean"]
+        # The scheduler alone on the highest CPU; the control plane and harness on the rest.
+        assert run["cpus"]["scheduler"] == top
+        assert top not in run["cpus"]["kube-apiserver"].split(",")
+        assert run["cpus"]["etcd"] == run["cpus"]["kube-apiserver"] == run["cpus"]["harness"]
+        # Every measured pod was bound by exactly one Binding from the scheduler; the harness's
+        # own pod creations are not counted as the scheduler's.
+        requests = run["api_requests"]
+        assert requests["by_kind"]["POST pods/binding"] == PODS, requests
+        assert "POST pods" not in requests["by_kind"], requests
+        assert requests["harness"] == {"POST pods": PODS}
+        assert requests["flow_schema_total"] >= PODS
+    phases = runs["corral"]["engine_phases"]
+    assert phases["span:api_bind"]["count"] == PODS
+    assert phases["span:binding_cycle"]["count"] == PODS
+    assert phases["filter"]["count"] >= PODS
+    assert phases["pop"]["wall"] > phases["pop"]["cpu"]  # mostly waiting for pods
+    assert runs["upstream"]["engine_phases"] == {}
+    table = (out / "protocol.md").read_text()
+    assert "| SchedulingBasic (3 / 3 / 10) | 1 |" in table
+    assert "(0%)" in table  # one pair: the interval is the value itself, coverage 0

@@ -1,0 +1,143 @@
+"""A protocol run's verdict table, the comparison of two runs, and the generated docs section."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench import docs, summary
+
+
+def _run(workload: str, scheduler: str, rnd: int, pods_s: float, cpu: float, **kw: Any) -> Any:
+    return {
+        "workload": workload, "scheduler": scheduler, "repetition": rnd,
+        "complete": kw.get("complete", True), "throughput_mean": pods_s,
+        "scheduler_cpu_s": cpu, "bound": 1000, "measured_pods": 1000,
+        "scheduler_peak_rss_mb": kw.get("rss", 100.0),
+        "params": {"nodes": 500, "init_pods": 500, "measured_pods": 1000},
+        "api_requests": {"per_pod": kw.get("requests", 2.0)},
+        "engine_phases": kw.get("phases", {}),
+    }  # fmt: skip
+
+
+def _doc(corral: list[float], *, full: bool = False, incomplete: int | None = None) -> Any:
+    """Six pairs of workload W: upstream at 100 pods/s and 10 CPU s; Corral at ``corral``
+    pods/s and 8 CPU s (0.8x per pod)."""
+    runs = []
+    for rnd, pods_s in enumerate(corral):
+        runs.append(_run("W", "upstream", rnd, 100.0, 10.0))
+        phases = {"filter": {"wall": 2.0, "cpu": 1.5, "count": 1000.0}}
+        runs.append(_run("W", "corral", rnd, pods_s, 8.0, complete=rnd != incomplete,
+                         requests=3.0, rss=90.0, phases=phases))  # fmt: skip
+    return {"kind": "protocol", "mode": {"full": full, "lean": True, "pin": None},
+            "pairs": len(corral), "runs": runs, "command": "python -m bench protocol",
+            "started": "2026-11-24T01:00:00+0000"}  # fmt: skip
+
+
+def test_summary_of_six_pairs() -> None:
+    (s,) = summary.summarize(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0]))
+    assert (s.pairs, s.planned) == (6, 6)
+    tp = s.ratios["throughput"]
+    assert (tp.median, tp.low, tp.high, tp.reaches) == pytest.approx((1.125, 1.01, 1.3, True))
+    assert s.ratios["cpu_per_1000"].median == pytest.approx(0.8)
+    assert s.upstream["cpu_per_1000"].median == pytest.approx(10.0)  # CPU s per 1,000 pods
+    assert s.verdicts() == {"throughput": "met", "cpu_per_1000": "met", "rss": "met"}
+    assert s.requests_per_pod == {"upstream": 2.0, "corral": 3.0}
+    assert s.phases_ms_per_pod == {"filter": {"wall": 2.0, "cpu": 1.5}}
+
+
+def test_an_incomplete_pair_does_not_count_and_the_table_says_so() -> None:
+    doc = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0], incomplete=2)
+    (s,) = summary.summarize(doc)
+    assert (s.pairs, s.planned) == (5, 6)
+    row = summary.table([s]).splitlines()[2]
+    # Five pairs cannot reach 95%: the interval carries its real coverage.
+    assert row.startswith("| W (500 / 500 / 1000) | 5 of 6 | 1.10 [1.01, 1.30] (94%) | met |")
+
+
+def test_verdict_undecided_when_the_interval_straddles() -> None:
+    (s,) = summary.summarize(_doc([95.0, 110.0, 120.0, 101.0, 130.0, 115.0]))
+    assert s.verdicts()["throughput"] == "undecided"
+
+
+@pytest.mark.parametrize(
+    ("second", "want"),
+    [
+        pytest.param([104.0, 111.0, 118.0, 102.0, 128.0, 112.0], "3 of 3 ratios agree",
+                     id="same behaviour"),
+        pytest.param([135.0, 140.0, 150.0, 145.0, 160.0, 138.0], "2 of 3 ratios agree",
+                     id="throughput moved"),
+    ],
+)  # fmt: skip
+def test_compare_two_protocol_runs(second: list[float], want: str) -> None:
+    text = summary.compare(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0]), _doc(second))
+    assert f"**{want}.**" in text
+
+
+def test_docs_section_shows_both_sizes_and_compares_same_size_runs() -> None:
+    a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
+    b = _doc([104.0, 111.0, 118.0, 102.0, 128.0, 112.0])
+    full = _doc([150.0, 160.0, 170.0], full=True)
+    text = docs.section([a, full, b], {"throughput": "benchmarks/protocol-throughput.png"})
+    assert re.findall(r"^#+ .*$", text, re.M) == [
+        "### default sizes",
+        "#### default sizes: the same protocol run again",
+        "### 5,000 nodes (scheduler_perf's sizes)",
+    ]
+    assert "**3 of 3 ratios agree.**" in text
+    assert "1.60 [1.50, 1.70] (75%)" in text  # three pairs at full size: 75% only
+    assert "![throughput](benchmarks/protocol-throughput.png)" in text
+
+
+def test_splice_replaces_only_between_the_markers() -> None:
+    text = f"intro\n{docs.BEGIN}\nold\n{docs.END}\nrest\n"
+    assert docs.splice(text, "new") == f"intro\n{docs.BEGIN}\nnew\n{docs.END}\nrest\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(None, "cannot read a run: ", id="missing"),
+        pytest.param("{not json", "cannot read a run: ", id="not JSON"),
+        pytest.param('{"runs": []}', "is not a protocol run (python -m bench protocol)",
+                     id="a `bench run` result"),
+    ],
+)  # fmt: skip
+def test_docs_refuses_a_run_it_cannot_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    from bench.__main__ import main  # noqa: PLC0415
+
+    run = tmp_path / "run"
+    run.mkdir()
+    if content is not None:
+        (run / "results.json").write_text(content)
+    assert main(["docs", str(run), "--doc", str(tmp_path / "doc.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_docs_refuses_a_document_without_markers(tmp_path: Path) -> None:
+    with pytest.raises(docs.DocsError, match="the document has no"):
+        docs.splice("no markers here\n", "x")
+
+
+def test_compare_command_judges_protocol_runs_and_refuses_a_mix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json  # noqa: PLC0415
+
+    from bench.__main__ import main  # noqa: PLC0415
+
+    a, b, old = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "old.json"
+    a.write_text(json.dumps(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])))
+    b.write_text(json.dumps(_doc([104.0, 111.0, 118.0, 102.0, 128.0, 112.0])))
+    old.write_text(json.dumps({"runs": []}))
+    assert main(["compare", str(a), str(b)]) == 0
+    assert "**3 of 3 ratios agree.**" in capsys.readouterr().out
+    assert main(["compare", str(a), str(old)]) == 2
+    assert capsys.readouterr().err == "cannot compare a protocol run with a `bench run` run\n"
