@@ -347,12 +347,12 @@ def test_a_peer_reply_becomes_one_line_extender_error(
                        bind_verb="bind", weight=1),
         transport=_Reply(reply),
     )  # fmt: skip
+    calls = {
+        "filter": lambda: ext.filter(pod_info("p"), NODES),
+        "bind": lambda: ext.bind(pod_info("p"), "n0"),
+        "prioritize": lambda: ext.prioritize(pod_info("p"), NODES),
+    }
     with pytest.raises(ExtenderError) as caught:
-        if verb == "filter":
-            ext.filter(pod_info("p"), NODES)
-        elif verb == "bind":
-            ext.bind(pod_info("p"), "n0")
-        else:
-            ext.prioritize(pod_info("p"), NODES)
+        calls[verb]()
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
