@@ -35,12 +35,17 @@ _NOT_JSON: Final = ("binary", "set", "omap", "pairs", "timestamp")
 
 
 class YamlError(ValueError):
-    """Unusable YAML: ``where`` is ``source[:line:column]``, ``message`` says what is wrong."""
+    """Unusable YAML: ``where`` is ``source[:line:column]``, ``message`` says what is wrong;
+    ``line`` and ``column`` (from 1) when YAML gives a position."""
 
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}")
-        self.where = where
+    def __init__(
+        self, source: str, message: str, line: int | None = None, column: int | None = None
+    ) -> None:
+        self.where = source if line is None else f"{source}:{line}:{column}"
+        super().__init__(f"{self.where}: {message}")
         self.message = message
+        self.line = line
+        self.column = column
 
 
 def _refuse_tag(loader: yaml.SafeLoader, node: Node) -> Any:
@@ -158,9 +163,10 @@ def load_all(
                 docs.append(data)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        what = ", ".join(p for p in (exc.context, exc.problem) if p)
-        raise YamlError(where, f"invalid YAML: {_one_line(what)}") from None
+        what = f"invalid YAML: {_one_line(', '.join(p for p in (exc.context, exc.problem) if p))}"
+        if mark is None:
+            raise YamlError(source, what) from None
+        raise YamlError(source, what, mark.line + 1, mark.column + 1) from None
     except yaml.reader.ReaderError as exc:
         what = f"not {exc.encoding} text" if exc.encoding else "invalid YAML"
         raise YamlError(source, f"{what}: {_one_line(exc.reason)} at {exc.position}") from None

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     for node in nodes:
         status = node.get("status")
         if not isinstance(status, dict) or not status.get("allocatable"):
-            raise UsageError(f"Node {object_name(node)}: status.allocatable is required")
+            raise UsageError(f"Node {_object_name(node)}: status.allocatable is required")
     try:
         simulator = Simulator(load_engine_config(choose_config(docs, args.config)), seed=args.seed)
     except (ValidationError, ProfileError) as exc:
@@ -150,7 +150,7 @@ def _node_name(doc: dict[str, Any]) -> object:
     return spec.get("nodeName") if isinstance(spec, dict) else None
 
 
-def object_name(doc: dict[str, Any]) -> str:
+def _object_name(doc: dict[str, Any]) -> str:
     meta = doc.get("metadata")
     return str(meta.get("name")) if isinstance(meta, dict) else "<unnamed>"
 

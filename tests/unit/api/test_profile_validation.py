@@ -282,6 +282,12 @@ def fit(args: dict[str, Any]) -> dict[str, Any]:
             "cluster scheduler",
             id="kube-scheduler lease",
         ),
+        pytest.param(
+            profile({"plugins": {"multiPoint": {"enabled": [{"name": "CheckPodCountLimit"}]}}}),
+            "spec.pluginConfig[CheckPodCountLimit].args.podCountLimit",
+            "required: how many of this scheduler's pods one node may run",
+            id="enabled without the args it cannot default (the engine would not start)",
+        ),
     ],
 )
 def test_invalid_profile_reports_path(data: dict[str, Any], path: str, fragment: str) -> None:

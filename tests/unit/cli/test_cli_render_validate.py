@@ -94,6 +94,11 @@ def test_validate_valid_files(capsys: pytest.CaptureFixture[str]) -> None:
             id="overflowing backoff",
         ),
         pytest.param(
+            HEAD + "spec:\n  podInitialBackoffSeconds: 99999999999999999999999\n",
+            ["spec.podInitialBackoffSeconds: 99999999999999999999999 does not fit in a 64-bit"],
+            id="integer beyond int64",
+        ),
+        pytest.param(
             HEAD + "spec:\n  extenders:\n  - {urlPrefix: 'https://e:1', filterVerb: f, "
             "tlsConfig: {certData: Y2VydA==}}\n",
             ["spec.extenders[0].tlsConfig.certData: inline", "spec.extenders[0].tlsSecretRef"],

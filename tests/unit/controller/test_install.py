@@ -60,7 +60,14 @@ ALL_PLUGINS = sorted(default_catalog().plugins)
             id="tenant",
         ),
         pytest.param(
-            {"plugins": {"multiPoint": {"enabled": [{"name": n} for n in ALL_PLUGINS]}}},
+            {
+                "plugins": {"multiPoint": {"enabled": [{"name": n} for n in ALL_PLUGINS]}},
+                # the args these plugins cannot default (without them the engine cannot start)
+                "pluginConfig": [
+                    {"name": "CheckPodCountLimit", "args": {"podCountLimit": 1}},
+                    {"name": "CheckPodLimitResources", "args": {"limitRatio": {"cpu": 1.0}}},
+                ],
+            },
             id="every built-in plugin",
         ),
     ],

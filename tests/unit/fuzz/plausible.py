@@ -32,6 +32,7 @@ DURATIONS = [
     "99999999999h",
     "-1s",
     "1ns",
+    "111s" * 20 + "!",  # backtracked exponentially in the old grammar (about a minute here)
 ]
 _INTS = [0, 1, 2, 3, 5, 10, 50, 100, 101, -1, 2**31 - 1, 2**31, 2**40]
 _FLOATS = [0.0, 0.5, 1.0, 2.0, 100.0, -1.0, 1e300]

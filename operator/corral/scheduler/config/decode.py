@@ -157,6 +157,9 @@ def _decode_scalar(
             if bits == 32 and not MIN_INT32 <= data <= MAX_INT32:
                 errors.append(field_error(path, f"{data} does not fit in a 32-bit integer"))
                 return None
+            if not -(2**63) <= data < 2**63:
+                errors.append(field_error(path, f"{data} does not fit in a 64-bit integer"))
+                return None
             return data
     elif tp is float:
         if isinstance(data, int | float) and not isinstance(data, bool):

@@ -8,7 +8,7 @@ the caller's wording of where a YAML syntax error stands differs, so that is a p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any
 
 from corral.scheduler.config.errors import (
     FieldError,
@@ -18,8 +18,6 @@ from corral.scheduler.config.errors import (
     quote,
 )
 from corral.yamlload import YamlError, load_all
-
-_SOURCE: Final = "<yaml>"
 
 
 def yaml_documents(
@@ -32,11 +30,9 @@ def yaml_documents(
     when YAML gives no position.
     """
     try:
-        return load_all(text, _SOURCE)
+        return load_all(text, unplaced)
     except YamlError as exc:
-        where = exc.where[len(_SOURCE) :]
-        line, _, col = where.lstrip(":").partition(":")
-        path = position(int(line), int(col)) if line.isdigit() and col.isdigit() else unplaced
+        path = unplaced if exc.line is None else position(exc.line, exc.column or 0)
         raise ValidationError([FieldError(path, exc.message)]) from None
 
 

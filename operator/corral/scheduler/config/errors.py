@@ -75,7 +75,12 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
+# A value echoed back is cut here: the message stays one readable line.
+MAX_QUOTED = 120
+
+
 def quote(value: object) -> str:
-    """Go-style ``%q`` quoting for values echoed back in messages."""
+    """Go-style ``%q`` quoting for values echoed back in messages (long ones are cut)."""
     text = str(value)
-    return '"' + printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+    cut = text[:MAX_QUOTED] + "..." if len(text) > MAX_QUOTED else text
+    return '"' + printable(cut.replace("\\", "\\\\").replace('"', '\\"')) + '"'

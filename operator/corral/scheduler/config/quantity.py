@@ -48,10 +48,15 @@ MAX_EXPONENT: Final = 64
 
 
 def parse(text: str | int | float) -> Fraction:
-    """The exact amount of a quantity string (numbers from JSON are accepted as they are)."""
+    """The exact amount of a quantity string (numbers from JSON are accepted as they are).
+    Amounts are kept as int64: larger ones are refused."""
     if not isinstance(text, str | int | float):
         raise QuantityError(f"quantity {text!r} is not a number or a string")
-    return _parse(text)
+    amount = _parse(text)
+    if abs(amount) >= 2**63:
+        shown = text if not isinstance(text, str) or len(text) <= MAX_DIGITS else text[:MAX_DIGITS]
+        raise QuantityError(f"quantity {shown!r} is out of range")
+    return amount
 
 
 @functools.lru_cache(maxsize=8192)
@@ -86,5 +91,8 @@ def value(amount: Fraction) -> int:
 
 
 def milli_value(amount: Fraction) -> int:
-    """Thousandths, rounded up (``Quantity.MilliValue()``); cpu is kept in these."""
-    return math.ceil(amount * 1000)
+    """Thousandths, rounded up (``Quantity.MilliValue()``); cpu is kept in these, as int64."""
+    milli = math.ceil(amount * 1000)
+    if abs(milli) >= 2**63:
+        raise QuantityError(f"quantity {float(amount):g} is out of range in thousandths")
+    return milli

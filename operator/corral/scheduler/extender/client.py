@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from corral.extender import types as wire
 from corral.scheduler.config.decode import parse_duration
+from corral.scheduler.config.errors import printable
 from corral.scheduler.config.types import Extender as ExtenderConfig
 from corral.scheduler.extender.nodes import node_json
 from corral.scheduler.extender.transport import (
@@ -120,7 +121,7 @@ class HTTPExtender:
         doc = self._send(self.filter_verb, self._args(pod, nodes).to_json())
         result = self._decode(wire.ExtenderFilterResult.from_json, doc)
         if result.error:
-            raise ExtenderError(result.error)
+            raise ExtenderError(printable(result.error))  # a peer's text, kept on one line
         if self.node_cache_capable and result.node_names is not None:
             kept = list(result.node_names)
         elif result.nodes is not None:
@@ -152,7 +153,7 @@ class HTTPExtender:
         doc = self._send(self.bind_verb, args.to_json())
         result = self._decode(wire.ExtenderBindingResult.from_json, doc)
         if result.error:
-            raise ExtenderError(result.error)
+            raise ExtenderError(printable(result.error))  # a peer's text, kept on one line
 
     def process_preemption(
         self,

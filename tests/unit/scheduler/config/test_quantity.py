@@ -22,7 +22,7 @@ from corral.scheduler.config import quantity
         pytest.param("1k", 1000, 10**6, id="k"),
         pytest.param("2M", 2 * 10**6, 2 * 10**9, id="M"),
         pytest.param("1G", 10**9, 10**12, id="G"),
-        pytest.param("1E", 10**18, 10**21, id="E is exa"),
+        pytest.param("1P", 10**15, 10**18, id="P is peta"),
         pytest.param("1e3", 1000, 10**6, id="exponent"),
         pytest.param("15E-1", 2, 1500, id="negative exponent"),
         pytest.param("1u", 1, 1, id="micro rounds milli up"),
@@ -51,8 +51,16 @@ def test_invalid(text: str) -> None:
         pytest.param("9" * 5000, "is too long", id="5000 digits"),
         pytest.param(["1"], "is not a number or a string", id="a list"),
         pytest.param(True, "is not a number", id="a boolean"),
+        pytest.param("99999999999999999999Ei", "is out of range", id="beyond int64"),
     ],
 )
 def test_absurd_quantities_are_refused_at_once(text: object, message: str) -> None:
     with pytest.raises(quantity.QuantityError, match=message):
         quantity.parse(text)  # type: ignore[arg-type]
+
+
+def test_milli_values_stay_in_int64() -> None:
+    assert quantity.value(quantity.parse("1E")) == 10**18  # E is exa, in range as a value
+    assert quantity.milli_value(quantity.parse("9P")) == 9 * 10**18
+    with pytest.raises(quantity.QuantityError, match="is out of range in thousandths"):
+        quantity.milli_value(quantity.parse("10P"))

@@ -318,3 +318,41 @@ def test_https_client_certificate(pki: Pki, as_data: bool) -> None:
 def test_insecure_with_ca_is_refused(pki: Pki) -> None:
     with pytest.raises(ValueError, match="insecure flag is not allowed"):
         _ext("https://x", tls_config=ExtenderTLSConfig(insecure=True, ca_file=str(pki.ca)))
+
+
+class _Reply:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def post(self, url: str, body: bytes) -> tuple[int, bytes]:
+        return 200, self.body
+
+
+@pytest.mark.parametrize(
+    ("verb", "reply", "message"),
+    [
+        pytest.param("filter", b'{"Error": "down\\nfor maintenance"}', "down\\nfor maintenance",
+                     id="filter error text kept on one line"),
+        pytest.param("bind", b'{"Error": "no\\r\\nway"}', "no\\r\\nway", id="bind error text"),
+        pytest.param("prioritize", b'[{"Host": "n0", "Score": 9223372036854775808}]',
+                     "Score: 9223372036854775808 does not fit in a 64-bit integer",
+                     id="score beyond int64"),
+    ],
+)  # fmt: skip
+def test_a_peer_reply_becomes_one_line_extender_error(
+    verb: str, reply: bytes, message: str
+) -> None:
+    ext = HTTPExtender(
+        ExtenderConfig(url_prefix="http://x", filter_verb="filter", prioritize_verb="prioritize",
+                       bind_verb="bind", weight=1),
+        transport=_Reply(reply),
+    )  # fmt: skip
+    calls = {
+        "filter": lambda: ext.filter(pod_info("p"), NODES),
+        "bind": lambda: ext.bind(pod_info("p"), "n0"),
+        "prioritize": lambda: ext.prioritize(pod_info("p"), NODES),
+    }
+    with pytest.raises(ExtenderError) as caught:
+        calls[verb]()
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
