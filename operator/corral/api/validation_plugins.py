@@ -16,7 +16,6 @@ from corral.api.types import ProfileExtender, SchedulerProfileSpec
 from corral.scheduler import config as cfg
 from corral.scheduler.config import args as cfg_args
 from corral.scheduler.config import multipoint, validation
-from corral.scheduler.config.defaults import default_args
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
 from corral.scheduler.config.names import check_dns1123_subdomain
 from corral.scheduler.config.types import ALL_PLUGINS
@@ -78,9 +77,8 @@ def validate_plugins(path: FieldPath, spec: SchedulerProfileSpec, catalog: Catal
         errs += _validate_args(p.child("args"), pc.name, pc.args, catalog)
     # An enabled plugin without an entry runs with its default args, which some cannot have.
     for name in sorted(enabled - seen):
-        if name in cfg.ARGS_TYPES:
-            at = cp.key(name).child("args")
-            errs += validation.validate_plugin_args(at, name, default_args(name, {}, at, errs))
+        if name in cfg.ARGS:
+            errs += validation.validate_plugin_args(cp.key(name).child("args"), name, {})
     if not errs:
         errs += _expanded_checks(path, spec, merged, registry)
     return errs
