@@ -116,10 +116,15 @@ def test_unschedulable_pod_is_retried_when_a_node_fits(
     wait_until("the pod bound to the new node",
                lambda: bool(kube.get("v1", "Pod", "big", namespace)["spec"].get("nodeName")),
                timeout=30)  # fmt: skip
-    scheduled = kube.list_items("v1", "Event", namespace, field_selector="reason=Scheduled")
-    assert any(
-        e["message"].startswith(f"Successfully assigned {namespace}/big to ") for e in scheduled
-    )
+
+    def scheduled_event() -> bool:
+        events = kube.list_items("v1", "Event", namespace, field_selector="reason=Scheduled")
+        return any(
+            e["message"].startswith(f"Successfully assigned {namespace}/big to ") for e in events
+        )
+
+    # Posted after the binding, like the FailedScheduling one above.
+    wait_until("the Scheduled event", scheduled_event, timeout=15)
 
 
 @pytest.fixture(scope="module")
