@@ -209,7 +209,8 @@ class SchedulingLoop:
                         time.monotonic() - started)
             )  # fmt: skip
             return
-        self._requeue(qpi, cycle, frozenset())
+        rejecting = frozenset({status.plugin}) if status.is_rejected and status.plugin else None
+        self._requeue(qpi, cycle, rejecting or frozenset())
         # Upstream (1.27+) reports the binding cycle's status as it is: its message without the
         # old "binding rejected: " prefix, Unschedulable when a plugin rejected the pod.
         reason = REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR
