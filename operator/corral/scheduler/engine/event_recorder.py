@@ -109,6 +109,13 @@ class SeriesCache:
         return [copy.deepcopy(e.event) for e in self._entries.values() if "series" in e.event]
 
 
+def truncate_note(message: str) -> str:
+    """Upstream ``truncateMessage`` for FailedScheduling: a cut note ends in `` ...``."""
+    if len(message) <= NOTE_LIMIT:
+        return message
+    return message[: NOTE_LIMIT - len(" ...")] + " ..."
+
+
 def scheduled_note(pod: PodRef, node: str) -> str:
     return f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
 
@@ -161,7 +168,7 @@ class EventRecorder:
         self.event(pod, "Normal", REASON_SCHEDULED, "Binding", scheduled_note(pod, node))
 
     def failed_scheduling(self, pod: PodRef, message: str) -> None:
-        self.event(pod, "Warning", REASON_FAILED_SCHEDULING, "Scheduling", message)
+        self.event(pod, "Warning", REASON_FAILED_SCHEDULING, "Scheduling", truncate_note(message))
 
     async def run(self) -> None:
         """Send queued Events until cancelled; failures are logged, never retried forever."""

@@ -1,6 +1,7 @@
 """The Event series cache aggregates isomorphic Events as client-go's events broadcaster does:
 same key → one series (the second observation writes count 2, later ones only count), another
-key → a new Event, and a key quiet for the window ends its series."""
+key → a new Event, and a key quiet for the window ends its series; long FailedScheduling notes
+are cut as upstream's truncateMessage."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from typing import Any
 import pytest
 
 from corral.k8s import JSON
-from corral.scheduler.engine.event_recorder import FINISH_SECONDS, SeriesCache
+from corral.scheduler.engine.event_recorder import (
+    FINISH_SECONDS,
+    NOTE_LIMIT,
+    SeriesCache,
+    truncate_note,
+)
 from corral.scheduler.engine.leaderelection import micro_time
 
 T0 = 1_800_000_000.0
@@ -103,3 +109,14 @@ def test_written_events_are_copies() -> None:
     second = cache.observe(event(), T0 + 1)
     assert second is not None
     assert second["note"] == "0/3 nodes are available"
+
+
+@pytest.mark.parametrize(
+    ("length", "want"),
+    [
+        pytest.param(NOTE_LIMIT, "x" * NOTE_LIMIT, id="at the limit: kept"),
+        pytest.param(NOTE_LIMIT + 1, "x" * (NOTE_LIMIT - 4) + " ...", id="over: cut, ' ...'"),
+    ],
+)
+def test_failed_scheduling_notes_are_truncated_as_upstream(length: int, want: str) -> None:
+    assert truncate_note("x" * length) == want
