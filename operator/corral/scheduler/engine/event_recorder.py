@@ -16,7 +16,6 @@ upstream, which loses the tail, at shutdown.
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import socket
 import time
@@ -74,7 +73,8 @@ class SeriesCache:
 
     ``observe`` returns the Event to write for a new one: the Event itself when its key is new,
     its series (count 2) on the second observation, None on later ones (only counted). ``finish``
-    and ``refresh`` return the series to write periodically. Returned Events are copies.
+    and ``refresh`` return the series to write periodically. Events are never changed in place
+    but for the cached copy's top-level ``series``, so shallow copies keep the written ones apart.
     """
 
     def __init__(self, window: float = FINISH_SECONDS) -> None:
@@ -88,8 +88,8 @@ class SeriesCache:
         key = event_key(event)
         entry = self._entries.get(key)
         if entry is None:
-            self._entries[key] = _Entry(copy.deepcopy(event), now)
-            return copy.deepcopy(event)
+            self._entries[key] = _Entry(dict(event), now)
+            return event
         entry.observed = now
         series = entry.event.get("series")
         if series is not None:
@@ -97,7 +97,7 @@ class SeriesCache:
             series["lastObservedTime"] = micro_time(now)
             return None
         entry.event["series"] = {"count": 2, "lastObservedTime": micro_time(now)}
-        return copy.deepcopy(entry.event)
+        return _snapshot(entry.event)
 
     def finish(self, now: float) -> list[JSON]:
         """Forget Events quiet for the window; return the final state of the series among them."""
@@ -106,7 +106,11 @@ class SeriesCache:
 
     def refresh(self) -> list[JSON]:
         """Every open series, to write its current count."""
-        return [copy.deepcopy(e.event) for e in self._entries.values() if "series" in e.event]
+        return [_snapshot(e.event) for e in self._entries.values() if "series" in e.event]
+
+
+def _snapshot(event: JSON) -> JSON:
+    return {**event, "series": dict(event["series"])}
 
 
 def truncate_note(message: str) -> str:
