@@ -97,3 +97,42 @@ def test_extender_filters_prioritizes_and_binds(
     stuck = [e["message"] for e in events if e["involvedObject"]["name"] == "stuck"]
     assert stuck
     assert "not allowed by the example extender" in stuck[-1]
+
+
+def test_a_failed_bind_is_reported_with_upstreams_message(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    extender: str,
+) -> None:
+    pool = {"pool": namespace}
+    fake_nodes(1, cpu="2", memory="4Gi", labels={**pool, ALLOWED: "true"})
+    name = scheduler_name()
+    extenders = [
+        {"urlPrefix": extender, "filterVerb": "filter", "bindVerb": "no-such-verb",
+         "nodeCacheCapable": False, "httpTimeout": "5s"}
+    ]  # fmt: skip
+    engines(engine_config(cluster.kubeconfig, name, extenders=extenders))
+    kube.create(pod("p", namespace, name, nodeSelector=pool))
+
+    def condition() -> dict[str, str] | None:
+        status = kube.get("v1", "Pod", "p", namespace).get("status", {})
+        return next((c for c in status.get("conditions", []) if c["type"] == "PodScheduled"), None)
+
+    wait_until("the PodScheduled=False condition", lambda: condition() is not None, timeout=30)
+    # Upstream (1.27+) reports the binding cycle's status as it is, without the old
+    # "binding rejected: " prefix.
+    message = f"failed no-such-verb with extender at URL {extender}/no-such-verb, code 404"
+    got = condition()
+    assert got is not None
+    assert (got["status"], got["reason"], got["message"]) == ("False", "SchedulerError", message)
+
+    def noted() -> list[str]:
+        events = kube.list_items("events.k8s.io/v1", "Event", namespace,
+                                 field_selector="reason=FailedScheduling")  # fmt: skip
+        return [e["note"] for e in events if e["regarding"]["name"] == "p"]
+
+    wait_until("the FailedScheduling event", lambda: bool(noted()), timeout=15)
+    assert set(noted()) == {message}

@@ -222,7 +222,7 @@ class Engine:
     ) -> None:
         """An Event about any pod (e.g. a preemption victim), from any thread."""
         recorder = next(iter(self.recorders.values()))
-        ref = PodRef(pod.namespace, pod.name, pod.uid)
+        ref = PodRef(pod.namespace, pod.name, pod.uid, pod.resource_version)
         self.reporter.on_loop(recorder.event, ref, event_type, reason, action, note)
 
     def _count_preemption(self, victims: int) -> None:
@@ -250,6 +250,7 @@ class Engine:
             self._spawn(informer.run())
         for recorder in self.recorders.values():
             self._spawn(recorder.run())
+            self._spawn(recorder.maintain())
         self._spawn(self._housekeeping())
         try:
             for informer in self.informers:
@@ -368,7 +369,7 @@ class _Reporter:
             'Successfully bound pod to node pod="%s" node="%s" evaluatedNodes=%d feasibleNodes=%d',
             pod.key, outcome.node, outcome.evaluated_nodes, outcome.feasible_nodes,
         )  # fmt: skip
-        ref = PodRef(pod.namespace, pod.name, pod.uid)
+        ref = PodRef(pod.namespace, pod.name, pod.uid, pod.resource_version)
         self.engine.recorders[outcome.profile].scheduled(ref, outcome.node)
 
     def failed(self, outcome: Failure) -> None:
@@ -382,7 +383,7 @@ class _Reporter:
         pod = outcome.pod
         log.info('Unable to schedule pod pod="%s" reason=%s err="%s"',
                  pod.key, outcome.reason, outcome.message)  # fmt: skip
-        ref = PodRef(pod.namespace, pod.name, pod.uid)
+        ref = PodRef(pod.namespace, pod.name, pod.uid, pod.resource_version)
         self.engine.recorders[outcome.profile].failed_scheduling(ref, outcome.message)
         self.engine._spawn(self._patch_status(outcome))
 

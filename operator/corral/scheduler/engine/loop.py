@@ -26,6 +26,7 @@ from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
+from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 
 log = logging.getLogger("corral.scheduler")
@@ -196,23 +197,26 @@ class SchedulingLoop:
         pod = qpi.pod
         try:
             status = binding_cycle(scheduler, state, pod, host, self.cache)
-            ok, error = status is None, "" if status is None else status.message
         except Exception as exc:  # the binding cycle must always end in done or requeue
             log.exception("binding %s to %s failed unexpectedly", pod.key, host)
             with contextlib.suppress(CacheError):
                 self.cache.forget_pod(pod)
-            ok, error = False, str(exc) or type(exc).__name__
-        if ok:
+            status = Status.error(str(exc) or type(exc).__name__)
+        if status is None:
             self.queue.done(pod.uid)
             self.reporter.scheduled(
                 Success(pod, pod.scheduler_name, host, evaluated, feasible,
                         time.monotonic() - started)
             )  # fmt: skip
             return
-        self._requeue(qpi, cycle, frozenset())
+        rejecting = frozenset({status.plugin}) if status.is_rejected and status.plugin else None
+        self._requeue(qpi, cycle, rejecting or frozenset())
+        # Upstream (1.27+) reports the binding cycle's status as it is: its message without the
+        # old "binding rejected: " prefix, Unschedulable when a plugin rejected the pod.
+        reason = REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR
         self.reporter.failed(
-            Failure(pod, pod.scheduler_name, REASON_SCHEDULER_ERROR,
-                    f"binding rejected: {error}", "", time.monotonic() - started)
+            Failure(pod, pod.scheduler_name, reason, status.message, "",
+                    time.monotonic() - started)
         )  # fmt: skip
 
     def _requeue(self, qpi: QueuedPodInfo, cycle: int, plugins: frozenset[str]) -> None:

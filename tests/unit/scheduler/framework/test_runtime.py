@@ -285,7 +285,10 @@ def test_reserve_failure_unreserves_and_forgets() -> None:
     sched = _scheduler(reserve, reserve=("R",))
     p = pod_info("p", cpu="1")
     outcome = scheduling_cycle(sched, CycleState(), p, cache.snapshot(), cache)
-    assert outcome.status == Status(Code.UNSCHEDULABLE, ("taken",), "R")
+    # Upstream wraps a rejection on the chosen host as a FitError over that one node.
+    assert outcome.status == Status(Code.UNSCHEDULABLE, ("0/1 nodes are available: 1 taken.",), "R")
+    assert outcome.fit_error is not None
+    assert outcome.fit_error.diagnosis.unschedulable_plugins == {"R"}
     assert reserve.log == ["reserve n0", "unreserve n0"]
     assert cache.get_pod(p.uid) is None
 
@@ -294,11 +297,20 @@ def test_reserve_failure_unreserves_and_forgets() -> None:
     ("decide", "want"),
     [
         pytest.param("allow", None, id="allowed"),
-        pytest.param("reject", Status(Code.UNSCHEDULABLE, ("not now",), "W"), id="rejected"),
+        pytest.param(
+            "reject",
+            Status(Code.UNSCHEDULABLE, ("0/1 nodes are available: 1 not now.",), "W"),
+            id="rejected",
+        ),
         pytest.param(
             "timeout",
             Status(
-                Code.UNSCHEDULABLE, ("rejected due to timeout after waiting 0s at plugin W",), "W"
+                Code.UNSCHEDULABLE,
+                (
+                    "0/1 nodes are available: 1 rejected due to timeout after waiting 0s "
+                    "at plugin W.",
+                ),
+                "W",
             ),
             id="timed out",
         ),
@@ -332,7 +344,9 @@ def test_permit_rejection_fails_the_scheduling_cycle() -> None:
     sched = _scheduler(FakePermit("W", Status.of(Code.UNSCHEDULABLE, "no")), permit=("W",))
     outcome = scheduling_cycle(sched, CycleState(), pod_info("p"), cache.snapshot(), cache)
     assert not outcome.ok
-    assert outcome.status == Status(Code.UNSCHEDULABLE, ("no",), "W")
+    assert outcome.status == Status(Code.UNSCHEDULABLE, ("0/1 nodes are available: 1 no.",), "W")
+    assert outcome.fit_error is not None
+    assert outcome.fit_error.diagnosis.unschedulable_plugins == {"W"}
 
 
 def test_bind_skip_passes_to_the_next_binder_and_errors_forget() -> None:

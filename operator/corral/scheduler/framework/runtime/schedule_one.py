@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.diagnosis import FitError
+from corral.scheduler.framework.diagnosis import Diagnosis, FitError
 from corral.scheduler.framework.runtime.extenders import extenders_binding
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler, ScheduleResult
 from corral.scheduler.framework.snapshot import Snapshot
@@ -76,14 +76,31 @@ def scheduling_cycle(
     if reserved is not None:
         fwk.run_unreserve(state, pod, host)
         assumer.forget_pod(pod)
-        return CycleOutcome(result=result, status=reserved)
+        return _rejected_on_host(result, pod, reserved)
     permitted = fwk.run_permit(state, pod, host)
     if permitted is not None and not permitted.is_wait:
         fwk.run_unreserve(state, pod, host)
         assumer.forget_pod(pod)
-        return CycleOutcome(result=result, status=permitted)
+        return _rejected_on_host(result, pod, permitted)
     scheduler.mark("assume")
     return CycleOutcome(result=result, status=permitted, waiting=permitted is not None)
+
+
+def host_fit_error(pod: PodInfo, status: Status) -> FitError:
+    """Upstream's FitError for a rejection on the chosen host (Reserve, Permit, WaitOnPermit):
+    one node, so the message reads ``0/1 nodes are available: <reasons>.``."""
+    diagnosis = Diagnosis()
+    diagnosis.node_to_status.set(0, status)
+    diagnosis.add_plugin_status(status)
+    return FitError(pod.key, 1, diagnosis)
+
+
+def _rejected_on_host(result: ScheduleResult, pod: PodInfo, status: Status) -> CycleOutcome:
+    if not status.is_rejected:
+        return CycleOutcome(result=result, status=status)
+    err = host_fit_error(pod, status)
+    wrapped = Status.of(status.code, err.message()).with_plugin(status.plugin)
+    return CycleOutcome(result=result, status=wrapped, fit_error=err)
 
 
 def binding_cycle(
@@ -96,6 +113,8 @@ def binding_cycle(
     """Returns ``None`` when bound; otherwise the failure (the pod was forgotten)."""
     fwk = scheduler.fwk
     s = fwk.wait_on_permit(pod)
+    if s is not None and s.is_rejected:
+        s = Status.of(s.code, host_fit_error(pod, s).message()).with_plugin(s.plugin)
     if s is None:
         s = fwk.run_pre_bind(state, pod, host)
     if s is None:
