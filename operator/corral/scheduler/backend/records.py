@@ -72,10 +72,27 @@ def _is_pod_level_resource(name: str) -> bool:
     return name in (types.CPU, types.MEMORY) or name.startswith("hugepages-")
 
 
+def _pod_level_raw(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``spec.resources.requests`` as given; raises ValueError naming the field."""
+    resources = spec.get("resources") or {}
+    if not isinstance(resources, Mapping):
+        raise ValueError("spec.resources: must be an object")
+    raw = resources.get("requests") or {}
+    if not isinstance(raw, Mapping):
+        raise ValueError("spec.resources.requests: must be an object")
+    return raw
+
+
 def pod_level_requests(spec: Mapping[str, Any]) -> Amounts:
     """The pod-level requests upstream honours; empty when ``IsPodLevelRequestsSet`` is false."""
-    raw = (spec.get("resources") or {}).get("requests") or {}
-    return {name: quantity.parse(q) for name, q in raw.items() if _is_pod_level_resource(name)}
+    out = {}
+    for name, q in _pod_level_raw(spec).items():
+        if _is_pod_level_resource(name):
+            try:
+                out[name] = quantity.parse(q)
+            except ValueError as exc:
+                raise ValueError(f"spec.resources.requests.{name}: {exc}") from None
+    return out
 
 
 def pod_requests(
@@ -201,7 +218,7 @@ def _resources_key(spec: Mapping[str, Any]) -> _ResourcesKey:
             for c in spec.get("initContainers") or ()
         ),
         tuple(sorted((spec.get("overhead") or {}).items())),
-        tuple(sorted(((spec.get("resources") or {}).get("requests") or {}).items())),
+        tuple(sorted(_pod_level_raw(spec).items())),
     )
 
 
