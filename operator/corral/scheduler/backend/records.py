@@ -9,10 +9,12 @@ feature PodLevelResources, on since 1.34) replace that sum for the resources the
 upstream supports at pod level (cpu, memory, hugepages-*); overhead is added after.
 
 The non-zero variants, used only for scoring, give containers without a cpu/memory *key* 100m /
-200Mi (an explicit 0 stays 0) before pod-level requests apply. Upstream has two of them, which
-differ only for a pod with pod-level requests: the node's accounting (``PodInfo.
-CalculateResource``) defaults a resource only where neither level requests it, while the scorer's
-view of the incoming pod (``calculatePodResourceRequest``) always defaults per container.
+200Mi (an explicit 0 stays 0). Upstream has two of them, which differ only for a pod with
+pod-level requests: the node's accounting (``PodInfo.CalculateResource``) applies pod-level
+requests and defaults a resource only where neither level requests it; NodeResourcesFit's view
+of the incoming pod (``calculatePodResourceRequest``) defaults per container and ignores
+pod-level requests, because 1.36's ``NewFit`` never sets ``enablePodLevelResources`` on its
+scorer (BalancedAllocation's scorer does, and reads the plain requests).
 
 Objects from the API server have the shapes its schema gives them; objects from a file (``corral
 simulate``) or from a skewed server may not. A field of the wrong shape raises
@@ -100,11 +102,12 @@ def pod_requests(
     *,
     defaults: Mapping[str, Fraction] | None = None,
     of: Any = _requests,
+    pod_level: bool = True,
 ) -> Amounts:
     """Exact per-resource requests of a pod spec (upstream ``PodRequests``); ``defaults`` are
-    upstream's ``NonMissingContainerRequests``. ``of`` picks what each container contributes:
-    requests (then pod-level requests override), or limits falling back to requests (container
-    level only)."""
+    upstream's ``NonMissingContainerRequests``, ``pod_level=False`` its ``SkipPodLevelResources``.
+    ``of`` picks what each container contributes: requests (then pod-level requests override),
+    or limits falling back to requests (container level only)."""
     defaults = defaults or {}
     reqs: Amounts = {}
     for container in spec.get("containers") or ():
@@ -122,7 +125,7 @@ def pod_requests(
             _add(need, sidecars)
         _max(init_max, need)
     _max(reqs, init_max)
-    if of is _requests:
+    if pod_level and of is _requests:
         reqs.update(pod_level_requests(spec))
     overhead = spec.get("overhead")
     if overhead:
@@ -258,7 +261,7 @@ def _resource_summary(key: _ResourcesKey) -> _Summary:
     if pod_level_requests(spec):
         missing = {n: d for n, d in _NON_ZERO_DEFAULTS.items() if n not in requests}
         accounted = pod_requests(spec, defaults=missing) if missing else requests
-        scored = pod_requests(spec, defaults=_NON_ZERO_DEFAULTS)
+        scored = pod_requests(spec, defaults=_NON_ZERO_DEFAULTS, pod_level=False)
     else:
         accounted = scored = pod_requests(spec, defaults=_NON_ZERO_DEFAULTS)
     return _Summary(

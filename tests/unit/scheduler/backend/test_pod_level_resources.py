@@ -169,15 +169,21 @@ def test_calculate_resource(spec: dict[str, Any], want: tuple[int, int, int, int
     ("spec", "accounted", "scored"),
     [
         pytest.param(
+            _spec({"cpu": "1", "memory": "1Gi"}, ({},)),
+            (1000, 2**30),
+            (100, 200 * MI),
+            id="the node counts pod-level requests, NodeResourcesFit's scorer does not",
+        ),
+        pytest.param(
             _spec({"cpu": "1"}, ({"memory": "100Mi"}, {})),
             (1000, 100 * MI),
-            (1000, 300 * MI),
-            id="a resource one container requests is not defaulted for the node, is for the scorer",
+            (200, 300 * MI),
+            id="a resource one container requests is not defaulted for the node",
         ),
         pytest.param(
             _spec({"cpu": "1"}, ({}, {})),
             (1000, 400 * MI),
-            (1000, 400 * MI),
+            (200, 400 * MI),
             id="a resource neither level requests is defaulted per container by both",
         ),
         pytest.param(
@@ -191,8 +197,9 @@ def test_calculate_resource(spec: dict[str, Any], want: tuple[int, int, int, int
 def test_two_non_zero_views(
     spec: dict[str, Any], accounted: tuple[int, int], scored: tuple[int, int]
 ) -> None:
-    # types.go getNonMissingContainerRequests vs resource_allocation.go
-    # calculatePodResourceRequest: they differ only for pods with pod-level requests.
+    # types.go CalculateResource vs resource_allocation.go calculatePodResourceRequest, whose
+    # SkipPodLevelResources is true for NodeResourcesFit (fit.go's NewFit leaves its scorer's
+    # enablePodLevelResources unset). Checked against kube-scheduler by test_conformance.py.
     info = pod_from_json({"metadata": {"name": "p"}, "spec": spec})
     assert (info.non_zero_milli_cpu, info.non_zero_memory) == accounted
     scored_cpu = info.non_zero_milli_cpu if info.scored_milli_cpu is None else info.scored_milli_cpu
@@ -270,11 +277,12 @@ def test_fit(pod_json: Any, running: Any, want: Status | None) -> None:
 
 
 def test_fit_scorer_reads_the_scored_view() -> None:
-    # cpu 1000m of 2000m; memory 300Mi (100Mi + a 200Mi default) of 1000Mi: LeastAllocated
-    # (50 + 70) / 2 = 60. The node accounting's 100Mi would give (50 + 90) / 2 = 70.
+    # Pod-level cpu ignored: cpu 200m (two 100m defaults) of 2000m, memory 300Mi (100Mi + a
+    # 200Mi default) of 1000Mi: LeastAllocated (90 + 70) / 2 = 80. The node accounting's view
+    # (1000m, 100Mi) would give (50 + 90) / 2 = 70.
     spec = _spec({"cpu": "1"}, ({"memory": "100Mi"}, {}))
     snapshot = snapshot_of([node("n", cpu="2", memory="1000Mi")])
     plugin = node_resources_fit.new(None, None)  # type: ignore[arg-type]
     state, p = CycleState(), pod_from_json({"metadata": {"name": "p"}, "spec": spec})
     plugin.pre_score(state, p, snapshot, snapshot.order)
-    assert plugin.score(state, p, snapshot.node_info(0)) == (60, None)
+    assert plugin.score(state, p, snapshot.node_info(0)) == (80, None)
