@@ -8,14 +8,18 @@ rather than sharing the session's.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench.conformance import harness
 from bench.conformance.generate import generate
 from bench.schedulers import corral_unavailable_reason
 
+from corral.scheduler.backend.records import pod_requests
+from corral.scheduler.config import quantity
 from corral.testing import LocalCluster
 
 SIZES = {"nodes": 10, "running": 15, "pods": 15}
@@ -73,3 +77,48 @@ def test_corral_fits_and_fails_exactly_like_upstream(
     agree, total = report.agreement("corral")
     assert total == SIZES["pods"]
     assert agree > 0
+
+
+def _to_pod_level(pod: dict[str, Any], variant: int) -> None:
+    """Rewrite a generated pod's requests at pod level (PodLevelResources, on since 1.34), never
+    below the containers' effective sum (the API server's rule): 0 moves them all there, 1
+    doubles cpu there (memory stays in the container), 2 moves cpu there and adds a container
+    without requests (where the two non-zero views differ), 3 leaves the pod alone."""
+    spec = pod["spec"]
+    requests = spec["containers"][0]["resources"]["requests"]
+    effective = pod_requests(spec)
+    cpu = f"{quantity.milli_value(effective['cpu'])}m"
+    if variant == 0:
+        memory = f"{quantity.value(effective['memory'])}"
+        spec["resources"] = {"requests": {"cpu": cpu, "memory": memory}}
+        requests.clear()
+    elif variant == 1:
+        spec["resources"] = {"requests": {"cpu": f"{2 * quantity.milli_value(effective['cpu'])}m"}}
+    elif variant == 2:
+        spec["resources"] = {"requests": {"cpu": cpu}}
+        del requests["cpu"]
+        spec["containers"].append({"name": "bare", "image": spec["containers"][0]["image"]})
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_pod_level_requests_fit_and_fail_exactly_like_upstream(
+    fresh_cluster: LocalCluster, seed: int
+) -> None:
+    assert corral_unavailable_reason() is None, corral_unavailable_reason()
+    scenario = generate(seed, **SIZES)
+    for i, p in enumerate(scenario.running):
+        _to_pod_level(p, 0 if i % 2 else 3)  # bound pods keep their totals: no overcommit
+    for i, p in enumerate(scenario.pods):
+        _to_pod_level(p, i % 4)
+    # More cpu than any node has, at pod level only: refused everywhere, never placed.
+    big = copy.deepcopy(scenario.pods[0])
+    big["metadata"]["name"] = "pod-level-big"
+    big["spec"]["resources"] = {"requests": {"cpu": "64"}}
+    scenario.pods.append(big)
+    report = harness.run(fresh_cluster, scenario, ["corral"])
+    # Every pod, node choice included: NodeResourcesFit's scorer ignores pod-level requests
+    # upstream, and a disagreement here is how that was found.
+    assert not report.disagreements("corral"), _disagreements(report, "corral")
+    assert report.agreement("corral")[1] == len(scenario.pods)
+    assert report.results[-1].verdicts["corral"].kind == "unschedulable"

@@ -50,6 +50,7 @@ def pod(
     containers: Sequence[JSON] | None = None,
     init_containers: Sequence[JSON] = (),
     overhead: Mapping[str, str] | None = None,
+    pod_requests: Mapping[str, str] | None = None,
     node_selector: Mapping[str, str] | None = None,
     affinity: JSON | None = None,
     tolerations: Sequence[Mapping[str, str]] = (),
@@ -70,6 +71,8 @@ def pod(
         spec["initContainers"] = list(init_containers)
     if overhead:
         spec["overhead"] = dict(overhead)
+    if pod_requests is not None:
+        spec["resources"] = {"requests": dict(pod_requests)}
     if node_selector is not None:
         spec["nodeSelector"] = dict(node_selector)
     if affinity is not None:

@@ -160,3 +160,59 @@ def test_objects_plugins_read_are_taken_from_the_input(
     path.write_text(OBJECTS_CLUSTER + "---" + pod)
     main(["simulate", "-f", str(path)])
     assert capsys.readouterr().out.splitlines() == [want]
+
+
+def _pod_level_pod(name: str, cpu: str) -> str:
+    return (
+        f"---\nkind: Pod\nmetadata: {{name: {name}}}\n"
+        f"spec:\n  resources: {{requests: {{cpu: {cpu!r}}}}}\n  containers: [{{name: c}}]\n"
+    )
+
+
+TWO_CPU_NODES = "".join(
+    f"---\nkind: Node\nmetadata: {{name: {n}, labels: {{kubernetes.io/hostname: {n}}}}}\n"
+    'status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}\n'
+    for n in ("n1", "n2")
+)
+
+
+def test_pod_level_requests_are_not_overcommitted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The reproduction: a cpu-3 pod went to a 2-cpu node, then two 1500m pods to one.
+    path = tmp_path / "cluster.yaml"
+    pods = [_pod_level_pod("big", "3"), _pod_level_pod("a", "1500m"), _pod_level_pod("b", "1500m")]
+    path.write_text(TWO_CPU_NODES + "".join(pods))
+    assert main(["simulate", "-f", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "default/big: unschedulable: 0/2 nodes are available: 2 Insufficient cpu. no new claims "
+        "to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+        "scheduling."
+    )
+    placed = {line.split(" -> ")[0]: line.split(" -> ")[1].split()[0] for line in lines[1:]}
+    assert sorted(placed) == ["default/a", "default/b"]
+    assert placed["default/a"] != placed["default/b"]
+
+
+@pytest.mark.parametrize(
+    ("resources", "message"),
+    [
+        pytest.param("{requests: {cpu: lots}}",
+                     "Pod default/p: spec.resources.requests.cpu: quantities must match",
+                     id="bad-quantity"),
+        pytest.param("[1]", "Pod default/p: spec.resources: must be an object",
+                     id="resources-a-list"),
+        pytest.param("{requests: [cpu]}",
+                     "Pod default/p: spec.resources.requests: must be an object",
+                     id="requests-a-list"),
+    ],
+)  # fmt: skip
+def test_malformed_pod_level_requests_are_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], resources: str, message: str
+) -> None:
+    path = tmp_path / "cluster.yaml"
+    pod = f"---\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  resources: {resources}\n"
+    path.write_text(TWO_CPU_NODES + pod + "  containers: [{name: c}]\n")
+    assert main(["simulate", "-f", str(path)]) == 2
+    assert message in capsys.readouterr().err

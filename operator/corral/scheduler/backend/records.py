@@ -4,9 +4,17 @@ Pod requests follow upstream ``resource.PodRequests`` (component-helpers): regul
 plus restartable (sidecar) init containers are summed; a normal init container needs its own
 request plus the sidecars started before it; the pod needs the max of the sum and every init
 container's need, plus ``spec.overhead``. Amounts are summed exactly and rounded once at the end
-(cpu to millis), as Quantity arithmetic does. The non-zero variant, used only for scoring,
-gives containers without a cpu/memory *key* 100m / 200Mi (an explicit 0 stays 0).
-Pod-level resources (``spec.resources``) are not read yet.
+(cpu to millis), as Quantity arithmetic does. Pod-level requests (``spec.resources.requests``,
+feature PodLevelResources, on since 1.34) replace that sum for the resources they name that
+upstream supports at pod level (cpu, memory, hugepages-*); overhead is added after.
+
+The non-zero variants, used only for scoring, give containers without a cpu/memory *key* 100m /
+200Mi (an explicit 0 stays 0). Upstream has two of them, which differ only for a pod with
+pod-level requests: the node's accounting (``PodInfo.CalculateResource``) applies pod-level
+requests and defaults a resource only where neither level requests it; NodeResourcesFit's view
+of the incoming pod (``calculatePodResourceRequest``) defaults per container and ignores
+pod-level requests, because 1.36's ``NewFit`` never sets ``enablePodLevelResources`` on its
+scorer (BalancedAllocation's scorer does, and reads the plain requests).
 
 Objects from the API server have the shapes its schema gives them; objects from a file (``corral
 simulate``) or from a skewed server may not. A field of the wrong shape raises
@@ -19,7 +27,7 @@ import functools
 from collections.abc import Mapping
 from datetime import datetime
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from corral.scheduler.config import quantity
 from corral.scheduler.framework import nodeselector, podaffinity, taints, types
@@ -34,16 +42,15 @@ _NON_ZERO_DEFAULTS: Final[dict[str, Fraction]] = {
 Amounts = dict[str, Fraction]
 
 
-def _requests(container: Mapping[str, Any], non_zero: bool) -> Amounts:
+def _requests(container: Mapping[str, Any], defaults: Mapping[str, Fraction]) -> Amounts:
     raw = (container.get("resources") or {}).get("requests") or {}
     out = {name: quantity.parse(q) for name, q in raw.items()}
-    if non_zero:
-        for name, default in _NON_ZERO_DEFAULTS.items():
-            out.setdefault(name, default)
+    for name, default in defaults.items():
+        out.setdefault(name, default)
     return out
 
 
-def _limits_or_requests(container: Mapping[str, Any], _non_zero: bool) -> Amounts:
+def _limits_or_requests(container: Mapping[str, Any], _defaults: Mapping[str, Fraction]) -> Amounts:
     """Per resource the container's limit, or its request where it sets no limit."""
     resources = container.get("resources") or {}
     out = {name: quantity.parse(q) for name, q in (resources.get("requests") or {}).items()}
@@ -62,18 +69,53 @@ def _max(into: Amounts, other: Mapping[str, Fraction]) -> None:
             into[name] = amount
 
 
+def _is_pod_level_resource(name: str) -> bool:
+    """Upstream ``IsSupportedPodLevelResource``."""
+    return name in (types.CPU, types.MEMORY) or name.startswith("hugepages-")
+
+
+def _pod_level_raw(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``spec.resources.requests`` as given; raises ValueError naming the field."""
+    resources = spec.get("resources") or {}
+    if not isinstance(resources, Mapping):
+        raise ValueError("spec.resources: must be an object")
+    raw = resources.get("requests") or {}
+    if not isinstance(raw, Mapping):
+        raise ValueError("spec.resources.requests: must be an object")
+    return raw
+
+
+def pod_level_requests(spec: Mapping[str, Any]) -> Amounts:
+    """The pod-level requests upstream honours; empty when ``IsPodLevelRequestsSet`` is false."""
+    out = {}
+    for name, q in _pod_level_raw(spec).items():
+        if _is_pod_level_resource(name):
+            try:
+                out[name] = quantity.parse(q)
+            except ValueError as exc:
+                raise ValueError(f"spec.resources.requests.{name}: {exc}") from None
+    return out
+
+
 def pod_requests(
-    spec: Mapping[str, Any], *, non_zero: bool = False, of: Any = _requests
+    spec: Mapping[str, Any],
+    *,
+    defaults: Mapping[str, Fraction] | None = None,
+    of: Any = _requests,
+    pod_level: bool = True,
 ) -> Amounts:
-    """Exact per-resource requests of a pod spec (upstream ``PodRequests``); ``of`` picks what
-    each container contributes (requests, or limits falling back to requests)."""
+    """Exact per-resource requests of a pod spec (upstream ``PodRequests``); ``defaults`` are
+    upstream's ``NonMissingContainerRequests``, ``pod_level=False`` its ``SkipPodLevelResources``.
+    ``of`` picks what each container contributes: requests (then pod-level requests override),
+    or limits falling back to requests (container level only)."""
+    defaults = defaults or {}
     reqs: Amounts = {}
     for container in spec.get("containers") or ():
-        _add(reqs, of(container, non_zero))
+        _add(reqs, of(container, defaults))
     sidecars: Amounts = {}
     init_max: Amounts = {}
     for container in spec.get("initContainers") or ():
-        own = of(container, non_zero)
+        own = of(container, defaults)
         if container.get("restartPolicy") == "Always":
             _add(reqs, own)
             _add(sidecars, own)
@@ -83,6 +125,8 @@ def pod_requests(
             _add(need, sidecars)
         _max(init_max, need)
     _max(reqs, init_max)
+    if pod_level and of is _requests:
+        reqs.update(pod_level_requests(spec))
     overhead = spec.get("overhead")
     if overhead:
         _add(reqs, {name: quantity.parse(q) for name, q in overhead.items()})
@@ -153,7 +197,10 @@ def _terminating_by_preemption(meta: Mapping[str, Any], status: Mapping[str, Any
 
 _Resources = tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]]
 _ResourcesKey = tuple[
-    tuple[_Resources, ...], tuple[tuple[_Resources, Any], ...], tuple[tuple[str, Any], ...]
+    tuple[_Resources, ...],
+    tuple[tuple[_Resources, Any], ...],
+    tuple[tuple[str, Any], ...],
+    tuple[tuple[str, Any], ...],
 ]
 
 
@@ -174,12 +221,29 @@ def _resources_key(spec: Mapping[str, Any]) -> _ResourcesKey:
             for c in spec.get("initContainers") or ()
         ),
         tuple(sorted((spec.get("overhead") or {}).items())),
+        tuple(sorted(_pod_level_raw(spec).items())),
+    )
+
+
+class _Summary(NamedTuple):
+    requests: types.Resources
+    non_zero_milli_cpu: int
+    non_zero_memory: int
+    scored_milli_cpu: int
+    scored_memory: int
+    limits: types.Resources
+
+
+def _cpu_memory(amounts: Mapping[str, Fraction]) -> tuple[int, int]:
+    return (
+        quantity.milli_value(amounts.get(types.CPU, Fraction(0))),
+        quantity.value(amounts.get(types.MEMORY, Fraction(0))),
     )
 
 
 @functools.lru_cache(maxsize=4096)
-def _resource_summary(key: _ResourcesKey) -> tuple[types.Resources, int, int, types.Resources]:
-    """Requests, non-zero cpu millis and memory, and limits of a spec with these resources.
+def _resource_summary(key: _ResourcesKey) -> _Summary:
+    """Requests, the two non-zero views and limits of a spec with these resources.
 
     Exact arithmetic is costly and the replicas of a workload share their resources, so the sums
     are computed once per distinct resources signature (pods are parsed on every watch event)."""
@@ -191,12 +255,19 @@ def _resource_summary(key: _ResourcesKey) -> tuple[types.Resources, int, int, ty
         "containers": [container(r) for r in key[0]],
         "initContainers": [{**container(r), "restartPolicy": policy} for r, policy in key[1]],
         "overhead": dict(key[2]),
+        "resources": {"requests": dict(key[3])},
     }
-    non_zero = pod_requests(spec, non_zero=True)
-    return (
-        to_resources(pod_requests(spec)),
-        quantity.milli_value(non_zero.get(types.CPU, Fraction(0))),
-        quantity.value(non_zero.get(types.MEMORY, Fraction(0))),
+    requests = pod_requests(spec)
+    if pod_level_requests(spec):
+        missing = {n: d for n, d in _NON_ZERO_DEFAULTS.items() if n not in requests}
+        accounted = pod_requests(spec, defaults=missing) if missing else requests
+        scored = pod_requests(spec, defaults=_NON_ZERO_DEFAULTS, pod_level=False)
+    else:
+        accounted = scored = pod_requests(spec, defaults=_NON_ZERO_DEFAULTS)
+    return _Summary(
+        to_resources(requests),
+        *_cpu_memory(accounted),
+        *_cpu_memory(scored),
         to_resources(pod_requests(spec, of=_limits_or_requests)),
     )
 
@@ -264,7 +335,7 @@ def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
     node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     preferred = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
-    requests, non_zero_cpu, non_zero_memory, limits = _resource_summary(_resources_key(spec))
+    summary = _resource_summary(_resources_key(spec))
     priority = spec.get("priority")
     return types.PodInfo(
         uid=_text(meta, "metadata", "uid")
@@ -285,16 +356,18 @@ def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
         if preferred is not None
         else None,
         tolerations=taints.parse_tolerations(spec.get("tolerations")),
-        requests=requests,
-        non_zero_milli_cpu=non_zero_cpu,
-        non_zero_memory=non_zero_memory,
+        requests=summary.requests,
+        non_zero_milli_cpu=summary.non_zero_milli_cpu,
+        non_zero_memory=summary.non_zero_memory,
+        scored_milli_cpu=summary.scored_milli_cpu,
+        scored_memory=summary.scored_memory,
         scheduling_gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
         deleting=meta.get("deletionTimestamp") is not None,
         nominated_node_name=status.get("nominatedNodeName") or "",
         resource_version=meta.get("resourceVersion") or "",
         affinity=podaffinity.parse(meta.get("namespace") or "default", spec.get("affinity")),
         host_ports=_host_ports(spec),
-        limits=limits,
+        limits=summary.limits,
         images=tuple(
             str(c.get("image", ""))
             for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))

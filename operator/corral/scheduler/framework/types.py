@@ -104,8 +104,13 @@ class PodInfo:
     preferred_affinity: nodeselector.PreferredTerms | None = None
     tolerations: tuple[taints.Toleration, ...] = ()
     requests: Resources = field(default_factory=Resources)
+    # Requests with non-zero defaults, as the node's accounting counts the pod.
     non_zero_milli_cpu: int = 0
     non_zero_memory: int = 0
+    # ... and as NodeResourcesFit's scorer sees the incoming pod (upstream 1.36 ignores pod-level
+    # requests there); None: the same as above (always so without pod-level requests).
+    scored_milli_cpu: int | None = None
+    scored_memory: int | None = None
     scheduling_gates: tuple[str, ...] = ()
     deleting: bool = False
     nominated_node_name: str = ""

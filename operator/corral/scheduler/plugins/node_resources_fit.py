@@ -183,9 +183,11 @@ class NodeResourcesFit:
         out = []
         for name in self.resources:
             if name == types.CPU:
-                out.append(pod.non_zero_milli_cpu)
+                cpu = pod.scored_milli_cpu
+                out.append(pod.non_zero_milli_cpu if cpu is None else cpu)
             elif name == types.MEMORY:
-                out.append(pod.non_zero_memory)
+                memory = pod.scored_memory
+                out.append(pod.non_zero_memory if memory is None else memory)
             else:
                 out.append(pod.requests.get(name) if name != types.PODS else 0)
         return out

@@ -321,3 +321,14 @@ def test_pre_enqueue_gates_a_pod_while_its_preemption_runs(
             want,
             "DefaultPreemption",
         )
+
+
+def test_pod_level_requests_are_counted_for_victims_and_preemptor() -> None:
+    # As test_reprieves_victims_that_are_not_needed, with the cpu requests at pod level only.
+    cache = build_cache(
+        [node("a", cpu="3")],
+        [running("small", "a", 10, cpu="0", pod_requests={"cpu": "1"}),
+         running("big", "a", 5, cpu="0", pod_requests={"cpu": "2"})],
+    )  # fmt: skip
+    _, executor = schedule(cache, high(cpu="0", pod_requests={"cpu": "2"}))
+    assert executor.preempted == [("hi", "a", ["big"], [])]
