@@ -424,6 +424,9 @@ def _apiserver_args(
         network = [
             "--enable-admission-plugins=NodeRestriction",
             "--kubelet-preferred-address-types=InternalIP,Hostname",
+            # Webhooks behind a Service are dialled at a ready endpoint (the pod's address on
+            # the node's bridge), not at the ClusterIP, which only kube-proxy's rules resolve.
+            "--enable-aggregator-routing=true",
         ]
     return [
         f"--etcd-servers=http://127.0.0.1:{etcd_port}",
