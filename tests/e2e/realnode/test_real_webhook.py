@@ -79,8 +79,9 @@ def test_both_replicas_serve_the_secrets_pair_named_by_the_ca_bundle(
     kube: Client, operator: list[dict[str, Any]]
 ) -> None:
     client_config = kube.get(*VWC[:2], VWC[2])["webhooks"][0]["clientConfig"]
-    assert client_config["service"] == {
-        "namespace": OPERATOR_NS, "name": "corral-webhook", "port": 443}  # fmt: skip
+    service = client_config["service"]
+    assert (service["namespace"], service["name"], service["port"]) == (
+        OPERATOR_NS, "corral-webhook", 443)  # fmt: skip
     secret = kube.get("v1", "Secret", SECRET, OPERATOR_NS)
     assert client_config["caBundle"] == secret["data"]["ca.crt"]
     assert {_served(p) for p in operator} == {_secret_pem(kube, "tls.crt")}
