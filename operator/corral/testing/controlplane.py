@@ -425,7 +425,8 @@ def _apiserver_args(
             "--enable-admission-plugins=NodeRestriction",
             "--kubelet-preferred-address-types=InternalIP,Hostname",
             # Webhooks behind a Service are dialled at a ready endpoint (the pod's address on
-            # the node's bridge), not at the ClusterIP, which only kube-proxy's rules resolve.
+            # the node's bridge), not at the ClusterIP: that works too, through kube-proxy's
+            # rules, but until they exist the call would be routed off the machine.
             "--enable-aggregator-routing=true",
         ]
     return [
