@@ -22,7 +22,7 @@ from typing import Any
 import kopf
 from aiohttp import web
 
-from corral.api import GROUP, PLURAL, VERSION, default_catalog
+from corral.api import GROUP, KIND, PLURAL, VERSION, default_catalog
 from corral.controller import apply, guards, pending, refusals
 from corral.controller.admission import HANDLER_ID, Webhook
 from corral.controller.engines import LocalEngines
@@ -170,9 +170,16 @@ class Operator:
             self.enqueue(owner)
 
     def refusal(self, body: dict[str, Any]) -> str:
-        """Why the admission webhook refuses ``body`` ("" when it does not)."""
+        """Why the admission webhook refuses ``body`` ("" when it does not).
+
+        The claims of existing profiles are listed from the API server, not taken from the
+        watch: every replica behind the webhook's Service answers, and a kopf standby's watches
+        are paused (its view would be empty or stale, and it would admit a duplicate
+        schedulerName or Lease). A failed list raises, and the failure policy refuses."""
+        existing = self.client.list_items(f"{GROUP}/{VERSION}", KIND)
+        claims = [guards.claim_of(profile) for profile in existing]
         _, refusal = refusals.check(
-            body, settings=self.settings, catalog=self.catalog, claims=self.state.claims()
+            body, settings=self.settings, catalog=self.catalog, claims=claims
         )
         return refusal.message if refusal is not None else ""
 

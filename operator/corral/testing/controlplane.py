@@ -424,6 +424,10 @@ def _apiserver_args(
         network = [
             "--enable-admission-plugins=NodeRestriction",
             "--kubelet-preferred-address-types=InternalIP,Hostname",
+            # Webhooks behind a Service are dialled at a ready endpoint (the pod's address on
+            # the node's bridge), not at the ClusterIP: that works too, through kube-proxy's
+            # rules, but until they exist the call would be routed off the machine.
+            "--enable-aggregator-routing=true",
         ]
     return [
         f"--etcd-servers=http://127.0.0.1:{etcd_port}",

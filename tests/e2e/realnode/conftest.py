@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from corral import __version__
+from corral.k8s import Client
 from corral.testing import LocalCluster
 from corral.testing.binaries import ensure_node_binaries, load_node_pins
 from corral.testing.hostpackages import ensure_packages
@@ -49,3 +50,8 @@ def real_cluster(
         yield cluster
     finally:
         cluster.down()
+
+
+@pytest.fixture(scope="module")
+def kube(real_cluster: LocalCluster) -> Client:
+    return real_cluster.admin

@@ -115,11 +115,6 @@ def _exec(cluster: LocalCluster, namespace: str, pod: str, *argv: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def kube(real_cluster: LocalCluster) -> Client:
-    return real_cluster.admin
-
-
-@pytest.fixture(scope="module")
 def operator(
     real_cluster: LocalCluster, kube: Client, tmp_path_factory: pytest.TempPathFactory
 ) -> list[dict[str, Any]]:
