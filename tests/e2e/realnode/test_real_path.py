@@ -196,6 +196,13 @@ def test_leader_kill_hands_over_without_double_binding(
     old = _profile_status(kube)["leader"]
     kube.delete("v1", "Pod", old, ENGINE_NS)
     killed = time.monotonic()
+    # The deleted leader may still bind during its grace period, and its log goes with the pod:
+    # the workload arrives once it is gone, so every binding is in a surviving replica's log.
+    wait_for(
+        "the deleted leader pod to be gone",
+        lambda: old not in {p["metadata"]["name"] for p in _pods(kube, ENGINE_NS, ENGINES)},
+        timeout=90,
+    )
     for pod in _workload("second", 6):
         kube.create(pod)
     bound = _bound(kube, "second", 6)
