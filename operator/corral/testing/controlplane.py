@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import nodes as fake_nodes
-from corral.testing import realnode
+from corral.testing import realnode, statefile
 from corral.testing.binaries import Binaries, ensure_binaries
 from corral.testing.credentials import (
     IDENTITIES,
@@ -84,13 +84,11 @@ class State:
     real_node: bool = False
 
     def save(self, directory: Path) -> None:
-        tmp = directory / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2))
-        tmp.replace(directory / STATE_FILE)
+        statefile.write(directory / STATE_FILE, asdict(self))
 
     @classmethod
     def load(cls, directory: Path) -> State:
-        data: dict[str, Any] = json.loads((directory / STATE_FILE).read_text())
+        data = statefile.read(directory / STATE_FILE)
         components = [Component(**c) for c in data.pop("components")]
         return cls(components=components, **data)
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from corral.testing import images as local_images
+from corral.testing import statefile
 from corral.testing.binaries import NodeBinaries, ensure_node_binaries
 from corral.testing.credentials import NODE_NAME
 from corral.testing.hostpackages import ensure_packages
@@ -122,14 +123,11 @@ class NodeState:
     binaries: str = ""
 
     def save(self, node_dir: Path) -> None:
-        node_dir.mkdir(parents=True, exist_ok=True)
-        tmp = node_dir / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2))
-        tmp.replace(node_dir / STATE_FILE)
+        statefile.write(node_dir / STATE_FILE, asdict(self))
 
     @classmethod
     def load(cls, node_dir: Path) -> NodeState:
-        data: dict[str, Any] = json.loads((node_dir / STATE_FILE).read_text())
+        data = statefile.read(node_dir / STATE_FILE)
         daemons = [Daemon(**d) for d in data.pop("daemons")]
         return cls(daemons=daemons, **data)
 
