@@ -27,9 +27,7 @@ from corral.scheduler.plugins.registry import default_profile
 from corral.testing.binaries import ensure_binaries
 
 # Upstream plugins Corral does not implement yet: (name, reason).
-NOT_IMPLEMENTED = {
-    "NodeDeclaredFeatures": "beta and on by default from 1.36; not ported yet",
-}
+NOT_IMPLEMENTED: dict[str, str] = {}
 DURATION_FIELDS = {"filterTimeout", "bindingTimeout"}
 
 _KUBECONFIG = """\

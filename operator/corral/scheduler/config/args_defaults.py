@@ -56,9 +56,11 @@ def default_spread(a: args.PodTopologySpreadArgs) -> None:
 
 
 def default_volume_binding(a: args.VolumeBindingArgs) -> None:
-    # shape is defaulted only with the StorageCapacityScoring gate, which is off (alpha).
     if a.bind_timeout_seconds is None:
         a.bind_timeout_seconds = 600
+    # StorageCapacityScoring is beta and on from 1.37: prefer nodes with more free capacity.
+    if not a.shape:
+        a.shape = [args.UtilizationShapePoint(0, 10), args.UtilizationShapePoint(100, 0)]
 
 
 def default_dynamic_resources(a: args.DynamicResourcesArgs) -> None:

@@ -300,13 +300,8 @@ def validate_volume_binding(path: FieldPath, args: a.VolumeBindingArgs) -> _Errs
                 f"{args.bind_timeout_seconds}: should not be a negative value",
             )
         )
-    if args.shape is not None:
-        errs.append(
-            field_error(
-                path.child("shape"),
-                "unexpected field `shape` (the StorageCapacityScoring gate is off); remove it",
-            )
-        )
+    # StorageCapacityScoring is on from 1.37: the (defaulted) shape is validated.
+    errs += _validate_shape(path.child("shape"), args.shape or [])
     return errs
 
 

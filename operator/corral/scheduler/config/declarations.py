@@ -99,6 +99,11 @@ def _upstream(
     return _in_tree(name, module, points, description, in_default_set=True, **kw)
 
 
+def _gated(name: str, module: str, points: str, description: str) -> PluginDeclaration:
+    """In upstream's registry, out of its default set (its feature gate is off by default)."""
+    return _in_tree(name, module, points, description)
+
+
 def _corral(name: str, module: str, points: str, description: str, **kw: Any) -> PluginDeclaration:
     return _in_tree(name, module, points, description, source="corral", **kw)
 
@@ -116,13 +121,14 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "queueSort",
         "Orders the queue by pod priority, then arrival time.",
     ),
+    # 1.37 moved NodeName ahead of NodeUnschedulable in the default set.
+    _upstream("NodeName", "node_name", "filter", "Honours a pod's spec.nodeName."),
     _upstream(
         "NodeUnschedulable",
         "node_unschedulable",
         "filter",
         "Filters out nodes with spec.unschedulable set.",
     ),
-    _upstream("NodeName", "node_name", "filter", "Honours a pod's spec.nodeName."),
     _upstream(
         "TaintToleration",
         "taint_toleration",
@@ -142,7 +148,7 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
     _upstream(
         "NodeResourcesFit",
         "node_resources_fit",
-        "preFilter filter preScore score",
+        "preFilter filter preScore score placementScore",
         "Requests against allocatable.",
         default_weight=1,
         args=PluginArgs(a.NodeResourcesFitArgs, d.default_fit, v.validate_fit),
@@ -228,7 +234,7 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
     _upstream(
         "DefaultPreemption",
         "default_preemption",
-        "preEnqueue postFilter",
+        "preEnqueue postFilter podGroupPostFilter",
         "Preempts lower-priority pods.",
         args=PluginArgs(
             a.DefaultPreemptionArgs, d.default_preemption, v.validate_default_preemption
@@ -256,6 +262,44 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         default_weight=1,
     ),
     _upstream("DefaultBinder", "default_binder", "bind", "Binds through pods/binding."),
+    # issue 15 (1.37 config parity): NodeDeclaredFeatures is GA and in the default set; the
+    # other four are in upstream's registry behind gates that are off by default (GenericWorkload,
+    # TopologyAwareWorkloadScheduling, InPlacePodVerticalScalingSchedulerPreemption), so a profile
+    # may name them; Corral runs them as upstream does with their gates off.
+    _upstream(
+        "NodeDeclaredFeatures",
+        "node_declared_features",
+        "preFilter filter",
+        "Filters out nodes whose status.declaredFeatures lack a feature the pod needs.",
+    ),
+    _gated(
+        "GangScheduling",
+        "gang_scheduling",
+        "preEnqueue permit",
+        "Gang scheduling of PodGroups (gate GenericWorkload, off): pods in a scheduling group "
+        "are refused.",
+    ),
+    _gated(
+        "TopologyPlacementGenerator",
+        "topology_placement_generator",
+        "placementGenerate",
+        "PodGroup placements by topology (gate TopologyAwareWorkloadScheduling, off): "
+        "accepted, never run.",
+    ),
+    _gated(
+        "PodGroupPodsCount",
+        "pod_group_pods_count",
+        "placementScore",
+        "Scores PodGroup placements by pod count (gate TopologyAwareWorkloadScheduling, off): "
+        "accepted, never run.",
+    ),
+    _gated(
+        "DeferredPodScheduling",
+        "deferred_pod_scheduling",
+        "preFilter filter permit",
+        "Deferred in-place resizes (gate InPlacePodVerticalScalingSchedulerPreemption, off): "
+        "skips every pod.",
+    ),
     _corral(
         "CheckPodCountLimit",
         "check_pod_count_limit",

@@ -83,10 +83,11 @@ def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
 
 
 def enabled_plugin_names(plugins: Plugins) -> list[str]:
-    """Every plugin enabled at any point, sorted (upstream ``pluginsNames``)."""
-    names = {
-        p.name for point in (MULTI_POINT, *EXTENSION_POINTS) for p in plugins.point(point).enabled
-    }
+    """Every plugin enabled at any point but podGroupPostFilter, sorted (upstream
+    ``pluginsNames`` leaves that 1.37 point out: a plugin enabled only there gets no default
+    args)."""
+    points = [p for p in (MULTI_POINT, *EXTENSION_POINTS) if p != "podGroupPostFilter"]
+    names = {p.name for point in points for p in plugins.point(point).enabled}
     return sorted(names)
 
 

@@ -151,6 +151,7 @@ def expand(
         )
         out.points[point] = ordered
     errs += _score_weights(pp, plugins, out)
+    errs += _score_weights(pp, plugins, out, "placementScore")
     if len(out.points.get("queueSort", [])) != 1:
         errs.append(
             field_error(
@@ -165,20 +166,34 @@ def expand(
                 f"at least one bind plugin is needed for profile with scheduler name {quote(name)}",
             )
         )
+    if len(out.points.get("placementGenerate", [])) > 1:
+        errs.append(
+            field_error(
+                pp.child("placementGenerate"),
+                "at most one placement generate plugin is allowed for profile with scheduler "
+                f"name {quote(name)}",
+            )
+        )
     return out, errs
 
 
-def _score_weights(path: FieldPath, plugins: Plugins, out: ExpandedProfile) -> list[FieldError]:
+def _score_weights(
+    path: FieldPath, plugins: Plugins, out: ExpandedProfile, point: str = "score"
+) -> list[FieldError]:
+    """Weights of the plugins run at ``point`` (score or placementScore): the point's own entry
+    wins over multiPoint's, 0 means 1, and the total must not overflow (NewFramework)."""
     weights: dict[str, int] = {}
     for plugin in plugins.multi_point.enabled:
         weights.setdefault(plugin.name, plugin.weight or 0)
-    for plugin in plugins.score.enabled:
+    for plugin in plugins.point(point).enabled:
         weights[plugin.name] = plugin.weight or 0
     total = 0
-    for name in out.points.get("score", []):
+    for name in out.points.get(point, []):
         weight = weights.get(name) or 1
-        out.score_weights[name] = weight
+        if point == "score":
+            out.score_weights[name] = weight
         if total > MAX_TOTAL_SCORE - MAX_NODE_SCORE * weight:
-            return [field_error(path.child("score"), "total score of Score plugins could overflow")]
+            what = "Score" if point == "score" else "placement score"
+            return [field_error(path.child(point), f"total score of {what} plugins could overflow")]
         total += MAX_NODE_SCORE * weight
     return []

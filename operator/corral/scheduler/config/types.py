@@ -29,7 +29,15 @@ EXTENSION_POINTS: Final = (
     "preBind",
     "bind",
     "postBind",
+    # Pod-group (workload) scheduling points, v1 since 1.36 (podGroupPostFilter 1.37): upstream
+    # runs them only with the GenericWorkload gate, off by default; Corral accepts, validates
+    # and expands them but runs no pod-group cycle (docs/schedulerprofile.md).
+    "placementGenerate",
+    "placementScore",
+    "podGroupPostFilter",
 )
+# Points whose plugins carry a weight (upstream getValidScoreWeights).
+WEIGHTED_POINTS: Final = ("score", "placementScore")
 MULTI_POINT: Final = "multiPoint"
 ALL_PLUGINS: Final = "*"
 
@@ -63,6 +71,9 @@ class Plugins:
     bind: PluginSet = field(default_factory=PluginSet, metadata=_OMIT)
     post_bind: PluginSet = field(default_factory=PluginSet, metadata=_OMIT)
     multi_point: PluginSet = field(default_factory=PluginSet, metadata=_OMIT)
+    placement_generate: PluginSet = field(default_factory=PluginSet, metadata=_OMIT)
+    placement_score: PluginSet = field(default_factory=PluginSet, metadata=_OMIT)
+    pod_group_post_filter: PluginSet = field(default_factory=PluginSet, metadata=_OMIT)
 
     def point(self, name: str) -> PluginSet:
         """The set for an extension point named by its JSON key (``"filter"``, ``"multiPoint"``)."""
@@ -88,6 +99,9 @@ _ATTR_BY_POINT: Final = {
     "bind": "bind",
     "postBind": "post_bind",
     "multiPoint": "multi_point",
+    "placementGenerate": "placement_generate",
+    "placementScore": "placement_score",
+    "podGroupPostFilter": "pod_group_post_filter",
 }
 
 

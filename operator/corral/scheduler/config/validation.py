@@ -30,6 +30,8 @@ from corral.scheduler.config.types import (
 # Plugins removed from the v1 API (validation.go invalidPluginsByVersion, 1.31+). As upstream,
 # only specific extension points and pluginConfig are checked, not multiPoint.
 REMOVED_PLUGINS: Final = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+# Upstream's removed-plugin check covers every point but these two (validation.go).
+_NOT_CHECKED_FOR_REMOVED: Final = ("placementGenerate", "placementScore")
 _Errs = list[FieldError]
 _REMOVED: Final = f'was invalid in version "{API_VERSION}" (the plugin was removed)'
 
@@ -159,6 +161,8 @@ def validate_profile(path: FieldPath, profile: KubeSchedulerProfile) -> _Errs:
     )
     if profile.plugins is not None:
         for point in EXTENSION_POINTS:
+            if point in _NOT_CHECKED_FOR_REMOVED:
+                continue
             for i, plugin in enumerate(profile.plugins.point(point).enabled):
                 if plugin.name in REMOVED_PLUGINS:
                     errs.append(

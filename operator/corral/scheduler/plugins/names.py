@@ -25,3 +25,10 @@ DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 CHECK_POD_COUNT_LIMIT: Final = "CheckPodCountLimit"
 CHECK_POD_LIMIT_RESOURCES: Final = "CheckPodLimitResources"
 TENANT_SPREAD: Final = "TenantSpread"
+# issue 15 (1.37): NodeDeclaredFeatures in upstream's default set; the rest in its registry,
+# behind gates that are off by default.
+NODE_DECLARED_FEATURES: Final = "NodeDeclaredFeatures"
+GANG_SCHEDULING: Final = "GangScheduling"
+TOPOLOGY_PLACEMENT_GENERATOR: Final = "TopologyPlacementGenerator"
+POD_GROUP_PODS_COUNT: Final = "PodGroupPodsCount"
+DEFERRED_POD_SCHEDULING: Final = "DeferredPodScheduling"

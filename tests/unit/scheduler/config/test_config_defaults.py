@@ -88,17 +88,18 @@ def test_top_level_defaults_match_upstream() -> None:
     assert multi[:8] == [
         ("SchedulingGates", None),
         ("PrioritySort", None),
-        ("NodeUnschedulable", None),
         ("NodeName", None),
+        ("NodeUnschedulable", None),
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
         ("NodePorts", None),
         ("NodeResourcesFit", 1),
     ]
-    assert multi[-3:] == [
+    assert multi[-4:] == [
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
         ("DefaultBinder", None),
+        ("NodeDeclaredFeatures", None),
     ]
     assert "EBSLimits" not in dict(multi)
 
@@ -127,7 +128,11 @@ def test_default_args_are_appended_sorted_for_enabled_plugins() -> None:
     assert args["InterPodAffinity"]["hardPodAffinityWeight"] == 1
     assert args["PodTopologySpread"]["defaultingType"] == "System"
     assert args["VolumeBinding"]["bindTimeoutSeconds"] == 600
-    assert "shape" not in args["VolumeBinding"]
+    # StorageCapacityScoring is on from 1.37.
+    assert args["VolumeBinding"]["shape"] == [
+        {"utilization": 0, "score": 10},
+        {"utilization": 100, "score": 0},
+    ]
     fit = typed_args("NodeResourcesFit", args["NodeResourcesFit"])
     assert fit.scoring_strategy.type == "LeastAllocated"
     assert [(r.name, r.weight) for r in fit.scoring_strategy.resources] == [

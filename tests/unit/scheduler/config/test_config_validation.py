@@ -265,10 +265,13 @@ def args_of(name: str, args: dict[str, Any]) -> dict[str, Any]:
             id="bind timeout",
         ),
         pytest.param(
-            args_of("VolumeBinding", {"shape": []}),
-            "profiles[0].pluginConfig[0].args.shape",
-            "StorageCapacityScoring",
-            id="shape gated",
+            args_of(
+                "VolumeBinding",
+                {"shape": [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]},
+            ),
+            "profiles[0].pluginConfig[0].args.shape[1].utilization",
+            "10: values must be sorted in increasing order",
+            id="shape unsorted",
         ),
         pytest.param(
             args_of(

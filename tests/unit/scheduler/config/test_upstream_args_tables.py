@@ -142,8 +142,11 @@ DEFAULTS = [
     pytest.param(
         "VolumeBinding",
         {},
-        {"bindTimeoutSeconds": 600},
-        id="VolumeBindingArgs empty, StorageCapacityScoring disabled",
+        {
+            "bindTimeoutSeconds": 600,
+            "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],
+        },
+        id="VolumeBindingArgs empty, StorageCapacityScoring enabled",
     ),
     pytest.param(
         "DynamicResources",
@@ -196,7 +199,15 @@ ACCEPTED = [
     pytest.param(
         "VolumeBinding",
         {"bindTimeoutSeconds": 10, "shape": None},
-        id="VolumeBinding [StorageCapacityScoring=off] shape nil",
+        id="VolumeBinding [StorageCapacityScoring=on] shape nil is defaulted",
+    ),
+    pytest.param(
+        "VolumeBinding",
+        {
+            "bindTimeoutSeconds": 10,
+            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+        },
+        id="VolumeBinding [StorageCapacityScoring=on] positive value is valid config",
     ),
     pytest.param(
         "NodeResourcesFit",

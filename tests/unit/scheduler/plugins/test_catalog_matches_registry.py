@@ -25,6 +25,8 @@ METHODS = {
     "post_bind": "postBind",
 }
 
+POD_GROUP_POINTS = {"placementGenerate", "placementScore", "podGroupPostFilter"}
+
 ARGS = {
     "CheckPodCountLimit": {"podCountLimit": 3},
     "CheckPodLimitResources": {"limitRatio": {"cpu": 0.7}},
@@ -39,7 +41,8 @@ def test_catalog_matches_registry() -> None:
     for name, factory in registry.items():
         plugin = factory(ARGS.get(name), None)  # type: ignore[arg-type]
         implemented = {point for method, point in METHODS.items() if hasattr(plugin, method)}
-        assert implemented == catalog[name], name
+        # The pod-group points are declared (accepted and validated), never run: no method.
+        assert implemented == catalog[name] - POD_GROUP_POINTS, name
 
 
 def test_every_declaration_names_its_own_module() -> None:
