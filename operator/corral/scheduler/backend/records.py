@@ -391,6 +391,9 @@ def _node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
         labels=_labels(meta, "metadata", "labels"),
         taints=taints.parse_taints(spec.get("taints")),
         unschedulable=bool(spec.get("unschedulable")),
+        declared_features=frozenset(
+            str(f) for f in (raw.get("status") or {}).get("declaredFeatures") or ()
+        ),
         allocatable=to_resources(
             {name: quantity.parse(q) for name, q in allocatable.items()}, with_pods=True
         ),
@@ -398,8 +401,5 @@ def _node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
         images=tuple(
             (tuple(str(n) for n in image.get("names") or ()), int(image.get("sizeBytes") or 0))
             for image in (raw.get("status") or {}).get("images") or ()
-        ),
-        declared_features=frozenset(
-            str(f) for f in (raw.get("status") or {}).get("declaredFeatures") or ()
         ),
     )

@@ -121,14 +121,13 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "queueSort",
         "Orders the queue by pod priority, then arrival time.",
     ),
-    # 1.37 moved NodeName ahead of NodeUnschedulable in the default set.
-    _upstream("NodeName", "node_name", "filter", "Honours a pod's spec.nodeName."),
     _upstream(
         "NodeUnschedulable",
         "node_unschedulable",
         "filter",
         "Filters out nodes with spec.unschedulable set.",
     ),
+    _upstream("NodeName", "node_name", "filter", "Honours a pod's spec.nodeName."),
     _upstream(
         "TaintToleration",
         "taint_toleration",

@@ -180,6 +180,7 @@ class Snapshot:
             labels=record.labels,
             taints=record.taints,
             unschedulable=record.unschedulable,
+            declared_features=record.declared_features,
             allocatable=record.allocatable,
             requested=types.Resources(
                 milli_cpu=int(req[ROW_CPU]),
@@ -197,7 +198,6 @@ class Snapshot:
             slot=slot,
             pods=self.pods.pods_on(slot),
             image_states=self.image_states(record),
-            declared_features=record.declared_features,
         )
 
     def image_states(self, record: types.NodeRecord) -> dict[str, types.ImageState]:

@@ -147,6 +147,8 @@ class NodeRecord:
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[taints.Taint, ...] = ()
     unschedulable: bool = False
+    # status.declaredFeatures (NodeDeclaredFeatures).
+    declared_features: frozenset[str] = frozenset()
     allocatable: Resources = field(default_factory=Resources)
     resource_version: str = ""
     # The Node's JSON, for extenders that are not nodeCacheCapable (they receive full Node
@@ -154,8 +156,6 @@ class NodeRecord:
     raw: Mapping[str, Any] = field(default_factory=dict)
     # status.images: (names, sizeBytes) per image (ImageLocality).
     images: tuple[tuple[tuple[str, ...], int], ...] = ()
-    # status.declaredFeatures (NodeDeclaredFeatures).
-    declared_features: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -172,9 +172,9 @@ class NodeInfo:
     non_zero_memory: int
     num_pods: int
     slot: int = -1  # the snapshot column, or -1 for a node built outside a snapshot
+    declared_features: frozenset[str] = frozenset()  # status.declaredFeatures
     pods: tuple[PodInfo, ...] = ()  # bound and assumed pods on the node
     image_states: Mapping[str, ImageState] = field(default_factory=dict)
-    declared_features: frozenset[str] = frozenset()
 
     def with_pod(self, pod: PodInfo) -> NodeInfo:
         """This node with ``pod`` added (upstream ``NodeInfo.AddPod``), for what-if filtering."""
@@ -226,9 +226,9 @@ class NodeInfo:
             nz_memory,
             self.num_pods + sign * len(pods),
             self.slot,
+            self.declared_features,
             kept,
             self.image_states,
-            self.declared_features,
         )
 
 

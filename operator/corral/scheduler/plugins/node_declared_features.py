@@ -134,9 +134,11 @@ class NodeDeclaredFeatures:
         return FilterVerdict.uniform(passed, _REJECTED)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
-        # Upstream: Node Add|UpdateNodeDeclaredFeature and the pod's own update.
+        # Upstream: Node Add|UpdateNodeDeclaredFeature and the pod's own update. The cache
+        # classifies no node update as a declared-feature change yet (no such ActionType), so
+        # only a new node requeues the pod (a gap in requeueing, not in decisions).
         return (
-            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE),
+            ClusterEvent(NODE, ActionType.ADD),
             ClusterEvent(UNSCHEDULED_POD, ActionType.UPDATE),
         )
 

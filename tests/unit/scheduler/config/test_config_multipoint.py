@@ -14,6 +14,12 @@ REGISTRY = {
     "A": frozenset({"filter", "score"}),
     "B": frozenset({"filter", "score"}),
     "C": frozenset({"filter"}),
+    # Pod-group (workload) points, as 1.37's TopologyPlacementGenerator, PodGroupPodsCount and
+    # NodeResourcesFit (score and placementScore).
+    "Gen": frozenset({"placementGenerate"}),
+    "Gen2": frozenset({"placementGenerate"}),
+    "Count": frozenset({"placementScore"}),
+    "Fit": frozenset({"filter", "score", "placementScore"}),
 }
 
 
@@ -121,6 +127,18 @@ def test_expand(
             "at least one bind",
             id="no binder",
         ),
+        pytest.param(
+            {"multiPoint": multi("Sort", "Bind", "Gen", "Gen2")},
+            "profiles[0].plugins.placementGenerate",
+            'at most one placement generate plugin is allowed for profile with scheduler name "s"',
+            id="two placement generators",
+        ),
+        pytest.param(
+            {"multiPoint": multi("Sort", "Bind"), "placementScore": {"enabled": [{"name": "C"}]}},
+            "profiles[0].plugins.placementScore.enabled[0].name",
+            "does not extend placementScore",
+            id="not a placement scorer",
+        ),
     ],
 )
 def test_expand_errors(plugins: dict[str, Any], path: str, fragment: str) -> None:
@@ -129,3 +147,23 @@ def test_expand_errors(plugins: dict[str, Any], path: str, fragment: str) -> Non
     assert any(e.path == path and fragment in e.message for e in info.value.errors), [
         str(e) for e in info.value.errors
     ]
+
+
+def test_pod_group_points_expand_with_their_own_weights() -> None:
+    plugins = {
+        "multiPoint": multi("Sort", "Bind", "Fit", "Gen", "Count", Fit=4),
+        "placementScore": {"enabled": [{"name": "Count", "weight": 3}]},
+        "podGroupPostFilter": {"enabled": [{"name": "Sort"}]},
+    }
+    with pytest.raises(ValidationError) as info:
+        load_config(config(plugins), registry=REGISTRY)
+    assert [str(e) for e in info.value.errors] == [
+        "profiles[0].plugins.podGroupPostFilter.enabled[0].name: "
+        'plugin "Sort" does not extend podGroupPostFilter; it extends: queueSort'
+    ]
+    del plugins["podGroupPostFilter"]
+    (expanded,) = expand_profiles(load_config(config(plugins), registry=REGISTRY), REGISTRY)
+    assert expanded.points["placementGenerate"] == ["Gen"]
+    assert expanded.points["placementScore"] == ["Count", "Fit"]
+    assert expanded.points["score"] == ["Fit"]
+    assert expanded.score_weights == {"Fit": 4}

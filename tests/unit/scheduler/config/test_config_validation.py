@@ -6,7 +6,18 @@ from typing import Any
 
 import pytest
 
-from corral.scheduler.config import ValidationError, load_config, parse_duration
+from corral.scheduler.config import (
+    KubeSchedulerProfile,
+    Plugin,
+    Plugins,
+    PluginSet,
+    ValidationError,
+    load_config,
+    parse_duration,
+)
+from corral.scheduler.config.defaults import enabled_plugin_names
+from corral.scheduler.config.errors import FieldPath
+from corral.scheduler.config.validation import validate_profile
 
 
 def config(**extra: Any) -> dict[str, Any]:
@@ -94,6 +105,19 @@ def args_of(name: str, args: dict[str, Any]) -> dict[str, Any]:
             "profiles[0].plugins.filter.enabled[0]",
             "was invalid",
             id="removed plugin",
+        ),
+        pytest.param(
+            config(
+                profiles=[
+                    {
+                        "schedulerName": "s",
+                        "plugins": {"podGroupPostFilter": {"enabled": [{"name": "GCEPDLimits"}]}},
+                    }
+                ]
+            ),
+            "profiles[0].plugins.podGroupPostFilter.enabled[0]",
+            "was invalid",
+            id="removed plugin at podGroupPostFilter (1.37)",
         ),
         pytest.param(
             config(
@@ -361,3 +385,14 @@ def test_parse_duration(text: str, seconds: float) -> None:
 def test_parse_duration_rejects(text: str) -> None:
     with pytest.raises(ValueError, match="invalid duration"):
         parse_duration(text)
+
+
+def test_pod_group_points_quirks_as_upstream() -> None:
+    """validation.go checks removed plugins at podGroupPostFilter but not at the placement
+    points; defaults.go's pluginsNames gives default args to no plugin enabled only at
+    podGroupPostFilter."""
+    removed = PluginSet(enabled=[Plugin("EBSLimits")])
+    profile = KubeSchedulerProfile("s", plugins=Plugins(placement_score=removed))
+    assert validate_profile(FieldPath(), profile) == []
+    plugins = Plugins(pod_group_post_filter=PluginSet(enabled=[Plugin("DefaultPreemption")]))
+    assert enabled_plugin_names(plugins) == []
