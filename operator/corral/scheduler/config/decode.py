@@ -5,7 +5,8 @@ Contract:
   otherwise. Keys not declared are errors that list what is allowed; fields without a default are
   required.
 - Types are checked exactly as Go's decoder would for these configs: ``bool`` is not an integer,
-  an integer is accepted where a float is expected, ``None`` is only accepted for ``X | None``.
+  an integer is accepted where a float is expected; ``null`` leaves a field with a default at
+  its default (Go leaves it at its zero value) and is refused for a required field.
 - ``metadata={"duration": True}`` marks a string holding a Go duration (``"15s"``, ``"1m30s"``).
 - Decoding never raises: it returns the value (possibly partial) and appends to ``errors``.
 """
@@ -195,6 +196,8 @@ def _decode_dataclass(
             )
     kwargs: dict[str, Any] = {}
     for key, f in fields.items():
+        if key in data and data[key] is None and not _is_required(f):
+            continue  # Go's decoder: null leaves a field at its zero value, here its default
         if key in data:
             value = _decode_value(hints[f.name], data[key], path.child(key), errors, f.metadata)
             if value is None and _is_required(f):

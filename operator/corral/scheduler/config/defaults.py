@@ -98,8 +98,9 @@ def default_args(
     kind = ARGS.get(plugin)
     if kind is None:
         return raw
+    before = len(errors)
     typed = _args.decode_plugin_args(kind.type, plugin, raw, path, errors)
-    if typed is None:
+    if typed is None or len(errors) > before:  # partly decoded args are not defaulted
         return raw
     if kind.default is not None:
         kind.default(typed)

@@ -51,7 +51,8 @@ def parse(text: str | int | float) -> Fraction:
     """The exact amount of a quantity string (numbers from JSON are accepted as they are).
     Amounts are kept as int64: larger ones are refused."""
     if not isinstance(text, str | int | float):
-        raise QuantityError(f"quantity {text!r} is not a number or a string")
+        # The value itself is not echoed: it may be any (huge) JSON value.
+        raise QuantityError(f"quantity is a {type(text).__name__}, not a number or a string")
     amount = _parse(text)
     if abs(amount) >= 2**63:
         shown = text if not isinstance(text, str) or len(text) <= MAX_DIGITS else text[:MAX_DIGITS]

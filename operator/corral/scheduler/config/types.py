@@ -159,7 +159,8 @@ class ExtenderManagedResource:
 
 @dataclass(slots=True)
 class Extender:
-    url_prefix: str
+    # Not required upstream (an empty prefix is accepted; its calls fail at run time).
+    url_prefix: str = ""
     filter_verb: str | None = None
     preempt_verb: str | None = None
     prioritize_verb: str | None = None

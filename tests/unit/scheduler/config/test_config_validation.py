@@ -107,6 +107,12 @@ def args_of(name: str, args: dict[str, Any]) -> dict[str, Any]:
             id="removed plugin",
         ),
         pytest.param(
+            args_of("NodeResourcesFit", {"scoringStrategy": {"resources": [{"Name": "cpu"}]}}),
+            "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].Name",
+            "unknown field",
+            id="args item with unknown fields is reported, not defaulted",
+        ),
+        pytest.param(
             config(
                 profiles=[
                     {
@@ -396,3 +402,17 @@ def test_pod_group_points_quirks_as_upstream() -> None:
     assert validate_profile(FieldPath(), profile) == []
     plugins = Plugins(pod_group_post_filter=PluginSet(enabled=[Plugin("DefaultPreemption")]))
     assert enabled_plugin_names(plugins) == []
+
+
+def test_null_leaves_a_field_at_its_default_as_go_does() -> None:
+    """scheme_test.go "empty and no plugin args": ``args:`` with no value is accepted."""
+    cfg = load_config(
+        config(profiles=[{"pluginConfig": [{"name": "DefaultPreemption", "args": None}]}])
+    )
+    (pc,) = [pc for pc in cfg.profiles[0].plugin_config if pc.name == "DefaultPreemption"]
+    assert pc.args["minCandidateNodesAbsolute"] == 100
+
+
+def test_extender_url_prefix_is_optional_as_upstream() -> None:
+    cfg = load_config(config(extenders=[{"prioritizeVerb": "prioritize", "weight": 1}]))
+    assert cfg.extenders[0].url_prefix == ""

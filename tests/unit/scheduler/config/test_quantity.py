@@ -49,7 +49,7 @@ def test_invalid(text: str) -> None:
         pytest.param("1e999999999", "quantity '1e999999999' is out of range", id="huge exponent"),
         pytest.param("1E-99", "quantity '1E-99' is out of range", id="tiny exponent"),
         pytest.param("9" * 5000, "is too long", id="5000 digits"),
-        pytest.param(["1"], "is not a number or a string", id="a list"),
+        pytest.param(["1"], "quantity is a list, not a number or a string", id="a list"),
         pytest.param(True, "is not a number", id="a boolean"),
         pytest.param("99999999999999999999Ei", "is out of range", id="beyond int64"),
     ],

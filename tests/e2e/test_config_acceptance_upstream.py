@@ -1,0 +1,153 @@
+"""Corral accepts exactly the KubeSchedulerConfigurations the pinned kube-scheduler accepts.
+
+The corpus (``data/kube_scheduler_config/*.yaml``, one case per file, the file name is its id,
+the first line names the upstream test it comes from) is taken from upstream's own config tests:
+``scheme_test.go``, ``options_test.go``, ``validation_test.go``, ``defaults_test.go`` and the 1.37
+pod-group points. Upstream's verdict is the real binary's: ``kube-scheduler --config=CASE
+--write-config-to=OUT`` decodes strictly, defaults, validates and builds every profile's
+framework, then writes the completed configuration and exits 0; no API server is contacted
+(``--master`` points nowhere). Corral's verdict is the engine's own loader
+(:func:`load_engine_config` and :func:`load_extenders`, what ``corral scheduler --config`` runs).
+Every configuration the binary writes is fed to Corral too: upstream's defaulted output must load.
+
+A differing verdict fails its case with both reasons; ``test_corpus_summary`` prints the counts.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from corral.scheduler.config import ValidationError
+from corral.scheduler.engine.frameworks import load_engine_config, load_extenders
+from corral.testing.binaries import ensure_binaries
+
+CORPUS = Path(__file__).parent / "data" / "kube_scheduler_config"
+CASES = sorted(CORPUS.glob("*.yaml"))
+KUBECONFIG_PLACEHOLDER = "@KUBECONFIG@"
+# The binary's one-line failure: klog's 'command failed' err="...".
+_FAILED = re.compile(r'"command failed" err="(.*)"')
+
+_KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+users: [{name: u, user: {token: unused}}]
+current-context: c
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    accepted: bool
+    reason: str = ""  # why it was refused
+    written: str = ""  # upstream only: the completed configuration it wrote
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    text: str
+
+
+def _case(path: Path, kubeconfig: Path) -> Case:
+    return Case(path.stem, path.read_text().replace(KUBECONFIG_PLACEHOLDER, str(kubeconfig)))
+
+
+def _upstream(binary: Path, work: Path, case: Case) -> Verdict:
+    config, out = work / f"{case.id}.yaml", work / f"{case.id}.out.yaml"
+    config.write_text(case.text)
+    done = subprocess.run(
+        [
+            str(binary),
+            f"--config={config}",
+            "--master=https://127.0.0.1:1",
+            "--secure-port=0",  # no listener: cases run side by side with other schedulers
+            f"--write-config-to={out}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode == 0 and out.exists():
+        return Verdict(True, written=out.read_text())
+    found = _FAILED.search(done.stderr)
+    lines = done.stderr.strip().splitlines() or [f"exit {done.returncode}"]
+    return Verdict(False, found.group(1) if found else lines[-1])
+
+
+def corral(text: str) -> Verdict:
+    try:
+        load_extenders(load_engine_config(text))
+    except ValidationError as exc:
+        return Verdict(False, "; ".join(str(e) for e in exc.errors))
+    return Verdict(True)
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("kubeconfig") / "kubeconfig"
+    path.write_text(_KUBECONFIG)
+    return path
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory, kubeconfig: Path) -> dict[str, Verdict]:
+    """The binary's verdict on every case (two at a time: the machine is shared)."""
+    binary = ensure_binaries().kube_scheduler
+    work = tmp_path_factory.mktemp("upstream-verdicts")
+    cases = [_case(p, kubeconfig) for p in CASES]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        verdicts = pool.map(lambda c: _upstream(binary, work, c), cases)
+        return {c.id: v for c, v in zip(cases, verdicts, strict=True)}
+
+
+def _ids() -> Iterator[str]:
+    return (p.stem for p in CASES)
+
+
+@pytest.mark.parametrize("case_id", list(_ids()))
+def test_corral_accepts_exactly_what_upstream_accepts(
+    case_id: str, upstream: dict[str, Verdict], kubeconfig: Path
+) -> None:
+    theirs = upstream[case_id]
+    ours = corral(_case(CORPUS / f"{case_id}.yaml", kubeconfig).text)
+    assert ours.accepted == theirs.accepted, (
+        f"upstream {'accepts' if theirs.accepted else 'refuses: ' + theirs.reason}; "
+        f"Corral {'accepts' if ours.accepted else 'refuses: ' + ours.reason}"
+    )
+
+
+@pytest.mark.parametrize("case_id", list(_ids()))
+def test_upstreams_written_config_loads_in_corral(
+    case_id: str, upstream: dict[str, Verdict]
+) -> None:
+    theirs = upstream[case_id]
+    if not theirs.accepted:
+        pytest.skip("upstream refuses the case: it writes nothing")
+    ours = corral(theirs.written)
+    assert ours.accepted, ours.reason
+
+
+def test_corpus_summary(upstream: dict[str, Verdict], kubeconfig: Path) -> None:
+    """The corpus holds both kinds of case; prints the counts and every differing case."""
+    differ = []
+    for path in CASES:
+        ours = corral(_case(path, kubeconfig).text)
+        if ours.accepted != upstream[path.stem].accepted:
+            differ.append(path.stem)
+    accepted = sum(v.accepted for v in upstream.values())
+    print(
+        f"\n{len(CASES)} configurations: upstream accepts {accepted}, refuses "
+        f"{len(CASES) - accepted}; Corral differs on {len(differ)}: {differ}"
+    )
+    assert accepted >= 10
+    assert len(CASES) - accepted >= 10
