@@ -219,3 +219,23 @@ def test_api_server_applies_defaults(kube: Client, crd: None) -> None:
         "renewDeadline": "10s",
         "retryPeriod": "2s",
     }
+
+
+POD_GROUP_PLUGINS = {
+    "placementGenerate": {"enabled": [{"name": "TopologyPlacementGenerator"}]},
+    "placementScore": {"enabled": [{"name": "PodGroupPodsCount", "weight": 3}]},
+    "podGroupPostFilter": {"disabled": [{"name": "*"}]},
+}
+
+
+def test_the_1_37_pod_group_points_pass_the_api_server_and_corral(kube: Client, crd: None) -> None:
+    """kube-scheduler 1.37's plugin sets: the API server keeps them (not pruned) and Corral's
+    own validation and rendering carry them into the KubeSchedulerConfiguration."""
+    obj = profile({"plugins": POD_GROUP_PLUGINS}, name="pod-group-points")
+    created = kube.request(
+        "POST", "/apis/corral.dev/v1alpha1/schedulerprofiles", body=obj, params={"dryRun": "All"}
+    )
+    assert created["spec"]["plugins"] == POD_GROUP_PLUGINS
+    rendered = render(load_profile(created, operator=OperatorDefaults()))
+    plugins = yaml.safe_load(rendered.config_yaml)["profiles"][0]["plugins"]
+    assert {k: plugins[k] for k in POD_GROUP_PLUGINS} == POD_GROUP_PLUGINS
