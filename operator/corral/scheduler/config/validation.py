@@ -250,10 +250,6 @@ def validate_extenders(path: FieldPath, extenders: list[Extender]) -> _Errs:
             )
         if ext.bind_verb:
             binders += 1
-        if ext.http_timeout is not None and parse_duration(ext.http_timeout) < 0:
-            errs.append(
-                field_error(p.child("httpTimeout"), f"{ext.http_timeout}: must not be negative")
-            )
         errs += _validate_tls_data(p.child("tlsConfig"), ext)
         for j, res in enumerate(ext.managed_resources):
             rp = p.child("managedResources").index(j).child("name")

@@ -44,8 +44,12 @@ from corral.scheduler.framework.types import NodeRecord, PodInfo
 _T = TypeVar("_T")
 
 
-def _timeout(cfg: ExtenderConfig) -> float:
+def _timeout(cfg: ExtenderConfig) -> float | None:
+    """Upstream's: 0 (or unset) is the 5 s default; a negative one is accepted and means no
+    timeout (Go's http.Client only sets a deadline for a positive Timeout)."""
     seconds = parse_duration(cfg.http_timeout) if cfg.http_timeout else 0.0
+    if seconds < 0:
+        return None
     return seconds or DEFAULT_TIMEOUT_SECONDS
 
 

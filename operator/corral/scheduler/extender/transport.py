@@ -117,7 +117,7 @@ class PoolTransport:
     def __init__(
         self,
         *,
-        timeout: float,
+        timeout: float | None,  # None: no timeout
         ssl_context: ssl.SSLContext | None = None,
         server_name: str | None = None,
     ) -> None:

@@ -167,3 +167,10 @@ def test_pod_group_points_expand_with_their_own_weights() -> None:
     assert expanded.points["placementScore"] == ["Count", "Fit"]
     assert expanded.points["score"] == ["Fit"]
     assert expanded.score_weights == {"Fit": 4}
+
+
+def test_disabling_an_unknown_plugin_is_accepted_as_upstream() -> None:
+    """Upstream ignores disabled names it does not know (e.g. a removed plugin)."""
+    plugins = {"multiPoint": multi("Sort", "Bind"), "filter": {"disabled": [{"name": "EBSLimits"}]}}
+    (expanded,) = expand_profiles(load_config(config(plugins), registry=REGISTRY), REGISTRY)
+    assert expanded.points["filter"] == []

@@ -175,9 +175,10 @@ def test_timeout_is_an_error(scripted: tuple[str, Script]) -> None:
 @pytest.mark.parametrize(
     ("timeout", "seconds"),
     [pytest.param(None, 5.0, id="unset"), pytest.param("0s", 5.0, id="zero"),
-     pytest.param("2s", 2.0, id="set")],
+     pytest.param("2s", 2.0, id="set"),
+     pytest.param("-1s", None, id="negative: no timeout, as Go's http.Client")],
 )  # fmt: skip
-def test_http_timeout_default(timeout: str | None, seconds: float) -> None:
+def test_http_timeout_default(timeout: str | None, seconds: float | None) -> None:
     assert _ext("http://127.0.0.1:1", http_timeout=timeout).timeout == seconds
 
 
