@@ -31,6 +31,7 @@ def test_in_tree_registry_builds_the_default_profile() -> None:
         names.POD_TOPOLOGY_SPREAD,
         names.INTER_POD_AFFINITY,
         names.DYNAMIC_RESOURCES,
+        names.NODE_DECLARED_FEATURES,
     ]
     assert fwk.score_weights == {
         "TaintToleration": 3,
