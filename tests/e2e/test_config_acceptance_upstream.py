@@ -21,10 +21,12 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from corral.scheduler.config import ValidationError
+from corral.scheduler.config import ValidationError, dump_config, load_config, parse_duration
 from corral.scheduler.engine.frameworks import load_engine_config, load_extenders
 from corral.testing.binaries import ensure_binaries
 
@@ -133,6 +135,64 @@ def test_every_configuration_upstream_writes_loads_in_corral(upstream: dict[str,
     assert written
     refused = {case: corral(text).reason for case, text in written.items()}
     assert {case: why for case, why in refused.items() if why} == {}
+
+
+DURATIONS = ("filterTimeout", "bindingTimeout")
+TOP_LEVEL = ("parallelism", "percentageOfNodesToScore", "podInitialBackoffSeconds",
+             "podMaxBackoffSeconds", "enableProfiling", "enableContentionProfiling")  # fmt: skip
+
+
+def _defaulted(config: dict[str, Any], instantiated: set[str]) -> dict[str, Any]:
+    """What defaulting decides, in a form both sides write alike: every plugin set (name and
+    weight, 0 for none), the args of the plugins upstream instantiated (its written config
+    keeps no others) without their type meta, durations in seconds, and the top-level fields."""
+
+    def plugin_set(entries: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
+        return {
+            kind: [(p["name"], p.get("weight") or 0) for p in entries.get(kind) or ()]
+            for kind in ("enabled", "disabled")
+        }
+
+    profiles = []
+    for profile in config.get("profiles") or ():
+        sets = {k: plugin_set(v or {}) for k, v in (profile.get("plugins") or {}).items()}
+        args = {
+            pc["name"]: {
+                k: parse_duration(v) if k in DURATIONS else v
+                for k, v in (pc.get("args") or {}).items()
+                if k not in ("apiVersion", "kind")
+            }
+            for pc in profile.get("pluginConfig") or ()
+            if pc["name"] in instantiated
+        }
+        profiles.append(
+            {
+                "schedulerName": profile.get("schedulerName"),
+                "percentageOfNodesToScore": profile.get("percentageOfNodesToScore"),
+                "plugins": {k: v for k, v in sets.items() if v["enabled"] or v["disabled"]},
+                "pluginConfig": args,
+            }
+        )
+    top = {k: config.get(k) for k in TOP_LEVEL}
+    return {**top, "leaderElection": config.get("leaderElection"), "profiles": profiles}
+
+
+def test_corral_defaults_every_accepted_case_as_upstream(
+    upstream: dict[str, Verdict], kubeconfig: Path
+) -> None:
+    """Plugin sets, weights, default args and top-level defaults of every accepted case."""
+    differ = {}
+    for case_id, theirs in upstream.items():
+        if not theirs.accepted:
+            continue
+        written = yaml.safe_load(theirs.written)
+        instantiated = {
+            pc["name"] for p in written.get("profiles") or () for pc in p.get("pluginConfig") or ()
+        }
+        ours = dump_config(load_config(_case(CORPUS / f"{case_id}.yaml", kubeconfig).text))
+        if _defaulted(ours, instantiated) != _defaulted(written, instantiated):
+            differ[case_id] = (_defaulted(written, instantiated), _defaulted(ours, instantiated))
+    assert differ == {}
 
 
 def test_corpus_summary(upstream: dict[str, Verdict], kubeconfig: Path) -> None:
