@@ -21,10 +21,6 @@ VOLUME_BINDING: Final = "VolumeBinding"
 VOLUME_ZONE: Final = "VolumeZone"
 DYNAMIC_RESOURCES: Final = "DynamicResources"
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
-# Corral's own plugins.
-CHECK_POD_COUNT_LIMIT: Final = "CheckPodCountLimit"
-CHECK_POD_LIMIT_RESOURCES: Final = "CheckPodLimitResources"
-TENANT_SPREAD: Final = "TenantSpread"
 # issue 15 (1.37): NodeDeclaredFeatures in upstream's default set; the rest in its registry,
 # behind gates that are off by default.
 NODE_DECLARED_FEATURES: Final = "NodeDeclaredFeatures"
@@ -32,3 +28,7 @@ GANG_SCHEDULING: Final = "GangScheduling"
 TOPOLOGY_PLACEMENT_GENERATOR: Final = "TopologyPlacementGenerator"
 POD_GROUP_PODS_COUNT: Final = "PodGroupPodsCount"
 DEFERRED_POD_SCHEDULING: Final = "DeferredPodScheduling"
+# Corral's own plugins.
+CHECK_POD_COUNT_LIMIT: Final = "CheckPodCountLimit"
+CHECK_POD_LIMIT_RESOURCES: Final = "CheckPodLimitResources"
+TENANT_SPREAD: Final = "TenantSpread"
