@@ -1,5 +1,8 @@
-"""NodeUnschedulable (Filter): a node with ``spec.unschedulable`` only takes pods that tolerate
-the ``node.kubernetes.io/unschedulable:NoSchedule`` taint."""
+"""NodeUnschedulable (PreFilter, Filter): a node with ``spec.unschedulable`` only takes pods that
+tolerate the ``node.kubernetes.io/unschedulable:NoSchedule`` taint.
+
+The PreFilter (1.37) does nothing: upstream's skips the plugin only for a pod whose resize is
+deferred (InPlacePodVerticalScalingSchedulerPreemption, alpha and off)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,12 @@ import numpy as np
 
 from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.interface import FilterVerdict, Handle
+from corral.scheduler.framework.interface import (
+    FilterVerdict,
+    Handle,
+    PreFilterExtensions,
+    PreFilterResult,
+)
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.taints import (
@@ -31,6 +39,14 @@ _REJECTED: Final = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNS
 
 class NodeUnschedulable:
     name: str = NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not node.unschedulable:

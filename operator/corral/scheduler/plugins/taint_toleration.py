@@ -1,4 +1,7 @@
-"""TaintToleration (Filter, PreScore, Score, NormalizeScore).
+"""TaintToleration (PreFilter, Filter, PreScore, Score, NormalizeScore).
+
+PreFilter (1.37) does nothing: upstream's skips the plugin only for a pod whose resize is deferred
+(InPlacePodVerticalScalingSchedulerPreemption, alpha and off).
 
 Filter: the first NoSchedule/NoExecute taint (in node order) no toleration tolerates rejects the
 node. Score: the number of PreferNoSchedule taints not tolerated by the pod's tolerations with
@@ -23,7 +26,14 @@ from corral.scheduler.framework.cluster_events import (
     ClusterEvent,
 )
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.interface import FilterVerdict, Handle, Scores, Slots
+from corral.scheduler.framework.interface import (
+    FilterVerdict,
+    Handle,
+    PreFilterExtensions,
+    PreFilterResult,
+    Scores,
+    Slots,
+)
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.taints import (
@@ -67,6 +77,14 @@ def _prefer_no_schedule(tolerations: Sequence[Toleration]) -> tuple[Toleration, 
 
 class TaintToleration:
     name: str = NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
 
     # --- filter -----------------------------------------------------------------------------
 
