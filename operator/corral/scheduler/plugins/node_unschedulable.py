@@ -13,12 +13,7 @@ import numpy as np
 
 from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.interface import (
-    FilterVerdict,
-    Handle,
-    PreFilterExtensions,
-    PreFilterResult,
-)
+from corral.scheduler.framework.interface import FilterVerdict, Handle
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.taints import (
@@ -28,7 +23,7 @@ from corral.scheduler.framework.taints import (
     tolerations_tolerate,
 )
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import names
+from corral.scheduler.plugins import helper, names
 
 NAME: Final = names.NODE_UNSCHEDULABLE
 ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
@@ -37,16 +32,8 @@ _UNSCHEDULABLE_TAINT: Final = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect=NO_SCHE
 _REJECTED: Final = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
 
-class NodeUnschedulable:
+class NodeUnschedulable(helper.NoOpPreFilter):
     name: str = NAME
-
-    def pre_filter(
-        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
-    ) -> tuple[PreFilterResult | None, Status | None]:
-        return None, None
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not node.unschedulable:

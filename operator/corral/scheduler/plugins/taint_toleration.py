@@ -26,14 +26,7 @@ from corral.scheduler.framework.cluster_events import (
     ClusterEvent,
 )
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.interface import (
-    FilterVerdict,
-    Handle,
-    PreFilterExtensions,
-    PreFilterResult,
-    Scores,
-    Slots,
-)
+from corral.scheduler.framework.interface import FilterVerdict, Handle, Scores, Slots
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.taints import (
@@ -75,16 +68,8 @@ def _prefer_no_schedule(tolerations: Sequence[Toleration]) -> tuple[Toleration, 
     return tuple(t for t in tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
 
 
-class TaintToleration:
+class TaintToleration(helper.NoOpPreFilter):
     name: str = NAME
-
-    def pre_filter(
-        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
-    ) -> tuple[PreFilterResult | None, Status | None]:
-        return None, None
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return None
 
     # --- filter -----------------------------------------------------------------------------
 
