@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane node image lint unit e2e test fuzz demo demo-down clean
+.PHONY: help venv lock control-plane node image lint unit e2e test fuzz compat demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -58,6 +58,12 @@ FUZZ_SCALE ?= 20
 # The harness watches every case itself (a hang is a failed case), so no pytest timeout.
 fuzz: venv  ## the fuzz tests of every entry point with FUZZ_SCALE times the cases of `make test`
 	CORRAL_FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest tests/unit/fuzz --timeout=0 $(PYTEST_ARGS)
+
+# The previous pin and its etcd; `make compat KUBE_VERSION=v1.x.y ETCD_VERSION=v3.x.y` for another.
+KUBE_VERSION ?= v1.36.3
+ETCD_VERSION ?= v3.6.16
+compat: venv  ## the engine's e2e smoke against KUBE_VERSION's control plane (not in `make test`; docs/compatibility.md)
+	hack/compat $(KUBE_VERSION) $(ETCD_VERSION)
 
 demo: venv control-plane  ## local cluster + CRD + operator (local engines) + tenant profile scheduling a workload
 	$(BIN)/python hack/demo.py --dir $(DEMO_DIR)

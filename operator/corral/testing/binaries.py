@@ -3,6 +3,9 @@
 The versions are pinned once, in ``assets/versions.env``; ``assets/build-control-plane.sh``
 builds them from the Go module proxy into a directory keyed by all three versions, so a second
 build with the same pins is a no-op and a pin change never reuses stale binaries.
+
+``$CORRAL_VERSIONS_FILE`` names another pins file for everything here and for the build scripts:
+``hack/compat`` uses it to run the e2e suite against an older API server (never ``make test``).
 """
 
 from __future__ import annotations
@@ -36,10 +39,16 @@ class Versions:
         return f"k8s-{self.kube}-etcd-{self.etcd}-kwok-{self.kwok}"
 
 
-def load_pins(path: Path = VERSIONS_FILE) -> dict[str, str]:
+def versions_file() -> Path:
+    """The pins in force: ``$CORRAL_VERSIONS_FILE`` if set, else ``assets/versions.env``."""
+    override = os.environ.get("CORRAL_VERSIONS_FILE")
+    return Path(override) if override else VERSIONS_FILE
+
+
+def load_pins(path: Path | None = None) -> dict[str, str]:
     """Read the ``KEY=VALUE`` pins (comments and blank lines ignored)."""
     values: dict[str, str] = {}
-    for raw in path.read_text().splitlines():
+    for raw in (path or versions_file()).read_text().splitlines():
         line = raw.strip()
         if line and not line.startswith("#"):
             key, _, value = line.partition("=")
@@ -47,7 +56,7 @@ def load_pins(path: Path = VERSIONS_FILE) -> dict[str, str]:
     return values
 
 
-def load_versions(path: Path = VERSIONS_FILE) -> Versions:
+def load_versions(path: Path | None = None) -> Versions:
     values = load_pins(path)
     return Versions(values["KUBE_VERSION"], values["ETCD_VERSION"], values["KWOK_VERSION"])
 
@@ -68,7 +77,7 @@ class NodePins:
         return f"node-k8s-{self.kube}-containerd-{self.containerd}"
 
 
-def load_node_pins(path: Path = VERSIONS_FILE) -> NodePins:
+def load_node_pins(path: Path | None = None) -> NodePins:
     values = load_pins(path)
     return NodePins(
         kube=values["KUBE_VERSION"],

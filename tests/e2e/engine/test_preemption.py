@@ -59,12 +59,14 @@ def test_high_priority_pod_preempts_and_is_bound(
         for e in events
         if e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == "vip"
     ]
-    # Upstream's message: no node fits as things are; preemption succeeded, so (as upstream)
-    # no "preemption: ..." verdict is appended.
+    # Upstream 1.37's message: no node fits as things are, then the preemption's verdict (both
+    # low pods must go: 2 cpu - 1500m leaves room for neither 900m pod).
     assert failed
     assert failed[0].startswith("0/")
     assert "1 Insufficient cpu" in failed[0]
-    assert "preemption:" not in failed[0]
+    assert failed[0].endswith(
+        f". preemption: found a potential placement for pod on node {node}, preempting 2 victims"
+    )
     assert "Preempted pod" in engine.log()
     # Upstream's metric names: one preemption attempt, with its victims counted once.
     with urllib.request.urlopen(f"http://127.0.0.1:{engine.port}/metrics", timeout=5) as answer:

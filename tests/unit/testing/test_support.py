@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from corral.testing.binaries import BUILD_SCRIPT, Versions, load_versions
+from corral.testing.binaries import (
+    BUILD_SCRIPT,
+    VERSIONS_FILE,
+    Versions,
+    cached_binaries,
+    load_versions,
+)
 from corral.testing.credentials import IDENTITIES, create_credentials
 from corral.testing.processes import free_port, is_running, processes_mentioning, terminate
 
@@ -20,6 +26,17 @@ def test_versions_file_pins_all_three(tmp_path: Path) -> None:
     versions = load_versions(pins)
     assert versions == Versions("v1.2.3", "v3.4.5", "v0.1.0")
     assert versions.cache_key == "k8s-v1.2.3-etcd-v3.4.5-kwok-v0.1.0"
+
+
+def test_corral_versions_file_overrides_the_pins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pins = tmp_path / "versions.env"
+    pins.write_text("KUBE_VERSION=v1.36.3\nETCD_VERSION=v3.6.16\nKWOK_VERSION=v0.8.0\n")
+    monkeypatch.setenv("CORRAL_VERSIONS_FILE", str(pins))
+    assert cached_binaries().directory.name == "k8s-v1.36.3-etcd-v3.6.16-kwok-v0.8.0"
+    monkeypatch.delenv("CORRAL_VERSIONS_FILE")
+    assert load_versions(VERSIONS_FILE) == load_versions()
 
 
 def test_shipped_pins_are_real_versions() -> None:

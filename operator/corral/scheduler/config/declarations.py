@@ -121,17 +121,18 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "queueSort",
         "Orders the queue by pod priority, then arrival time.",
     ),
+    # 1.37 runs NodeName before NodeUnschedulable; both and TaintToleration gained a PreFilter.
+    _upstream("NodeName", "node_name", "preFilter filter", "Honours a pod's spec.nodeName."),
     _upstream(
         "NodeUnschedulable",
         "node_unschedulable",
-        "filter",
+        "preFilter filter",
         "Filters out nodes with spec.unschedulable set.",
     ),
-    _upstream("NodeName", "node_name", "filter", "Honours a pod's spec.nodeName."),
     _upstream(
         "TaintToleration",
         "taint_toleration",
-        "filter preScore score",
+        "preFilter filter preScore score",
         "Taints and tolerations.",
         default_weight=3,
     ),

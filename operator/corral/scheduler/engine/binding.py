@@ -3,21 +3,81 @@
 Upstream's DefaultBinder creates ``pods/<name>/binding`` with the pod's UID (so a pod deleted
 and recreated under the same name is never bound by mistake) and ``target`` the Node. Every
 call takes a token from the engine's shared bucket (``clientConnection.qps``/``burst``).
+
+Since 1.37 (``util.BindPod``) a Binding the API server could not take for a transient reason is
+posted again: up to 4 attempts, 10 ms, 50 ms and 250 ms apart (client-go's ``DefaultBackoff``,
+each wait up to 10% longer at random), when the answer is an InternalError or ServiceUnavailable
+(by reason, or by status 500/503 with a reason the API does not define) or the connection was
+refused. Any other error, or the last attempt's, fails the binding as before.
 """
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Callable
+from typing import Final
+
 from corral.k8s import Client
+from corral.k8s.client import ApiError
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.engine.timing import Tally
 from corral.scheduler.framework.types import PodInfo
 
+# client-go retry.DefaultBackoff: Steps 4, Duration 10ms, Factor 5, Jitter 0.1.
+BIND_ATTEMPTS: Final = 4
+BIND_FIRST_WAIT_SECONDS: Final = 0.010
+BIND_WAIT_FACTOR: Final = 5.0
+BIND_WAIT_JITTER: Final = 0.1
+
+# apimachinery's StatusReasons: a 500/503 carrying one of these is not an Internal/Unavailable one.
+_KNOWN_REASONS: Final = frozenset(
+    {
+        "Unauthorized", "Forbidden", "NotFound", "AlreadyExists", "Conflict", "Gone", "Invalid",
+        "ServerTimeout", "StoreReadError", "Timeout", "TooManyRequests", "BadRequest",
+        "MethodNotAllowed", "NotAcceptable", "RequestEntityTooLarge", "UnsupportedMediaType",
+        "InternalError", "Expired", "ServiceUnavailable",
+    }
+)  # fmt: skip
+
+
+def _by_reason(err: ApiError, reason: str, status: int) -> bool:
+    return err.reason == reason or (err.status == status and err.reason not in _KNOWN_REASONS)
+
+
+def _connection_refused(err: BaseException) -> bool:
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def retriable(err: ApiError) -> bool:
+    """Upstream ``util.Retriable``: IsInternalError, IsServiceUnavailable or connection refused."""
+    if err.status == 0:
+        return _connection_refused(err)
+    return _by_reason(err, "InternalError", 500) or _by_reason(err, "ServiceUnavailable", 503)
+
 
 class ApiBinder:
-    def __init__(self, client: Client, bucket: TokenBucket, tally: Tally | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        bucket: TokenBucket,
+        tally: Tally | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
         self.client = client
         self.bucket = bucket
         self.tally = tally or Tally()  # the calls' wall and CPU time, rate-limiter wait included
+        self._sleep = sleep
+        self._rng = rng or random.Random()
 
     def __call__(self, pod: PodInfo, node_name: str) -> None:
         body = {
@@ -27,6 +87,16 @@ class ApiBinder:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
-        with self.tally.span():
-            self.bucket.wait()
-            self.client.request("POST", path, body=body)
+        wait = BIND_FIRST_WAIT_SECONDS
+        for attempt in range(1, BIND_ATTEMPTS + 1):
+            try:
+                with self.tally.span():
+                    self.bucket.wait()
+                    self.client.request("POST", path, body=body)
+            except ApiError as err:
+                if attempt == BIND_ATTEMPTS or not retriable(err):
+                    raise
+                self._sleep(wait * (1 + self._rng.random() * BIND_WAIT_JITTER))
+                wait *= BIND_WAIT_FACTOR
+            else:
+                return

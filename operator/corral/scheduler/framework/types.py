@@ -120,7 +120,7 @@ class PodInfo:
     host_ports: tuple[HostPort, ...] = ()
     # Per container the limit, or the request where no limit is set, summed as requests are.
     limits: Resources = field(default_factory=Resources)
-    images: tuple[str, ...] = ()  # init containers' then containers' images
+    images: tuple[str, ...] = ()  # init containers', containers', then image volumes' images
     pvc_names: tuple[str, ...] = ()  # persistentVolumeClaim and generic ephemeral volumes
     has_resource_claims: bool = False
     phase: str = ""

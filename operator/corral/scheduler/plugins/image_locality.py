@@ -1,10 +1,10 @@
 """ImageLocality (Score).
 
-For each init and regular container whose image (":latest" appended when it has no tag after
-the last "/") is among the node's ``status.images[].names``, add
+For each init container, regular container and image volume whose image (":latest" appended
+when it has no tag after the last "/") is among the node's ``status.images[].names``, add
 ``int(size * nodesWithImage / allNodes)`` (spreading discounts images every node has). The sum
-is clamped to [23 MiB, 1000 MiB x #containers] and scaled to 0..100 with integer division.
-No normalization.
+is clamped to [23 MiB, 1000 MiB x #images] and scaled to 0..100 with integer division (1.37
+counts image volumes in #images; 1.36 counted only containers). No normalization.
 
 Batch form: per container image, the snapshot's image index gives the nodes holding it and the
 size on each; the float arithmetic is the same IEEE double math as upstream's.

@@ -1,4 +1,8 @@
-"""NodeName (Filter): a pod with ``spec.nodeName`` fits only that node."""
+"""NodeName (PreFilter, Filter): a pod with ``spec.nodeName`` fits only that node.
+
+PreFilter (1.37) restricts the cycle to that node (upstream reaches it with pods whose resize is
+deferred, an alpha feature; Corral's queue holds unassigned pods only, so in practice it returns
+all nodes)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,12 @@ import numpy as np
 
 from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.interface import FilterVerdict, Handle
+from corral.scheduler.framework.interface import (
+    FilterVerdict,
+    Handle,
+    PreFilterExtensions,
+    PreFilterResult,
+)
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
@@ -23,6 +32,16 @@ _REJECTED: Final = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 
 class NodeName:
     name: str = NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if pod.node_name:
+            return PreFilterResult(frozenset((pod.node_name,))), None
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not pod.node_name or pod.node_name == node.name:

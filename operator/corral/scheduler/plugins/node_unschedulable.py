@@ -1,5 +1,8 @@
-"""NodeUnschedulable (Filter): a node with ``spec.unschedulable`` only takes pods that tolerate
-the ``node.kubernetes.io/unschedulable:NoSchedule`` taint."""
+"""NodeUnschedulable (PreFilter, Filter): a node with ``spec.unschedulable`` only takes pods that
+tolerate the ``node.kubernetes.io/unschedulable:NoSchedule`` taint.
+
+The PreFilter (1.37) does nothing: upstream's skips the plugin only for a pod whose resize is
+deferred (InPlacePodVerticalScalingSchedulerPreemption, alpha and off)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from corral.scheduler.framework.taints import (
     tolerations_tolerate,
 )
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import names
+from corral.scheduler.plugins import helper, names
 
 NAME: Final = names.NODE_UNSCHEDULABLE
 ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
@@ -29,7 +32,7 @@ _UNSCHEDULABLE_TAINT: Final = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect=NO_SCHE
 _REJECTED: Final = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
 
-class NodeUnschedulable:
+class NodeUnschedulable(helper.NoOpPreFilter):
     name: str = NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

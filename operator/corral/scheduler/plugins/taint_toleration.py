@@ -1,4 +1,7 @@
-"""TaintToleration (Filter, PreScore, Score, NormalizeScore).
+"""TaintToleration (PreFilter, Filter, PreScore, Score, NormalizeScore).
+
+PreFilter (1.37) does nothing: upstream's skips the plugin only for a pod whose resize is deferred
+(InPlacePodVerticalScalingSchedulerPreemption, alpha and off).
 
 Filter: the first NoSchedule/NoExecute taint (in node order) no toleration tolerates rejects the
 node. Score: the number of PreferNoSchedule taints not tolerated by the pod's tolerations with
@@ -65,7 +68,7 @@ def _prefer_no_schedule(tolerations: Sequence[Toleration]) -> tuple[Toleration, 
     return tuple(t for t in tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
 
 
-class TaintToleration:
+class TaintToleration(helper.NoOpPreFilter):
     name: str = NAME
 
     # --- filter -----------------------------------------------------------------------------

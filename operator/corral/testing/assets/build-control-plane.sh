@@ -8,7 +8,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
-source "$HERE/versions.env"
+source "${CORRAL_VERSIONS_FILE:-$HERE/versions.env}"  # another pins file: hack/compat
 
 CACHE_ROOT=${CORRAL_BIN_CACHE:-$HOME/.cache/corral/bin}
 OUT="$CACHE_ROOT/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
@@ -24,9 +24,10 @@ if [[ -f "$STAMP" ]]; then
 fi
 
 command -v go >/dev/null 2>&1 || die "the Go toolchain is required to build the local control plane \
-(Kubernetes $KUBE_VERSION needs go >= 1.26). Install Go and make sure 'go' is on PATH."
+(any go >= 1.21 fetches $GO_TOOLCHAIN, which Kubernetes $KUBE_VERSION needs). Install Go and make sure
+'go' is on PATH."
 
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+export GOTOOLCHAIN=$GO_TOOLCHAIN CGO_ENABLED=0 GOFLAGS=-mod=mod
 mkdir -p "$OUT"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/corral-cp-build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

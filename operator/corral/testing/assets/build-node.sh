@@ -10,7 +10,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
-source "$HERE/versions.env"
+source "${CORRAL_VERSIONS_FILE:-$HERE/versions.env}"  # another pins file: hack/compat
 
 CACHE_ROOT=${CORRAL_BIN_CACHE:-$HOME/.cache/corral/bin}
 OUT="$CACHE_ROOT/node-k8s-$KUBE_VERSION-containerd-$CONTAINERD_VERSION"
@@ -27,7 +27,7 @@ fi
 command -v go >/dev/null 2>&1 || die "the Go toolchain is required to build the node binaries"
 command -v cc >/dev/null 2>&1 || die "a C compiler (cc) is required to build the pause binary"
 
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+export GOTOOLCHAIN=$GO_TOOLCHAIN CGO_ENABLED=0 GOFLAGS=-mod=mod
 mkdir -p "$OUT"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/corral-node-build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

@@ -1,8 +1,10 @@
-# Sourced by build-control-plane.sh and build-node.sh (needs log and die defined, KUBE_VERSION set).
+# Sourced by build-control-plane.sh and build-node.sh (needs log and die defined, KUBE_VERSION set,
+# and GOTOOLCHAIN exported as versions.env's GO_TOOLCHAIN: Kubernetes 1.37.2 needs go1.27.3).
 # k8s_module DIR: make DIR a wrapper Go module that requires k8s.io/kubernetes@$KUBE_VERSION with
 # every staging module (replaced by ./staging/src/... upstream) mapped to v0.<minor>.<patch>, and
 # set K8S_LDFLAGS to the version stamps `kubectl version` and `--version` print.
 k8s_module() {
+  [[ ${GOTOOLCHAIN:-} == go* ]] || die "GOTOOLCHAIN must name the pinned toolchain (GO_TOOLCHAIN in versions.env)"
   mkdir -p "$1" && cd "$1"
   go mod init local/corral-k8sbin >/dev/null 2>&1
   local gomod staging_version m

@@ -88,8 +88,8 @@ def test_top_level_defaults_match_upstream() -> None:
     assert multi[:8] == [
         ("SchedulingGates", None),
         ("PrioritySort", None),
-        ("NodeUnschedulable", None),
         ("NodeName", None),
+        ("NodeUnschedulable", None),
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
         ("NodePorts", None),

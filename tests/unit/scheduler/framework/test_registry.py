@@ -18,8 +18,8 @@ from corral.scheduler.plugins.registry import default_profile, in_tree_registry,
 def test_in_tree_registry_builds_the_default_profile() -> None:
     fwk = Framework(default_profile(), in_tree_registry())
     assert [p.name for p in fwk.filter] == [
-        names.NODE_UNSCHEDULABLE,
         names.NODE_NAME,
+        names.NODE_UNSCHEDULABLE,
         names.TAINT_TOLERATION,
         names.NODE_AFFINITY,
         names.NODE_PORTS,

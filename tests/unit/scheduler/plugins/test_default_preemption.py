@@ -20,6 +20,7 @@ from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import default_preemption
 from corral.scheduler.plugins.default_preemption import candidates as cand
+from corral.scheduler.plugins.default_preemption.victims import split_by_pdb
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 from support.builders import build_cache, node, pod
 
@@ -113,7 +114,10 @@ def test_preempts_the_lowest_priority_victims_and_nominates() -> None:
     assert outcome.nominated_node_name == "b"  # highest victim 30 < 50
     assert executor.preempted == [("hi", "b", ["b2", "b1"], [])]
     assert outcome.status is not None
-    assert "preemption" not in outcome.status.message
+    assert outcome.status.message == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: found a potential placement for pod on node b, preempting 2 victims"
+    )
 
 
 def test_reprieves_victims_that_are_not_needed() -> None:
@@ -224,6 +228,88 @@ def test_pdb_violations_are_avoided() -> None:
     # Without the PDB node a (victim priority 1) would win; the PDB makes b better.
     assert outcome.nominated_node_name == "b"
     assert executor.preempted == [("hi", "b", ["b1"], [])]
+
+
+def labelled(name: str, **labels: str) -> PodInfo:
+    return pod_from_json(pod(name, labels=labels))
+
+
+def budget(selector: dict[str, str], allowed: int, disrupted: Sequence[str] = ()) -> dict[str, Any]:
+    b = pdb("b", selector, allowed)
+    b["status"]["disruptedPods"] = dict.fromkeys(disrupted, "2024-01-01T00:00:00Z")
+    return b
+
+
+# Upstream 1.37's TestFilterVictimsWithPDBViolation (framework/preemption/util_test.go), single-pod
+# victims, plus the row where 1.37 differs from 1.36: a pod stops at the first PDB it violates.
+@pytest.mark.parametrize(
+    ("pods", "pdbs", "violating", "fine"),
+    [
+        pytest.param([], [], [], [], id="no victims, no PDBs"),
+        pytest.param(
+            [labelled("p1", app="foo")],
+            [budget({"app": "bar"}, 0)],
+            [],
+            ["p1"],
+            id="victim with no matching PDBs",
+        ),
+        pytest.param(
+            [labelled("p1", app="foo")],
+            [budget({"app": "foo"}, 1)],
+            [],
+            ["p1"],
+            id="victim matching PDB, adequate DisruptionsAllowed",
+        ),
+        pytest.param(
+            [labelled("p1", app="foo")],
+            [budget({"app": "foo"}, 0)],
+            ["p1"],
+            [],
+            id="victim matching PDB, no DisruptionsAllowed",
+        ),
+        pytest.param(
+            [labelled("p1", app="foo"), labelled("p2", app="foo")],
+            [budget({"app": "foo"}, 1)],
+            ["p2"],
+            ["p1"],
+            id="multiple victims matching the same PDB",
+        ),
+        pytest.param(
+            [labelled("p1", app="foo")],
+            [budget({"app": "foo"}, 0, disrupted=["p1"])],
+            [],
+            ["p1"],
+            id="pod in DisruptedPods is ignored",
+        ),
+        pytest.param(
+            [labelled("p1", app="foo")],
+            [budget({}, 0)],
+            [],
+            ["p1"],
+            id="PDB with empty selector",
+        ),
+        pytest.param(
+            [labelled("p1", app="foo", tier="backend")],
+            [budget({"app": "foo"}, 1), budget({"tier": "backend"}, 0)],
+            ["p1"],
+            [],
+            id="Multiple PDBs",
+        ),
+        pytest.param(
+            [labelled("p1", app="foo", tier="backend"), labelled("p2", tier="backend")],
+            [budget({"app": "foo"}, 0), budget({"tier": "backend"}, 1)],
+            ["p1"],
+            ["p2"],
+            id="a violating pod does not charge the PDBs after the one it violates",
+        ),
+    ],
+)
+def test_split_by_pdb(
+    pods: list[PodInfo], pdbs: list[dict[str, Any]], violating: list[str], fine: list[str]
+) -> None:
+    got_violating, got_fine = split_by_pdb(pods, pdbs)
+    assert [p.name for p in got_violating] == violating
+    assert [p.name for p in got_fine] == fine
 
 
 def C(name: str, *victims: tuple[int, float | None], violations: int = 0) -> cand.Candidate:  # noqa: N802

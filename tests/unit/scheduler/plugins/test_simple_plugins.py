@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.interface import PreFilterResult
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 from corral.scheduler.plugins import (
@@ -63,6 +64,25 @@ def test_node_name(wanted: str | None, want: Status | None) -> None:
         CycleState(), pod_info("p", node_name=wanted), snapshot.node_info(0)
     )  # type: ignore[arg-type]
     assert got == want
+
+
+# Upstream 1.37's TestNodeName_PreFilter.
+@pytest.mark.parametrize(
+    ("wanted", "want"),
+    [
+        pytest.param(
+            "node1",
+            PreFilterResult(frozenset({"node1"})),
+            id="assigned pod with nodeName set, prefilter restricts to assigned node",
+        ),
+        pytest.param(None, None, id="unassigned pod without nodeName set, prefilter returns nil"),
+    ],
+)
+def test_node_name_pre_filter(wanted: str | None, want: PreFilterResult | None) -> None:
+    snapshot = snapshot_of([node("node1"), node("node2")])
+    plugin = node_name.new(None, None)  # type: ignore[arg-type]
+    got = plugin.pre_filter(CycleState(), pod_info("p", node_name=wanted), snapshot)
+    assert got == (want, None)
 
 
 @pytest.mark.parametrize(

@@ -383,8 +383,10 @@ class Framework:
         rejector = ""
         for pl in self.post_filter:
             r, s = pl.post_filter(state, pod, statuses)
-            if s is None or s.is_success:
+            if s is None:
                 return r, Status(Code.SUCCESS, plugin=pl.name)
+            if s.is_success:  # its message goes into the FitError, as upstream's
+                return r, s.with_plugin(pl.name)
             if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, s.with_plugin(pl.name)
             if not s.is_rejected:

@@ -13,7 +13,9 @@ the best one (upstream ``Evaluator.Preempt``):
    victims (victims waiting on Permit are rejected instead) and clears lower-priority
    nominations on that node; the result nominates the node for the preemptor.
 
-Every non-success message is prefixed ``preemption: ``. With no candidate, the message is a
+Every message is prefixed ``preemption: ``; a success says ``found a potential placement for pod
+on node <node>, preempting <n> victims`` (1.37), which ends the pod's FitError. With no candidate,
+the message is a
 nested FitError in which nodes not dry-run read ``Preemption is not helpful for scheduling``.
 Without an executor (simulation, tests) the decision is returned and nothing is evicted.
 
@@ -50,6 +52,8 @@ NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
 NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 WAITING: Final = "waiting for the preemption for this pod to be finished"
+# Since 1.37 a successful preemption says so; the FitError (FailedScheduling) ends with it.
+FOUND: Final = "found a potential placement for pod on node {node}, preempting {victims} victims"
 
 __all__ = [
     "NAME",
@@ -147,7 +151,8 @@ class DefaultPreemption:
         err = self._prepare(pod, best)
         if err is not None:
             return None, err
-        return PostFilterResult(best.node_name), None
+        found_message = FOUND.format(node=best.node_name, victims=len(best.victims))
+        return PostFilterResult(best.node_name), _prefixed(Code.SUCCESS, found_message)
 
     # --- steps ------------------------------------------------------------------------------
 

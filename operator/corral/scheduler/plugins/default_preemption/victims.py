@@ -39,7 +39,10 @@ def importance_key(now: float) -> Any:
 def split_by_pdb(
     pods: Sequence[PodInfo], pdbs: Sequence[Mapping[str, Any]]
 ) -> tuple[list[PodInfo], list[PodInfo]]:
-    """Upstream ``filterPodsWithPDBViolation``: (violating, non-violating), order kept."""
+    """Upstream ``FilterVictimsWithPDBViolation`` (1.37): (violating, non-violating), order kept.
+
+    A pod stops at the first PDB it would violate: the PDBs after it are not charged for that pod
+    (1.36's ``filterPodsWithPDBViolation`` charged every matching PDB)."""
     allowed = [int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) for pdb in pdbs]
     parsed = [
         (
@@ -64,6 +67,7 @@ def split_by_pdb(
                 allowed[i] -= 1
                 if allowed[i] < 0:
                     violated = True
+                    break
         (violating if violated else fine).append(pod)
     return violating, fine
 

@@ -1,0 +1,102 @@
+"""ApiBinder's retries (upstream 1.37 ``util.BindPod``): which answers are posted again, how many
+times, and the waits between attempts. The waits go to an injected sleep: nothing is timed."""
+
+from __future__ import annotations
+
+import random
+import socket
+from typing import Any
+
+import pytest
+
+from corral.k8s import Client
+from corral.k8s.client import ApiError
+from corral.k8s.ratelimit import TokenBucket
+from corral.scheduler.engine.binding import ApiBinder, retriable
+from support.builders import pod_info
+
+
+def transport_error(cause: BaseException) -> ApiError:
+    """As ``Client`` raises it: status 0, the socket's error as the cause."""
+    err = ApiError(0, "TransportError", f"POST /x: {cause}")
+    err.__cause__ = cause
+    return err
+
+
+INTERNAL = ApiError(500, "InternalError", "etcd is busy")
+UNAVAILABLE = ApiError(503, "ServiceUnavailable", "apiserver is shutting down")
+PLAIN_500 = ApiError(500, "Internal Server Error", "a proxy's page")
+CONFLICT = ApiError(409, "Conflict", "pod p is already assigned to node n")
+TIMEOUT_500 = ApiError(500, "Timeout", "a known reason with 500")
+GATEWAY = ApiError(504, "Timeout", "timed out")
+REFUSED = transport_error(ConnectionRefusedError(111, "Connection refused"))
+RESET = transport_error(ConnectionResetError(104, "Connection reset by peer"))
+
+
+class ScriptedClient:
+    """Answers each POST with the next scripted outcome (an ApiError is raised)."""
+
+    def __init__(self, outcomes: list[ApiError | None]) -> None:
+        self.outcomes = list(outcomes)
+        self.calls: list[tuple[str, str, Any]] = []
+
+    def request(self, method: str, path: str, *, body: Any = None) -> None:
+        self.calls.append((method, path, body))
+        outcome = self.outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "attempts", "fails"),
+    [
+        pytest.param([None], 1, None, id="bound at once"),
+        pytest.param([INTERNAL, None], 2, None, id="InternalError is retried"),
+        pytest.param([UNAVAILABLE, UNAVAILABLE, UNAVAILABLE, None], 4, None, id="3 retries"),
+        pytest.param([PLAIN_500, None], 2, None, id="500 with an undefined reason is retried"),
+        pytest.param([REFUSED, None], 2, None, id="connection refused is retried"),
+        pytest.param([INTERNAL] * 4, 4, INTERNAL, id="gives up after 4 attempts"),
+        pytest.param([CONFLICT], 1, CONFLICT, id="Conflict is not retried when binding"),
+        pytest.param([TIMEOUT_500], 1, TIMEOUT_500, id="500 with a defined other reason"),
+        pytest.param([GATEWAY], 1, GATEWAY, id="504 Timeout is not retried"),
+        pytest.param([RESET], 1, RESET, id="other transport errors are not retried"),
+    ],
+)
+def test_bind_retries(
+    outcomes: list[ApiError | None], attempts: int, fails: ApiError | None
+) -> None:
+    client = ScriptedClient(outcomes)
+    waits: list[float] = []
+    binder = ApiBinder(
+        client,  # type: ignore[arg-type]
+        TokenBucket(0, 1),
+        sleep=waits.append,
+        rng=random.Random(7),
+    )
+    p = pod_info("p")
+    if fails is None:
+        binder(p, "n1")
+    else:
+        with pytest.raises(ApiError) as raised:
+            binder(p, "n1")
+        assert raised.value is fails
+    assert len(client.calls) == attempts
+    method, path, body = client.calls[0]
+    assert (method, path) == ("POST", "/api/v1/namespaces/default/pods/p/binding")
+    assert body["metadata"]["uid"] == "uid-default-p"
+    assert body["target"] == {"apiVersion": "v1", "kind": "Node", "name": "n1"}
+    # client-go DefaultBackoff: 10ms, 50ms, 250ms, each up to 10% longer.
+    assert len(waits) == attempts - 1
+    for wait, base in zip(waits, (0.010, 0.050, 0.250), strict=False):
+        assert base <= wait <= base * 1.1
+
+
+def test_a_refused_connection_to_a_real_socket_is_retriable() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = Client.from_token(f"http://127.0.0.1:{port}", "token", None)
+    with pytest.raises(ApiError) as raised:
+        client.request("GET", "/version")
+    assert raised.value.status == 0
+    assert retriable(raised.value)
