@@ -82,6 +82,9 @@ class EngineOptions:
     secure_serving: bool = False
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
+    # Upstream's SchedulerQueueingHints gate (gone in 1.37, always on there); off only to
+    # measure what hints save.
+    queueing_hints: bool = True
 
 
 class Engine:
@@ -124,17 +127,18 @@ class Engine:
             for name, fwk in frameworks.items()
         }
         first = next(iter(frameworks.values()))
-        events_by_plugin: dict[str, Any] = {}
-        for fwk in frameworks.values():
-            events_by_plugin.update(fwk.events_by_plugin())
-        # Upstream retries pods an extender rejected on any cluster event: it cannot know what
-        # an extender's verdict depends on.
-        if extenders:
-            events_by_plugin[EXTENDER_NAME] = (ClusterEvent(WILDCARD, ActionType.ALL),)
+        events_by_profile: dict[str, dict[str, Any]] = {}
+        for name, fwk in frameworks.items():
+            events_by_profile[name] = dict(fwk.events_by_plugin())
+            # Upstream retries pods an extender rejected on any cluster event: it cannot know
+            # what an extender's verdict depends on.
+            if extenders:
+                events_by_profile[name][EXTENDER_NAME] = (ClusterEvent(WILDCARD, ActionType.ALL),)
         self.queue = SchedulingQueue(
             less=first.less,  # validation makes every profile use the same QueueSort
             pre_enqueue=self._pre_enqueue,
-            events_by_plugin=events_by_plugin,
+            events_by_profile=events_by_profile,
+            queueing_hints=options.queueing_hints,
             initial_backoff=float(defaulted(cfg.pod_initial_backoff_seconds, "backoff")),
             max_backoff=float(defaulted(cfg.pod_max_backoff_seconds, "backoff")),
         )

@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from corral.scheduler.framework.cluster_events import ClusterEvent
+from corral.scheduler.framework.cluster_events import ClusterEvent, ClusterEventWithHint
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
@@ -94,9 +94,10 @@ class QueueSortPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class EnqueueExtensions(Plugin, Protocol):
-    """Events that may make a pod this plugin rejected schedulable (upstream EventsToRegister)."""
+    """Events that may make a pod this plugin rejected schedulable, each optionally with the
+    queueing hint that judges it (upstream EventsToRegister; see ``cluster_events``)."""
 
-    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]: ...
 
 
 class PreFilterExtensions(Protocol):

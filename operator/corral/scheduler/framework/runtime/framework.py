@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
+from corral.scheduler.framework import cluster_events
 from corral.scheduler.framework import interface as fw
-from corral.scheduler.framework.cluster_events import ClusterEvent
+from corral.scheduler.framework.cluster_events import ClusterEventWithHint
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
@@ -329,9 +330,9 @@ class Framework:
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self.queue_sort.less(a, b)
 
-    def events_by_plugin(self) -> dict[str, tuple[ClusterEvent, ...]]:
+    def events_by_plugin(self) -> dict[str, tuple[ClusterEventWithHint, ...]]:
         return {
-            name: tuple(p.events_to_register())
+            name: tuple(cluster_events.with_hint(e) for e in p.events_to_register())
             for name, p in self.plugins.items()
             if isinstance(p, fw.EnqueueExtensions)
         }
