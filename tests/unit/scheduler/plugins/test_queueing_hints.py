@@ -1,0 +1,404 @@
+"""Each plugin's queueing hints, after upstream 1.37's ``Test..._isSchedulableAfter...`` tables
+(the case names are upstream's). Wrong object types raise, which the queue turns into Queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.framework.cluster_events import QueueingHint
+from corral.scheduler.framework.types import NodeRecord, PodInfo
+from corral.scheduler.plugins import (
+    node_affinity,
+    node_ports,
+    node_resources_fit,
+    node_unschedulable,
+    scheduling_gates,
+    taint_toleration,
+)
+from support.builders import container, expr, pod_info, required
+
+Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+EXT_A, EXT_B = "example.com/aaa", "example.com/bbb"
+
+
+def _node(
+    allocatable: dict[str, str] | None = None,
+    *,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+    unschedulable: bool = False,
+) -> NodeRecord:
+    """A node as upstream's ``st.MakeNode()``: 32 pods, only the given allocatable."""
+    spec: dict[str, Any] = {"taints": taints or []}
+    if unschedulable:
+        spec["unschedulable"] = True
+    return node_from_json(
+        {
+            "metadata": {"name": "n", "labels": labels or {}},
+            "spec": spec,
+            "status": {"allocatable": {"pods": "32", **(allocatable or {})}},
+        }
+    )
+
+
+def _requesting(**requests: str) -> PodInfo:
+    return pod_info("p", containers=[container(**requests)])
+
+
+# --- NodeResourcesFit --------------------------------------------------------------------------
+
+
+def _fit() -> node_resources_fit.NodeResourcesFit:
+    return node_resources_fit.new(None, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("deleted", "want"),
+    [
+        pytest.param(
+            pod_info("d", cpu="1", node_name="fake"), Q, id="backoff-on-deleted-assigned-pod"
+        ),
+        pytest.param(pod_info("d"), SKIP, id="skip-queue-on-unscheduled-pod-deleted"),
+    ],
+)
+def test_fit_after_assigned_pod_delete(deleted: PodInfo, want: QueueingHint) -> None:
+    assert _fit().hint_assigned_pod_delete(pod_info("p", cpu="1"), deleted, None) is want
+
+
+def test_fit_after_nominated_pod_delete() -> None:
+    raw = dict(pod_info("d", cpu="2").raw)
+    raw["status"] = {"nominatedNodeName": "fake"}
+    deleted = pod_from_json(raw)
+    assert _fit().hint_assigned_pod_delete(pod_info("p", cpu="1"), deleted, None) is Q
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            pod_info("p", cpu="1"),
+            pod_info("o", cpu="2"),
+            pod_info("o", cpu="1"),
+            SKIP,
+            id="skip-queue-on-unscheduled-pod",
+        ),
+        pytest.param(
+            pod_info("p", cpu="1"),
+            pod_info("o", memory="2", node_name="fake"),
+            pod_info("o", memory="1", node_name="fake"),
+            SKIP,
+            id="skip-queue-on-non-relevant-resource-scale-down",
+        ),
+        pytest.param(
+            pod_info("p", pod_requests={"cpu": "1"}),
+            pod_info("o", pod_requests={"memory": "2"}, node_name="fake"),
+            pod_info("o", pod_requests={"memory": "1"}, node_name="fake"),
+            SKIP,
+            id="skip-queue-on-non-relevant-pod-level-resource-scale-down",
+        ),
+        pytest.param(
+            pod_info("p", cpu="1"),
+            pod_info("o", cpu="2", node_name="fake"),
+            pod_info("o", cpu="1", node_name="fake"),
+            Q,
+            id="queue-on-relevant-resource-scale-down",
+        ),
+        pytest.param(
+            pod_info("p", pod_requests={"cpu": "1"}),
+            pod_info("o", pod_requests={"cpu": "2"}, node_name="fake"),
+            pod_info("o", pod_requests={"cpu": "1"}, node_name="fake"),
+            Q,
+            id="queue-on-relevant-pod-level-resource-scale-down",
+        ),
+    ],
+)
+def test_fit_after_assigned_pod_scale_down(
+    pod: PodInfo, old: PodInfo, new: PodInfo, want: QueueingHint
+) -> None:
+    assert _fit().hint_assigned_pod_scale_down(pod, old, new) is want
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            _requesting(memory="2"),
+            None,
+            _node({"memory": "1"}),
+            SKIP,
+            id="skip-queue-on-node-add-without-sufficient-resources",
+        ),
+        pytest.param(
+            _requesting(**{EXT_A: "1"}),
+            None,
+            _node({EXT_B: "1"}),
+            SKIP,
+            id="skip-queue-on-node-add-without-required-resource-type",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            None,
+            _node({"memory": "4", EXT_A: "2"}),
+            Q,
+            id="queue-on-node-add-with-sufficient-resources",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            _node({"memory": "2", EXT_A: "2"}),
+            _node({"memory": "2", EXT_A: "1", EXT_B: "2"}),
+            SKIP,
+            id="skip-queue-on-node-unrelated-changes",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            _node({"memory": "2", EXT_A: "1"}),
+            _node({"memory": "2", EXT_A: "2"}),
+            Q,
+            id="queue-on-pod-requested-resources-increase",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            _node({"memory": "4", EXT_A: "2"}),
+            _node({"memory": "1", EXT_A: "2"}),
+            SKIP,
+            id="skip-queue-on-node-changes-from-suitable-to-unsuitable",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            _node({"memory": "1", EXT_A: "2"}),
+            _node({"memory": "4", EXT_A: "2"}),
+            Q,
+            id="queue-on-node-changes-from-unsuitable-to-suitable",
+        ),
+        pytest.param(
+            _requesting(),
+            _node({"memory": "1"}, labels={"a": "b"}),
+            _node({"memory": "1"}),
+            SKIP,
+            id="corral: a label change adds no capacity",
+        ),
+    ],
+)
+def test_fit_after_node_change(
+    pod: PodInfo, old: NodeRecord | None, new: NodeRecord, want: QueueingHint
+) -> None:
+    assert _fit().hint_node_change(pod, old, new) is want
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param(None, "not-a-node", id="backoff-wrong-new-object"),
+        pytest.param("not-a-node", _node(), id="backoff-wrong-old-object"),
+    ],
+)
+def test_fit_refuses_objects_that_are_not_nodes(old: object, new: object) -> None:
+    with pytest.raises(TypeError, match="expected NodeRecord, got str"):
+        _fit().hint_node_change(pod_info("p"), old, new)
+
+
+# --- NodeAffinity -------------------------------------------------------------------------------
+
+_FOO_BAR = {"affinity": required({"matchExpressions": [expr("foo", "In", "bar")]})}
+_ADDED = {
+    "addedAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [expr("foo", "In", "bar")]}]
+        }
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "pod_kwargs", "old", "new", "want"),
+    [
+        pytest.param(None, _FOO_BAR, None, _node(), SKIP, id="skip-queue-on-add"),
+        pytest.param(None, _FOO_BAR, None, _node(labels={"foo": "bar"}), Q, id="queue-on-add"),
+        pytest.param(
+            None, _FOO_BAR, _node(), _node({"cpu": "1"}), SKIP, id="skip-unrelated-changes"
+        ),
+        pytest.param(
+            None,
+            _FOO_BAR,
+            _node(),
+            _node(labels={"k": "v"}),
+            SKIP,
+            id="skip-unrelated-changes-on-labels",
+        ),
+        pytest.param(
+            None,
+            _FOO_BAR,
+            _node(labels={"foo": "bar"}),
+            _node(labels={"k": "v"}),
+            SKIP,
+            id="skip-labels-changes-on-node-from-suitable-to-unsuitable",
+        ),
+        pytest.param(
+            None,
+            _FOO_BAR,
+            _node(),
+            _node(labels={"foo": "bar"}),
+            Q,
+            id="queue-on-labels-change-makes-pod-schedulable",
+        ),
+        pytest.param(
+            None,
+            _FOO_BAR,
+            _node(labels={"foo": "bar"}),
+            _node({"cpu": "1"}, labels={"foo": "bar"}),
+            SKIP,
+            id="skip-unrelated-change-that-keeps-pod-schedulable",
+        ),
+        pytest.param(
+            _ADDED, {}, None, _node(), SKIP, id="skip-queue-on-add-scheduler-enforced-node-affinity"
+        ),
+        pytest.param(
+            _ADDED,
+            {},
+            None,
+            _node(labels={"foo": "bar"}),
+            Q,
+            id="queue-on-add-scheduler-enforced-node-affinity",
+        ),
+        pytest.param(
+            None,
+            {"node_selector": {"foo": "bar"}},
+            _node(),
+            _node(labels={"foo": "bar"}),
+            Q,
+            id="corral: nodeSelector now matches",
+        ),
+    ],
+)
+def test_node_affinity_after_node_change(
+    args: Any,
+    pod_kwargs: dict[str, Any],
+    old: NodeRecord | None,
+    new: NodeRecord,
+    want: QueueingHint,
+) -> None:
+    plugin = node_affinity.new(args, None)  # type: ignore[arg-type]
+    assert plugin.hint_node_change(pod_info("p", **pod_kwargs), old, new) is want
+
+
+# --- NodePorts ----------------------------------------------------------------------------------
+
+
+def _with_port(name: str, port: int, node_name: str | None = "fake") -> PodInfo:
+    ports = [{"containerPort": port, "hostPort": port, "protocol": "TCP"}]
+    return pod_info(name, containers=[{"name": "c", "ports": ports}], node_name=node_name)
+
+
+@pytest.mark.parametrize(
+    ("deleted", "want"),
+    [
+        pytest.param(_with_port("d", 8080), Q, id="queue-on-released-hostport"),
+        pytest.param(_with_port("d", 8081), SKIP, id="skip-queue-on-unrelated-hostport"),
+        pytest.param(pod_info("d", node_name="fake"), SKIP, id="skip-queue-on-non-hostport"),
+        pytest.param(_with_port("d", 8080, None), SKIP, id="skip-queue-on-unscheduled"),
+    ],
+)
+def test_node_ports_after_assigned_pod_deleted(deleted: PodInfo, want: QueueingHint) -> None:
+    plugin = node_ports.new(None, None)  # type: ignore[arg-type]
+    pod = _with_port("p", 8080, None)
+    assert plugin.hint_assigned_pod_deleted(pod, deleted, None) is want
+
+
+# --- NodeUnschedulable, TaintToleration, SchedulingGates ----------------------------------------
+
+_TOLERATE_UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        pytest.param(None, _node(), Q, id="queue-on-schedulable-node-added"),
+        pytest.param(
+            None, _node(unschedulable=True), SKIP, id="skip-queue-on-unschedulable-node-added"
+        ),
+        pytest.param(
+            _node(unschedulable=True), _node(), Q, id="queue-on-unschedulable-field-change"
+        ),
+        pytest.param(
+            _node(), _node(unschedulable=True), SKIP, id="corral: skip-node-became-unschedulable"
+        ),
+        pytest.param(
+            _node(unschedulable=True),
+            _node(unschedulable=True, labels={"a": "b"}),
+            SKIP,
+            id="skip-unrelated-change-unschedulable-true",
+        ),
+    ],
+)
+def test_node_unschedulable_after_node_change(
+    old: NodeRecord | None, new: NodeRecord, want: QueueingHint
+) -> None:
+    plugin = node_unschedulable.new(None, None)  # type: ignore[arg-type]
+    assert plugin.hint_node_change(pod_info("p"), old, new) is want
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "want"),
+    [
+        pytest.param([_TOLERATE_UNSCHEDULABLE], Q, id="queue-when-the-unsched-pod-gets-toleration"),
+        pytest.param(
+            [{"key": "other", "operator": "Exists"}],
+            SKIP,
+            id="skip-when-the-unsched-pod-gets-unrelated-toleration",
+        ),
+    ],
+)
+def test_node_unschedulable_after_pod_toleration_change(
+    tolerations: list[dict[str, str]], want: QueueingHint
+) -> None:
+    plugin = node_unschedulable.new(None, None)  # type: ignore[arg-type]
+    old, new = pod_info("p"), pod_info("p", tolerations=tolerations)
+    assert plugin.hint_target_pod_toleration_change(old, old, new) is want
+
+
+_TAINT = {"key": "foo", "value": "bar", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "old", "new", "want"),
+    [
+        pytest.param(
+            [], None, _node(taints=[_TAINT]), SKIP, id="skip-queue-on-untoleratedtaint-node-added"
+        ),
+        pytest.param([], None, _node(), Q, id="corral: queue-on-node-added-without-taints"),
+        pytest.param(
+            [{"key": "foo", "operator": "Equal", "value": "bar", "effect": "NoSchedule"}],
+            None,
+            _node(taints=[_TAINT]),
+            Q,
+            id="queue-on-toleratedtaint-node-added",
+        ),
+        pytest.param([], _node(taints=[_TAINT]), _node(), Q, id="queue-on-taint-change"),
+        pytest.param([], _node(), _node(labels={"a": "b"}), SKIP, id="skip-unrelated-change"),
+        pytest.param(
+            [],
+            _node(taints=[_TAINT]),
+            _node(taints=[_TAINT, {"key": "x", "effect": "NoExecute"}]),
+            SKIP,
+            id="corral: skip-still-untolerated",
+        ),
+    ],
+)
+def test_taint_toleration_after_node_change(
+    tolerations: list[dict[str, str]],
+    old: NodeRecord | None,
+    new: NodeRecord,
+    want: QueueingHint,
+) -> None:
+    plugin = taint_toleration.new(None, None)  # type: ignore[arg-type]
+    pod = pod_info("p", tolerations=tolerations)
+    assert plugin.hint_node_change(pod, old, new) is want
+
+
+def test_scheduling_gates_register_the_pods_own_gate_removal_without_a_hint() -> None:
+    plugin = scheduling_gates.new(None, None)  # type: ignore[arg-type]
+    (registration,) = plugin.events_to_register()
+    assert registration.hint is None  # always Queue
