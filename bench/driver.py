@@ -38,11 +38,13 @@ from bench.workloads import (
     INIT_NAMESPACE,
     JSON,
     MEASURED_NAMESPACE,
+    NOISE_LABEL,
+    OPEN_LABEL,
     PRIORITY_CLASSES,
     Workload,
     large_cpu_high_priority_pod,
 )
-from corral.k8s import ApiError, Client
+from corral.k8s import CONTENT_MERGE_PATCH, ApiError, Client
 from corral.k8s.aio import AsyncClient
 from corral.testing import LocalCluster, fake_node
 from corral.testing.nodes import wait_ready
@@ -84,6 +86,8 @@ class RunResult:
     cpus: dict[str, str] = field(default_factory=dict)
     # The scheduler's API requests in the measured phase (bench.scrape.scheduler_requests).
     api_requests: dict[str, Any] = field(default_factory=dict)
+    # Scheduling attempts in the measured phase, by result (bench.scrape.attempts).
+    attempts: dict[str, float] = field(default_factory=dict)
     # Corral only: the engine's phases in the measured phase (bench.scrape.engine_phases).
     engine_phases: dict[str, dict[str, float]] = field(default_factory=dict)
     wall_s: float = 0.0  # the whole run: cluster up to down
@@ -274,6 +278,34 @@ class _Churn:
             await asyncio.sleep(self.interval)
 
 
+class _RelabelChurn:
+    """Every ``interval`` s: one more node gets :data:`OPEN_LABEL` (an event that helps the
+    pods waiting for an open node) and another one a changed noise label (one that does not).
+    A queue without hints retries every waiting pod on both; with hints, on the first only."""
+
+    def __init__(self, admin: AsyncClient, interval: float, *, counter: Counter[str]) -> None:
+        self.admin = admin
+        self.interval = interval
+        self.counter = counter
+
+    async def _label(self, node: str, labels: dict[str, str]) -> None:
+        self.counter["PATCH nodes"] += 1
+        with contextlib.suppress(ApiError):
+            await self.admin.request(
+                "PATCH", f"/api/v1/nodes/{node}", body={"metadata": {"labels": labels}},
+                content_type=CONTENT_MERGE_PATCH,
+            )  # fmt: skip
+
+    async def run(self) -> None:
+        self.counter["GET nodes"] += 1
+        listed = await self.admin.request("GET", "/api/v1/nodes")
+        nodes = sorted(n["metadata"]["name"] for n in listed["items"])
+        for i, node in enumerate(nodes):
+            await self._label(node, {OPEN_LABEL: "true"})
+            await self._label(nodes[(i + len(nodes) // 2) % len(nodes)], {NOISE_LABEL: str(i)})
+            await asyncio.sleep(self.interval)
+
+
 def setup_cluster(
     cluster: LocalCluster, workload: Workload, scheduler_name: str, *, lean: bool = False
 ) -> None:
@@ -386,7 +418,10 @@ async def _measure(
         apiserver_pid = cluster.component("kube-apiserver").pid
         result.probe_ms.append(probe.cpu_ms())
         counters0 = _scrape(cluster, scheduler, result)
-        if workload.churn_interval:
+        if workload.churn_interval and workload.churn == "relabel":
+            relabel = _RelabelChurn(admin, workload.churn_interval, counter=harness)
+            tasks.append(asyncio.create_task(relabel.run()))
+        elif workload.churn_interval:
             churn = _Churn(admin, config.scheduler_name, workload.churn_interval, lean=lean,
                            counter=harness)  # fmt: skip
             tasks.append(asyncio.create_task(churn.run()))
@@ -483,12 +518,16 @@ def _scrape(
         out["apiserver"] = scrape.parse(text, scrape.APISERVER)
     except OSError as exc:
         result.notes.append(f"kube-apiserver /metrics: {exc}")
-    if scheduler.kind == "corral":
-        try:
+    try:
+        if scheduler.kind.startswith("corral"):
             text = scrape.fetch(f"http://127.0.0.1:{scheduler.port}/metrics")
             out["engine"] = scrape.parse(text, scrape.ENGINE)
-        except OSError as exc:
-            result.notes.append(f"corral /metrics: {exc}")
+        else:  # kube-scheduler's /metrics: HTTPS, the admin's token, a self-signed cert
+            url = f"https://127.0.0.1:{scheduler.port}/metrics"
+            text = scrape.fetch(url, token, verify=False)
+        out["attempts"] = scrape.parse(text, scrape.ATTEMPTS)
+    except OSError as exc:
+        result.notes.append(f"{scheduler.kind} /metrics: {exc}")
     return out
 
 
@@ -503,6 +542,8 @@ def _record_counters(
         grown = scrape.growth(before["apiserver"], after["apiserver"])
         result.api_requests = scrape.scheduler_requests(grown, harness, pods)
         result.api_requests["harness"] = dict(harness)
+    if "attempts" in before and "attempts" in after:
+        result.attempts = scrape.attempts(scrape.growth(before["attempts"], after["attempts"]))
     if "engine" in before and "engine" in after:
         result.engine_phases = scrape.engine_phases(
             scrape.growth(before["engine"], after["engine"])

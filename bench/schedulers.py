@@ -26,6 +26,9 @@ from corral.testing import LocalCluster
 from corral.testing.processes import free_port, spawn, terminate
 
 SCHEDULERS: Final = ("upstream", "corral")
+# Run only when named: Corral without queueing hints (upstream's old SchedulerQueueingHints=false
+# queue), to count the attempts hints save.
+CORRAL_NO_HINTS: Final = "corral-nohints"
 SCHEDULER_NAME: Final = "bench-scheduler"
 
 
@@ -129,7 +132,7 @@ class SchedulerProcess:
                 f"--authentication-kubeconfig={kubeconfig}",
                 f"--authorization-kubeconfig={kubeconfig}",
             ]
-        elif kind == "corral":
+        elif kind in ("corral", CORRAL_NO_HINTS):
             found = corral_executable()
             if found is None:
                 raise RuntimeError(corral_unavailable_reason() or "corral not found")
@@ -141,8 +144,11 @@ class SchedulerProcess:
                 f"--kubeconfig={kubeconfig}",
                 f"--bind-address=127.0.0.1:{port}",
             ]
+            if kind == CORRAL_NO_HINTS:
+                argv.append("--feature-gates=SchedulerQueueingHints=false")
         else:
-            raise ValueError(f"unknown scheduler {kind!r}; expected one of {SCHEDULERS}")
+            known = (*SCHEDULERS, CORRAL_NO_HINTS)
+            raise ValueError(f"unknown scheduler {kind!r}; expected one of {known}")
         name = log_name or f"bench-{kind}"
         process = spawn(
             name, [*argv, *(extra_args or [])], cluster.directory / "logs", cluster.directory

@@ -360,6 +360,7 @@ class _Reporter:
     def scheduled(self, outcome: Success) -> None:
         m = self.engine.metrics
         m.schedule_attempts.labels(result=RESULT_SCHEDULED, profile=outcome.profile).inc()
+        m.pod_scheduling_attempts.observe(outcome.attempts)
         m.attempt_duration.labels(result=RESULT_SCHEDULED, profile=outcome.profile).observe(
             outcome.duration
         )
