@@ -279,9 +279,11 @@ class _Churn:
 
 
 class _RelabelChurn:
-    """Every ``interval`` s: one more node gets :data:`OPEN_LABEL` (an event that helps the
-    pods waiting for an open node) and another one a changed noise label (one that does not).
-    A queue without hints retries every waiting pod on both; with hints, on the first only."""
+    """Once every pod is created and has been tried once (so every scheduler starts from the
+    same state, whatever its speed and the creation rate), every ``interval`` s: one more node
+    gets :data:`OPEN_LABEL` (an event that helps the pods waiting for an open node) and another
+    one a changed noise label (one that does not). A queue without hints retries every waiting
+    pod on both; with hints, on the first only."""
 
     def __init__(self, admin: AsyncClient, interval: float, *, counter: Counter[str]) -> None:
         self.admin = admin
@@ -296,7 +298,9 @@ class _RelabelChurn:
                 content_type=CONTENT_MERGE_PATCH,
             )  # fmt: skip
 
-    async def run(self) -> None:
+    async def run(self, *, after: asyncio.Task[Any], pods: int) -> None:
+        await asyncio.wait({after})
+        await _all_tried(self.admin, MEASURED_NAMESPACE, pods, READY_TIMEOUT)
         self.counter["GET nodes"] += 1
         listed = await self.admin.request("GET", "/api/v1/nodes")
         nodes = sorted(n["metadata"]["name"] for n in listed["items"])
@@ -418,16 +422,16 @@ async def _measure(
         apiserver_pid = cluster.component("kube-apiserver").pid
         result.probe_ms.append(probe.cpu_ms())
         counters0 = _scrape(cluster, scheduler, result)
-        if workload.churn_interval and workload.churn == "relabel":
-            relabel = _RelabelChurn(admin, workload.churn_interval, counter=harness)
-            tasks.append(asyncio.create_task(relabel.run()))
-        elif workload.churn_interval:
+        if workload.churn_interval and workload.churn != "relabel":
             churn = _Churn(admin, config.scheduler_name, workload.churn_interval, lean=lean,
                            counter=harness)  # fmt: skip
             tasks.append(asyncio.create_task(churn.run()))
         cpu0, api0 = scheduler.usage().cpu_seconds, procstat.cpu_seconds(apiserver_pid)
         t0 = time.monotonic()
         creating = asyncio.create_task(create_all(admin, objects, CREATE_CONCURRENCY, harness))
+        if workload.churn_interval and workload.churn == "relabel":
+            relabel = _RelabelChurn(admin, workload.churn_interval, counter=harness)
+            tasks.append(asyncio.create_task(relabel.run(after=creating, pods=len(names))))
         await _until_bound(
             watcher, len(names), creating, scheduler, stall_timeout=stall_timeout, result=result
         )
