@@ -314,8 +314,13 @@ class SchedulingQueue:
 
     def activate(self, uid: str) -> bool:
         """Move a waiting pod (backoffQ or unschedulablePods) to activeQ at once, through
-        PreEnqueue (upstream ``Activate``). False if it is not waiting there."""
+        PreEnqueue (upstream ``Activate``). False if it is not waiting there; a pod in flight
+        is retried after its backoff if it comes back unschedulable (ForceActivate)."""
         with self._cond:
+            if uid in self._in_flight:
+                self._seen.record(events.FORCE_ACTIVATE, None, self._in_flight[uid].pod)
+                self._move_request_cycle = self.scheduling_cycle
+                return False
             if uid not in self._backoff_index and uid not in self._unschedulable:
                 return False
             qpi = self._remove(uid)

@@ -84,6 +84,8 @@ class ClusterEvent:
 _POD_RESOURCES: Final = frozenset({ASSIGNED_POD, UNSCHEDULED_POD, TARGET_POD})
 
 UNSCHEDULABLE_TIMEOUT: Final = ClusterEvent(WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+# For one pod (the event's new object): Activate on a pod in flight.
+FORCE_ACTIVATE: Final = ClusterEvent(WILDCARD, ActionType.ALL, "ForceActivate")
 NODE_ADD: Final = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE: Final = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
 ASSIGNED_POD_ADD: Final = ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")

@@ -278,3 +278,19 @@ def test_registrations_are_per_profile() -> None:
     clock.now += 5
     assert q.move_all_to_active_or_backoff(NODE_ADD) == 1
     assert [q.where(p.uid) for p in pods] == ["active", "unschedulable"]
+
+
+@pytest.mark.parametrize(
+    ("hints", "where"),
+    [
+        pytest.param(True, "backoff", id="hints: replayed ForceActivate for this pod"),
+        pytest.param(False, "backoff", id="no hints: a move request during its cycle"),
+    ],
+)
+def test_activating_a_pod_in_flight_retries_it_when_it_comes_back(hints: bool, where: str) -> None:
+    clock = Clock()
+    q, qpi = _in_flight(clock, _skip_hint, hints=hints)
+    assert not q.activate(qpi.pod.uid)
+    qpi.unschedulable_plugins = frozenset({"A"})
+    q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle)
+    assert q.where(qpi.pod.uid) == where
