@@ -26,6 +26,7 @@ import os
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -50,6 +51,8 @@ from corral.testing import LocalCluster, fake_node
 from corral.testing.nodes import wait_ready
 
 CREATE_CONCURRENCY: Final = 32
+SETTLE_QUIET_S: Final = 2.0  # QueueingHintsChurn: no attempt for this long = settled
+SETTLE_TIMEOUT_S: Final = 60.0
 READY_TIMEOUT: Final = 180.0
 
 
@@ -279,15 +282,21 @@ class _Churn:
 
 
 class _RelabelChurn:
-    """Once every pod is created and has been tried once (so every scheduler starts from the
-    same state, whatever its speed and the creation rate), every ``interval`` s: one more node
-    gets :data:`OPEN_LABEL` (an event that helps the pods waiting for an open node) and another
-    one a changed noise label (one that does not). A queue without hints retries every waiting
-    pod on both; with hints, on the first only."""
+    """Once every pod is created and has been tried once, round after round: one more node gets
+    :data:`OPEN_LABEL` (an event that helps the pods waiting for an open node), then another one
+    a changed noise label (an event that helps nobody). A queue without hints retries every
+    waiting pod on both; with hints, on the first only. Each step waits until the scheduler's
+    attempts have settled (``settled``), so the counts do not depend on its speed."""
 
-    def __init__(self, admin: AsyncClient, interval: float, *, counter: Counter[str]) -> None:
+    def __init__(
+        self,
+        admin: AsyncClient,
+        settled: Callable[[], Awaitable[None]],
+        *,
+        counter: Counter[str],
+    ) -> None:
         self.admin = admin
-        self.interval = interval
+        self.settled = settled
         self.counter = counter
 
     async def _label(self, node: str, labels: dict[str, str]) -> None:
@@ -297,17 +306,38 @@ class _RelabelChurn:
                 "PATCH", f"/api/v1/nodes/{node}", body={"metadata": {"labels": labels}},
                 content_type=CONTENT_MERGE_PATCH,
             )  # fmt: skip
+        await self.settled()
 
     async def run(self, *, after: asyncio.Task[Any], pods: int) -> None:
         await asyncio.wait({after})
         await _all_tried(self.admin, MEASURED_NAMESPACE, pods, READY_TIMEOUT)
+        await self.settled()
         self.counter["GET nodes"] += 1
         listed = await self.admin.request("GET", "/api/v1/nodes")
         nodes = sorted(n["metadata"]["name"] for n in listed["items"])
         for i, node in enumerate(nodes):
             await self._label(node, {OPEN_LABEL: "true"})
             await self._label(nodes[(i + len(nodes) // 2) % len(nodes)], {NOISE_LABEL: str(i)})
-            await asyncio.sleep(self.interval)
+
+
+async def _attempts_settled(
+    cluster: LocalCluster, scheduler: SchedulerProcess, quiet: float = SETTLE_QUIET_S
+) -> None:
+    """Until the scheduler's attempt counter has not moved for ``quiet`` seconds (at most
+    ``SETTLE_TIMEOUT_S``). Pods moved by an event are popped at once even while backing off
+    (SchedulerPopFromBackoffQ, both schedulers), so a quiet counter means the event is done."""
+    last, since = -1.0, time.monotonic()
+    deadline = since + SETTLE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        total = last
+        with contextlib.suppress(OSError):  # a failed scrape: try again
+            text = await asyncio.to_thread(_scheduler_metrics, cluster, scheduler)
+            total = sum(scrape.attempts(scrape.parse(text, scrape.ATTEMPTS[:1])).values())
+        if total != last:
+            last, since = total, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+        await asyncio.sleep(0.25)
 
 
 def setup_cluster(
@@ -430,7 +460,9 @@ async def _measure(
         t0 = time.monotonic()
         creating = asyncio.create_task(create_all(admin, objects, CREATE_CONCURRENCY, harness))
         if workload.churn_interval and workload.churn == "relabel":
-            relabel = _RelabelChurn(admin, workload.churn_interval, counter=harness)
+            relabel = _RelabelChurn(
+                admin, lambda: _attempts_settled(cluster, scheduler), counter=harness
+            )
             tasks.append(asyncio.create_task(relabel.run(after=creating, pods=len(names))))
         await _until_bound(
             watcher, len(names), creating, scheduler, stall_timeout=stall_timeout, result=result
@@ -509,11 +541,20 @@ async def _until_bound(
             return
 
 
+def _scheduler_metrics(cluster: LocalCluster, scheduler: SchedulerProcess) -> str:
+    """The scheduler's /metrics text: Corral's over HTTP; kube-scheduler's over HTTPS with the
+    admin's token and its self-signed certificate."""
+    if scheduler.kind.startswith("corral"):
+        return scrape.fetch(f"http://127.0.0.1:{scheduler.port}/metrics")
+    token = (cluster.admin.authorization() or "").removeprefix("Bearer ")
+    return scrape.fetch(f"https://127.0.0.1:{scheduler.port}/metrics", token, verify=False)
+
+
 def _scrape(
     cluster: LocalCluster, scheduler: SchedulerProcess, result: RunResult
 ) -> dict[str, scrape.Samples]:
-    """The API server's request counters and, for Corral, the engine's phase counters. A
-    failed scrape is a note, not a failed run."""
+    """The API server's request counters and the scheduler's attempts; for Corral, the engine's
+    phase counters too. A failed scrape is a note, not a failed run."""
     out: dict[str, scrape.Samples] = {}
     admin = cluster.admin
     token = (admin.authorization() or "").removeprefix("Bearer ")
@@ -523,12 +564,9 @@ def _scrape(
     except OSError as exc:
         result.notes.append(f"kube-apiserver /metrics: {exc}")
     try:
+        text = _scheduler_metrics(cluster, scheduler)
         if scheduler.kind.startswith("corral"):
-            text = scrape.fetch(f"http://127.0.0.1:{scheduler.port}/metrics")
             out["engine"] = scrape.parse(text, scrape.ENGINE)
-        else:  # kube-scheduler's /metrics: HTTPS, the admin's token, a self-signed cert
-            url = f"https://127.0.0.1:{scheduler.port}/metrics"
-            text = scrape.fetch(url, token, verify=False)
         out["attempts"] = scrape.parse(text, scrape.ATTEMPTS)
     except OSError as exc:
         result.notes.append(f"{scheduler.kind} /metrics: {exc}")
