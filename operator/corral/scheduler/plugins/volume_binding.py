@@ -530,9 +530,10 @@ class VolumeBinding:
         failure = self._write(s)
         if failure is not None:
             return Status.error(failure)
+        # Checked at once, then every second (upstream waits a second first: the same outcome,
+        # since the informers cannot have seen the writes yet, but a simulation need not wait).
         deadline = self.clock() + self.bind_timeout
         while True:
-            self.sleep(POLL_SECONDS)
             done, failure = self._check(s, node_name)
             if failure is not None:
                 return Status.error(f"binding volumes: {failure}")
@@ -540,6 +541,7 @@ class VolumeBinding:
                 return None
             if self.clock() >= deadline:
                 return Status.error("binding volumes: context deadline exceeded")
+            self.sleep(POLL_SECONDS)
 
     def _write(self, s: _State) -> str | None:
         """Upstream ``bindAPIUpdate``: PVs first, then claims; what is not written is restored."""
