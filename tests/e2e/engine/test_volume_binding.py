@@ -17,9 +17,11 @@ from support.engine_process import (
     pod,
     wait_until,
 )
-from support.storage import pv, pvc, storage_class
+from support.storage import capacity, csi_driver, pv, pvc, storage_class
 
 REASON_BIND = "didn't find available persistent volumes to bind"
+REASON_SPACE = "did not have enough free storage"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
 
 
 @pytest.fixture
@@ -151,3 +153,43 @@ def test_wait_for_first_consumer_claim_gets_the_selected_node(
     create(kube, cluster_scoped, volume)
     wait_until("the pod bound to the selected node", lambda: kube.get(
         "v1", "Pod", "p", namespace)["spec"].get("nodeName") == chosen)  # fmt: skip
+
+
+def test_storage_capacity_too_small_then_grown(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    cluster_scoped: list[JSON],
+) -> None:
+    """A CSI driver with capacity tracking publishes too little for the claim in the pool's
+    topology: FailedScheduling carries upstream's reason; once the capacity grows the claim is
+    handed to a node of that topology."""
+    pool = {"pool": namespace}
+    fake_nodes(2, labels=pool)
+    driver = f"{namespace}.csi.example.com"
+    sc_name = f"cap-{namespace}"
+    create(kube, cluster_scoped, csi_driver(driver))
+    create(kube, cluster_scoped, storage_class(sc_name, driver))
+    capacity_object = capacity("cap", sc_name, "1Gi", topology=pool, namespace=namespace)
+    kube.create(capacity_object)
+    kube.create(without_rv(pvc("data", "5Gi", sc_name, namespace=namespace)))
+    name = f"corral-{uuid.uuid4().hex[:6]}"
+    engines(engine_config(cluster.kubeconfig, name))
+    kube.create(pod_with_claim("p", namespace, name, "data", nodeSelector=pool))
+
+    wait_until("FailedScheduling for lack of storage", lambda: REASON_SPACE in failed_scheduling(
+        kube, namespace, "p"))  # fmt: skip
+    assert "2 node(s) did not have enough free storage" in failed_scheduling(kube, namespace, "p")
+    grown = kube.get("storage.k8s.io/v1", "CSIStorageCapacity", "cap", namespace)
+    grown["capacity"] = "10Gi"
+    kube.request("PUT", kube.path_of(grown), body=grown)
+
+    def selected() -> str:
+        claim = kube.get("v1", "PersistentVolumeClaim", "data", namespace)
+        return str((claim["metadata"].get("annotations") or {}).get(SELECTED_NODE, ""))
+
+    wait_until("the claim handed to a node of the topology", lambda: selected() != "")
+    node = kube.get("v1", "Node", selected())
+    assert node["metadata"]["labels"]["pool"] == namespace

@@ -290,12 +290,18 @@ class Engine:
     def _stop_leading(self) -> None:
         self.leading = False
         self._leader_gauge().set(0)
+        self._close_frameworks()
         self.loop.stop(wait_for_bindings=False)
+
+    def _close_frameworks(self) -> None:
+        for scheduler in self.schedulers.values():
+            scheduler.fwk.close()
 
     def _leader_gauge(self) -> Any:
         return self.metrics.leader.labels(name=self.engine.config.leader_election.resource_name)
 
     async def _shutdown(self) -> None:
+        self._close_frameworks()
         if self.loop.running:
             await asyncio.to_thread(self.loop.stop)
         self.preemption.close()

@@ -38,6 +38,7 @@ the node-affinity check.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -168,9 +169,15 @@ class VolumeBinding:
         self.cache = AssumeCache(handle.objects if handle is not None else None)
         self.bind_timeout = float(bind_timeout_seconds)
         self.shape = tuple((u, s * resource_scoring.SHAPE_SCORE_SCALE) for u, s in shape)
+        # PreBind's wait ends early when the engine stops (upstream cancels its context).
+        self._closing = threading.Event()
         # Seams for tests of the wait (a fake clock, no real sleeping).
-        self.sleep: Callable[[float], None] = time.sleep
+        self.sleep: Callable[[float], object] = self._closing.wait
         self.clock: Callable[[], float] = time.monotonic
+
+    def close(self) -> None:
+        """Stop every PreBind wait at once (the engine is stopping or lost its lease)."""
+        self._closing.set()
 
     def _objects(self, kind: str) -> Sequence[Object]:
         objects = self.handle.objects if self.handle is not None else None
@@ -541,6 +548,8 @@ class VolumeBinding:
                 return None
             if self.clock() >= deadline:
                 return Status.error("binding volumes: context deadline exceeded")
+            if self._closing.is_set():
+                return Status.error("binding volumes: context canceled")
             self.sleep(POLL_SECONDS)
 
     def _write(self, s: _State) -> str | None:

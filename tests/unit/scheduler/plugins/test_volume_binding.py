@@ -602,3 +602,13 @@ def test_args_shape_and_timeout() -> None:
     plugin = vb.new(args, Handle([]))  # type: ignore[arg-type]
     assert plugin.bind_timeout == 30
     assert plugin.shape == ((0, 0), (100, 100))
+
+
+def test_pre_bind_stops_waiting_when_the_engine_stops() -> None:
+    plugin = plugin_for([WFFC, pvc(uid="u1"), pv("pv-1", node="n1")], bind_timeout_seconds=600)
+    clock = Clock(plugin.close)
+    plugin.sleep, plugin.clock = clock.sleep, lambda: clock.now
+    state = reserve_on(plugin, pod_of("data"), "n1")
+    status = plugin.pre_bind(state, pod_of("data"), "n1")
+    assert status == Status.error("binding volumes: context canceled")
+    assert clock.now == 1.0

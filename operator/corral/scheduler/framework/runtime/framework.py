@@ -240,6 +240,14 @@ class Framework:
             out.append(plugin)
         return out
 
+    def close(self) -> None:
+        """Tell plugins that wait in the binding cycle (VolumeBinding's PreBind) to stop: the
+        engine is stopping. A plugin opts in with a ``close()`` method."""
+        for plugin in self.plugins.values():
+            close = getattr(plugin, "close", None)
+            if callable(close):
+                close()
+
     # --- Handle -----------------------------------------------------------------------------
 
     @property
