@@ -19,6 +19,8 @@ CSINode                /apis/storage.k8s.io/v1/csinodes         NodeVolumeLimits
 CSIDriver              /apis/storage.k8s.io/v1/csidrivers       VolumeBinding (capacity tracking)
 CSIStorageCapacity     /apis/storage.k8s.io/v1/                 VolumeBinding (capacity tracking)
                        csistoragecapacities
+VolumeAttachment       /apis/storage.k8s.io/v1/                 NodeVolumeLimits
+                       volumeattachments
 PodDisruptionBudget    /apis/policy/v1/poddisruptionbudgets     DefaultPreemption
 PriorityClass          /apis/scheduling.k8s.io/v1/priorityclasses  (informational: priorities are
                                                                 resolved into spec.priority at
@@ -52,6 +54,7 @@ WATCHED_KINDS: Final[Mapping[str, str]] = {
     listers.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
     listers.CSI_DRIVER: "/apis/storage.k8s.io/v1/csidrivers",
     listers.CSI_STORAGE_CAPACITY: "/apis/storage.k8s.io/v1/csistoragecapacities",
+    listers.VOLUME_ATTACHMENT: "/apis/storage.k8s.io/v1/volumeattachments",
     listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
     listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
 }
@@ -76,7 +79,13 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
     ),
     "VolumeZone": (*_VOLUMES, listers.STORAGE_CLASS),
     "VolumeRestrictions": (listers.PERSISTENT_VOLUME_CLAIM,),
-    "NodeVolumeLimits": (*_VOLUMES, listers.CSI_NODE),
+    "NodeVolumeLimits": (
+        *_VOLUMES,
+        listers.STORAGE_CLASS,
+        listers.CSI_NODE,
+        listers.CSI_DRIVER,
+        listers.VOLUME_ATTACHMENT,
+    ),
     "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
 }
 

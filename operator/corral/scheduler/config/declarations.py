@@ -162,7 +162,12 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "node_volume_limits",
         "preFilter filter",
         "CSI attach limits per node.",
-        cluster_reads=(*_PV, *_STORAGE, ("storage.k8s.io", "volumeattachments")),
+        cluster_reads=(
+            *_PV,
+            *_STORAGE,
+            ("storage.k8s.io", "volumeattachments"),
+            ("storage.k8s.io", "csidrivers"),
+        ),
     ),
     _upstream(
         "VolumeBinding",

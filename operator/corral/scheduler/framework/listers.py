@@ -30,6 +30,7 @@ PRIORITY_CLASS: Final = "PriorityClass"
 # VolumeBinding (storage capacity tracking)
 CSI_DRIVER: Final = "CSIDriver"
 CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
+VOLUME_ATTACHMENT: Final = "VolumeAttachment"  # NodeVolumeLimits
 
 Object = Mapping[str, Any]
 

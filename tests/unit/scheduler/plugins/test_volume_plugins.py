@@ -73,7 +73,9 @@ def test_node_volume_limits_missing_claim_in_filter() -> None:
     plugin = node_volume_limits.new(None, Handle())  # type: ignore[arg-type]
     snapshot = snapshot_of([node("n")])
     status = plugin.filter(CycleState(), pod_from_json(PVC_POD), snapshot.node_info(0))
-    assert status == MISSING_CLAIM
+    assert status == Status.of(
+        UUR, 'looking up PVC default/data: persistentvolumeclaim "data" not found'
+    )
 
 
 @pytest.mark.parametrize(
