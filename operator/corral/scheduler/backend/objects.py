@@ -20,6 +20,9 @@ PodDisruptionBudget    /apis/policy/v1/poddisruptionbudgets     DefaultPreemptio
 PriorityClass          /apis/scheduling.k8s.io/v1/priorityclasses  (informational: priorities are
                                                                 resolved into spec.priority at
                                                                 admission)
+CSIDriver              /apis/storage.k8s.io/v1/csidrivers       CheckCSIStorageCapacity
+CSIStorageCapacity     /apis/storage.k8s.io/v1/csistoragecapacities
+                                                                CheckCSIStorageCapacity
 =====================  =======================================  ==================================
 
 :data:`WATCHED_KINDS` maps kind → path and :data:`KINDS_BY_PLUGIN` plugin → kinds, so the engine
@@ -49,6 +52,8 @@ WATCHED_KINDS: Final[Mapping[str, str]] = {
     listers.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
     listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
     listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
+    listers.CSI_DRIVER: "/apis/storage.k8s.io/v1/csidrivers",
+    listers.CSI_STORAGE_CAPACITY: "/apis/storage.k8s.io/v1/csistoragecapacities",
 }
 
 _SPREAD: Final = (
@@ -67,6 +72,13 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
     "VolumeRestrictions": (listers.PERSISTENT_VOLUME_CLAIM,),
     "NodeVolumeLimits": (*_VOLUMES, listers.CSI_NODE),
     "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
+    "CheckCSIStorageCapacity": (
+        *_VOLUMES,
+        listers.STORAGE_CLASS,
+        listers.CSI_DRIVER,
+        listers.CSI_STORAGE_CAPACITY,
+    ),
+    "LvmVolumeCapacity": (*_VOLUMES, listers.STORAGE_CLASS),
 }
 
 ADDED: Final = "ADDED"

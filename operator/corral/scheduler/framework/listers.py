@@ -27,6 +27,9 @@ STORAGE_CLASS: Final = "StorageClass"
 CSI_NODE: Final = "CSINode"
 POD_DISRUPTION_BUDGET: Final = "PodDisruptionBudget"
 PRIORITY_CLASS: Final = "PriorityClass"
+# Storage capacity (CheckCSIStorageCapacity).
+CSI_DRIVER: Final = "CSIDriver"
+CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
 
 Object = Mapping[str, Any]
 
