@@ -16,13 +16,13 @@ PersistentVolumeClaim  /api/v1/persistentvolumeclaims           VolumeBinding, V
 PersistentVolume       /api/v1/persistentvolumes                VolumeRestrictions, NodeVolumeLimits
 StorageClass           /apis/storage.k8s.io/v1/storageclasses   VolumeBinding, VolumeZone
 CSINode                /apis/storage.k8s.io/v1/csinodes         NodeVolumeLimits
+CSIDriver              /apis/storage.k8s.io/v1/csidrivers       VolumeBinding (capacity tracking),
+CSIStorageCapacity     /apis/storage.k8s.io/v1/                 CheckCSIStorageCapacity
+                       csistoragecapacities
 PodDisruptionBudget    /apis/policy/v1/poddisruptionbudgets     DefaultPreemption
 PriorityClass          /apis/scheduling.k8s.io/v1/priorityclasses  (informational: priorities are
                                                                 resolved into spec.priority at
                                                                 admission)
-CSIDriver              /apis/storage.k8s.io/v1/csidrivers       CheckCSIStorageCapacity
-CSIStorageCapacity     /apis/storage.k8s.io/v1/csistoragecapacities
-                                                                CheckCSIStorageCapacity
 =====================  =======================================  ==================================
 
 :data:`WATCHED_KINDS` maps kind → path and :data:`KINDS_BY_PLUGIN` plugin → kinds, so the engine
@@ -50,10 +50,10 @@ WATCHED_KINDS: Final[Mapping[str, str]] = {
     listers.PERSISTENT_VOLUME: "/api/v1/persistentvolumes",
     listers.STORAGE_CLASS: "/apis/storage.k8s.io/v1/storageclasses",
     listers.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
-    listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
-    listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
     listers.CSI_DRIVER: "/apis/storage.k8s.io/v1/csidrivers",
     listers.CSI_STORAGE_CAPACITY: "/apis/storage.k8s.io/v1/csistoragecapacities",
+    listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
+    listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
 }
 
 _SPREAD: Final = (
@@ -67,7 +67,13 @@ _VOLUMES: Final = (listers.PERSISTENT_VOLUME_CLAIM, listers.PERSISTENT_VOLUME)
 KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
     "PodTopologySpread": _SPREAD,
     "InterPodAffinity": (listers.NAMESPACE,),
-    "VolumeBinding": (*_VOLUMES, listers.STORAGE_CLASS),
+    "VolumeBinding": (
+        *_VOLUMES,
+        listers.STORAGE_CLASS,
+        listers.CSI_NODE,
+        listers.CSI_DRIVER,
+        listers.CSI_STORAGE_CAPACITY,
+    ),
     "VolumeZone": (*_VOLUMES, listers.STORAGE_CLASS),
     "VolumeRestrictions": (listers.PERSISTENT_VOLUME_CLAIM,),
     "NodeVolumeLimits": (*_VOLUMES, listers.CSI_NODE),
@@ -80,6 +86,19 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
     ),
     "LvmVolumeCapacity": (*_VOLUMES, listers.STORAGE_CLASS),
 }
+
+# Kinds whose watch events are cluster events for the scheduling queue (plugins register for
+# them in events_to_register): the storage objects VolumeBinding and the volume plugins read.
+QUEUEING_KINDS: Final = frozenset(
+    {
+        listers.PERSISTENT_VOLUME_CLAIM,
+        listers.PERSISTENT_VOLUME,
+        listers.STORAGE_CLASS,
+        listers.CSI_NODE,
+        listers.CSI_DRIVER,
+        listers.CSI_STORAGE_CAPACITY,
+    }
+)
 
 ADDED: Final = "ADDED"
 MODIFIED: Final = "MODIFIED"

@@ -68,6 +68,9 @@ class PluginDeclaration:
     cluster_reads: tuple[Resource, ...] = ()
     # Granted where the scheduler may bind (cluster-wide, or only in tenant namespaces).
     namespaced_writes: tuple[Write, ...] = ()
+    # Writes to cluster-scoped objects, granted cluster-wide even to a tenant scheduler
+    # (VolumeBinding binds PersistentVolumes, which belong to no namespace).
+    cluster_writes: tuple[Write, ...] = ()
     source: str = "upstream"
 
     @property
@@ -165,7 +168,7 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "VolumeBinding",
         "volume_binding",
         "preFilter filter reserve preBind preScore score",
-        "Bound PersistentVolumes' node affinity.",
+        "Binds and provisions PersistentVolumes (WaitForFirstConsumer), PV node affinity.",
         args=PluginArgs(a.VolumeBindingArgs, d.default_volume_binding, v.validate_volume_binding),
         cluster_reads=(
             *_PV,
@@ -173,6 +176,10 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
             ("storage.k8s.io", "csidrivers"),
             ("storage.k8s.io", "csistoragecapacities"),
         ),
+        # As upstream's system:kube-scheduler role: update PVs (claimRef) and PVCs
+        # (volume.kubernetes.io/selected-node).
+        cluster_writes=(("", "persistentvolumes", ("update",)),),
+        namespaced_writes=(("", "persistentvolumeclaims", ("update",)),),
     ),
     _upstream(
         "VolumeZone",
