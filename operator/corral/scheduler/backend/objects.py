@@ -16,8 +16,8 @@ PersistentVolumeClaim  /api/v1/persistentvolumeclaims           VolumeBinding, V
 PersistentVolume       /api/v1/persistentvolumes                VolumeRestrictions, NodeVolumeLimits
 StorageClass           /apis/storage.k8s.io/v1/storageclasses   VolumeBinding, VolumeZone
 CSINode                /apis/storage.k8s.io/v1/csinodes         NodeVolumeLimits
-CSIDriver              /apis/storage.k8s.io/v1/csidrivers       VolumeBinding (capacity tracking)
-CSIStorageCapacity     /apis/storage.k8s.io/v1/                 VolumeBinding (capacity tracking)
+CSIDriver              /apis/storage.k8s.io/v1/csidrivers       VolumeBinding (capacity tracking),
+CSIStorageCapacity     /apis/storage.k8s.io/v1/                 CheckCSIStorageCapacity
                        csistoragecapacities
 VolumeAttachment       /apis/storage.k8s.io/v1/                 NodeVolumeLimits
                        volumeattachments
@@ -87,6 +87,13 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
         listers.VOLUME_ATTACHMENT,
     ),
     "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
+    "CheckCSIStorageCapacity": (
+        *_VOLUMES,
+        listers.STORAGE_CLASS,
+        listers.CSI_DRIVER,
+        listers.CSI_STORAGE_CAPACITY,
+    ),
+    "LvmVolumeCapacity": (*_VOLUMES, listers.STORAGE_CLASS),
 }
 
 # Kinds whose watch events are cluster events for the scheduling queue (plugins register for

@@ -289,6 +289,31 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "Prefers nodes with the fewest pods sharing the pod's tenant label value.",
         args=PluginArgs(a.TenantSpreadArgs, d.default_tenant_spread, v.validate_tenant_spread),
     ),
+    # Storage capacity (seed 000's configuration).
+    _corral(
+        "CheckCSIStorageCapacity",
+        "check_csi_storage_capacity",
+        "preFilter filter",
+        "Filters out nodes whose CSIStorageCapacity cannot hold the pod's claims to be "
+        "provisioned, per StorageClass.",
+        cluster_reads=(
+            *_PV,
+            ("storage.k8s.io", "storageclasses"),
+            ("storage.k8s.io", "csidrivers"),
+            ("storage.k8s.io", "csistoragecapacities"),
+        ),
+    ),
+    _corral(
+        "LvmVolumeCapacity",
+        "lvm_volume_capacity",
+        "filter",
+        "Filters out nodes whose free LVM capacity (TopoLVM's capacity.topolvm.io/<device-class> "
+        "annotation) cannot hold the pod's LVM claims.",
+        args=PluginArgs(
+            a.LvmVolumeCapacityArgs, d.default_lvm_volume_capacity, v.validate_lvm_volume_capacity
+        ),
+        cluster_reads=(*_PV, ("storage.k8s.io", "storageclasses")),
+    ),
 )
 
 BY_NAME: Final[dict[str, PluginDeclaration]] = {p.name: p for p in IN_TREE}

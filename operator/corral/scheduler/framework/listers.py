@@ -27,7 +27,7 @@ STORAGE_CLASS: Final = "StorageClass"
 CSI_NODE: Final = "CSINode"
 POD_DISRUPTION_BUDGET: Final = "PodDisruptionBudget"
 PRIORITY_CLASS: Final = "PriorityClass"
-# VolumeBinding (storage capacity tracking)
+# VolumeBinding, CheckCSIStorageCapacity (storage capacity tracking)
 CSI_DRIVER: Final = "CSIDriver"
 CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
 VOLUME_ATTACHMENT: Final = "VolumeAttachment"  # NodeVolumeLimits
