@@ -20,7 +20,12 @@ from corral.scheduler.framework.cluster_events import ClusterEvent, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
-from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
+from corral.scheduler.framework.listers import (
+    ObjectLister,
+    ObjectUpdater,
+    PodNominator,
+    PreemptionExecutor,
+)
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -248,6 +253,11 @@ class Handle(Protocol):
 
     @property
     def extenders(self) -> Sequence[Extender]: ...
+
+    @property
+    def object_updater(self) -> ObjectUpdater | None:
+        """API writes for plugins that change objects before binding (VolumeBinding)."""
+        ...
 
     def snapshot(self) -> Snapshot | None:
         """The snapshot of the cycle in progress (upstream ``SnapshotSharedLister``)."""

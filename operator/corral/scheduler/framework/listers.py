@@ -27,6 +27,10 @@ STORAGE_CLASS: Final = "StorageClass"
 CSI_NODE: Final = "CSINode"
 POD_DISRUPTION_BUDGET: Final = "PodDisruptionBudget"
 PRIORITY_CLASS: Final = "PriorityClass"
+# VolumeBinding, CheckCSIStorageCapacity (storage capacity tracking)
+CSI_DRIVER: Final = "CSIDriver"
+CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
+VOLUME_ATTACHMENT: Final = "VolumeAttachment"  # NodeVolumeLimits
 
 Object = Mapping[str, Any]
 
@@ -93,3 +97,12 @@ class PreemptionExecutor(Protocol):
         namespaces it serves. A pod it may not evict stays on its node in the dry run, as a
         pod of higher priority would (Corral's addition; upstream may evict any pod)."""
         ...
+
+
+class ObjectUpdater(Protocol):
+    """Writes plugins make through the API (VolumeBinding's PreBind): ``update`` PUTs ``obj`` of
+    ``kind`` (:data:`PERSISTENT_VOLUME` or :data:`PERSISTENT_VOLUME_CLAIM`), its
+    ``resourceVersion`` guarding against lost updates, and returns the stored object. It raises
+    on failure; the exception's text is the API server's message."""
+
+    def update(self, kind: str, obj: Object) -> Object: ...

@@ -21,7 +21,12 @@ from corral.scheduler.framework.cluster_events import ClusterEventWithHint
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
-from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
+from corral.scheduler.framework.listers import (
+    ObjectLister,
+    ObjectUpdater,
+    PodNominator,
+    PreemptionExecutor,
+)
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime import nominated
 from corral.scheduler.framework.runtime.waiting_pods import (
@@ -120,6 +125,7 @@ class Framework:
         objects: ObjectLister | None = None,
         nominator: PodNominator | None = None,
         preemption_executor: PreemptionExecutor | None = None,
+        object_updater: ObjectUpdater | None = None,
     ) -> None:
         self.profile = profile
         self.clock = clock
@@ -127,6 +133,7 @@ class Framework:
         self._objects = objects
         self._nominator = nominator
         self._preemption_executor = preemption_executor
+        self._object_updater = object_updater
         self._snapshot: Snapshot | None = None
         # Set by the PodScheduler that runs this framework (preemption asks them too).
         self._extenders: tuple[Extender, ...] = ()
@@ -234,6 +241,14 @@ class Framework:
             out.append(plugin)
         return out
 
+    def close(self) -> None:
+        """Tell plugins that wait in the binding cycle (VolumeBinding's PreBind) to stop: the
+        engine is stopping. A plugin opts in with a ``close()`` method."""
+        for plugin in self.plugins.values():
+            close = getattr(plugin, "close", None)
+            if callable(close):
+                close()
+
     # --- Handle -----------------------------------------------------------------------------
 
     @property
@@ -264,6 +279,10 @@ class Framework:
     @property
     def preemption_executor(self) -> PreemptionExecutor | None:
         return self._preemption_executor
+
+    @property
+    def object_updater(self) -> ObjectUpdater | None:
+        return self._object_updater
 
     @property
     def extenders(self) -> tuple[Extender, ...]:
