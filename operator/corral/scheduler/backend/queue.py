@@ -31,7 +31,7 @@ during a pod's cycle sends it to backoffQ), kept to measure what hints save. Reg
 per profile (``events_by_profile``: each profile's plugins with their own args), or one map for
 every pod (``events_by_plugin``). All times come from
 the injectable ``clock``; the owner calls :meth:`flush_backoff_completed` every second and
-:meth:`flush_unschedulable_leftover` every 30 seconds. One module (just over 400 lines) because
+:meth:`flush_unschedulable_leftover` every 30 seconds. One module (under 500 lines) because
 the three sub-queues move pods between each other under one lock.
 """
 

@@ -226,10 +226,16 @@ class Engine:
 
     def _object_handler(self, kind: str) -> Callable[[EventType, dict[str, Any]], None]:
         def handle(event: EventType, obj: dict[str, Any]) -> None:
+            # Queueing hints get the object as it was and as it is (raw JSON); a deletion's
+            # old object is the deleted one, as upstream's.
+            meta = obj.get("metadata") or {}
+            key = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+            old = obj if event == "DELETED" else self.objects.get(kind, *key)
             self.objects.apply(kind, event, obj)
             action = _OBJECT_ACTIONS.get(event)
             if kind in QUEUEING_KINDS and action is not None:
-                self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action))
+                new = None if event == "DELETED" else obj
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action), old, new)
 
         return handle
 
