@@ -19,6 +19,7 @@ from corral.scheduler.plugins import (
     pod_topology_spread,
     scheduling_gates,
     taint_toleration,
+    volume_restrictions,
 )
 from corral.scheduler.plugins.inter_pod_affinity import queueing as ipa_queueing
 from support.builders import container, expr, pod_info, required
@@ -901,3 +902,85 @@ def test_pod_topology_spread_after_target_pod_change(
 ) -> None:
     plugin = pod_topology_spread.new(None, None)  # type: ignore[arg-type]
     assert plugin.hint_target_pod_change(_spread("zone"), old, new) is want
+
+
+# --- VolumeRestrictions -------------------------------------------------------------------------
+
+
+def _with_volumes(name: str, *vols: dict[str, Any], **kwargs: Any) -> PodInfo:
+    raw = dict(pod_info(name, **kwargs).raw)
+    raw["spec"] = {**raw["spec"], "volumes": list(vols)}
+    return pod_from_json(raw)
+
+
+_GCE = {"name": "v", "gcePersistentDisk": {"pdName": "disk"}}
+_OTHER_GCE = {"name": "v", "gcePersistentDisk": {"pdName": "other"}}
+_CLAIM = {"name": "c", "persistentVolumeClaim": {"claimName": "claim"}}
+_OTHER_CLAIM = {"name": "c", "persistentVolumeClaim": {"claimName": "other"}}
+
+
+@pytest.mark.parametrize(
+    ("pod", "deleted", "want"),
+    [
+        pytest.param(
+            _with_volumes("p", _GCE),
+            _with_volumes("d", _GCE, **_BOUND),
+            Q,
+            id="queue-on-deleted-pod-with-conflicting-volume",
+        ),
+        pytest.param(
+            _with_volumes("p", _GCE),
+            _with_volumes("d", _OTHER_GCE, **_BOUND),
+            SKIP,
+            id="skip-queue-on-deleted-pod-without-conflict",
+        ),
+        pytest.param(
+            _with_volumes("p", _CLAIM),
+            _with_volumes("d", _CLAIM, **_BOUND),
+            Q,
+            id="queue-on-deleted-pod-using-the-same-pvc",
+        ),
+        pytest.param(
+            _with_volumes("p", _CLAIM),
+            _with_volumes("d", _OTHER_CLAIM, **_BOUND),
+            SKIP,
+            id="skip-queue-on-deleted-pod-using-another-pvc",
+        ),
+        pytest.param(
+            _with_volumes("p", _CLAIM),
+            _with_volumes("d", _CLAIM, namespace="other", **_BOUND),
+            SKIP,
+            id="skip-queue-on-deleted-pod-in-another-namespace",
+        ),
+    ],
+)
+def test_volume_restrictions_after_assigned_pod_deleted(
+    pod: PodInfo, deleted: PodInfo, want: QueueingHint
+) -> None:
+    plugin = volume_restrictions.new(None, None)  # type: ignore[arg-type]
+    assert plugin.hint_assigned_pod_deleted(pod, deleted, None) is want
+
+
+@pytest.mark.parametrize(
+    ("claim", "want"),
+    [
+        pytest.param(
+            {"metadata": {"name": "claim", "namespace": "default"}},
+            Q,
+            id="queue-on-the-pods-pvc-added",
+        ),
+        pytest.param(
+            {"metadata": {"name": "other", "namespace": "default"}},
+            SKIP,
+            id="skip-queue-on-another-pvc-added",
+        ),
+        pytest.param(
+            {"metadata": {"name": "claim", "namespace": "other"}},
+            SKIP,
+            id="skip-queue-on-pvc-in-another-namespace",
+        ),
+    ],
+)
+def test_volume_restrictions_after_claim_added(claim: dict[str, Any], want: QueueingHint) -> None:
+    plugin = volume_restrictions.new(None, None)  # type: ignore[arg-type]
+    assert plugin.hint_claim_added(_with_volumes("p", _CLAIM), None, claim) is want
