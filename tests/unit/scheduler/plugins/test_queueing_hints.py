@@ -20,6 +20,7 @@ from corral.scheduler.plugins import (
     scheduling_gates,
     taint_toleration,
     volume_restrictions,
+    volume_zone,
 )
 from corral.scheduler.plugins.inter_pod_affinity import queueing as ipa_queueing
 from support.builders import container, expr, pod_info, required
@@ -984,3 +985,72 @@ def test_volume_restrictions_after_assigned_pod_deleted(
 def test_volume_restrictions_after_claim_added(claim: dict[str, Any], want: QueueingHint) -> None:
     plugin = volume_restrictions.new(None, None)  # type: ignore[arg-type]
     assert plugin.hint_claim_added(_with_volumes("p", _CLAIM), None, claim) is want
+
+
+# --- VolumeZone ---------------------------------------------------------------------------------
+
+_ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def _pv(**labels: str) -> dict[str, Any]:
+    return {"metadata": {"name": "pv", "labels": dict(labels)}}
+
+
+@pytest.mark.parametrize(
+    ("hint", "old", "new", "want"),
+    [
+        pytest.param(
+            "claim",
+            None,
+            {"metadata": {"name": "claim", "namespace": "default"}},
+            Q,
+            id="queue-on-pvc-requested-by-the-pod",
+        ),
+        pytest.param(
+            "claim",
+            None,
+            {"metadata": {"name": "other", "namespace": "default"}},
+            SKIP,
+            id="skip-queue-on-unrelated-pvc",
+        ),
+        pytest.param(
+            "class",
+            None,
+            {"metadata": {"name": "sc"}, "volumeBindingMode": "WaitForFirstConsumer"},
+            Q,
+            id="queue-on-wffc-storage-class-added",
+        ),
+        pytest.param(
+            "class",
+            None,
+            {"metadata": {"name": "sc"}, "volumeBindingMode": "Immediate"},
+            SKIP,
+            id="skip-queue-on-immediate-storage-class-added",
+        ),
+        pytest.param("volume", None, _pv(**{_ZONE_LABEL: "a"}), Q, id="queue-on-pv-added"),
+        pytest.param(
+            "volume",
+            _pv(**{_ZONE_LABEL: "a"}),
+            _pv(**{_ZONE_LABEL: "b"}),
+            Q,
+            id="queue-on-pv-topology-changed",
+        ),
+        pytest.param(
+            "volume",
+            _pv(**{_ZONE_LABEL: "a"}),
+            _pv(**{_ZONE_LABEL: "a", "x": "y"}),
+            SKIP,
+            id="skip-queue-on-unrelated-pv-label-change",
+        ),
+    ],
+)
+def test_volume_zone_hints(hint: str, old: object, new: object, want: QueueingHint) -> None:
+    plugin = volume_zone.new(None, None)  # type: ignore[arg-type]
+    regs = {r.event.resource: r.hint for r in plugin.events_to_register()}
+    fn = regs[
+        {"claim": "PersistentVolumeClaim", "class": "StorageClass", "volume": "PersistentVolume"}[
+            hint
+        ]
+    ]
+    assert fn is not None
+    assert fn(_with_volumes("p", _CLAIM), old, new) is want
