@@ -990,6 +990,11 @@ def test_volume_restrictions_after_claim_added(claim: dict[str, Any], want: Queu
 # --- VolumeZone ---------------------------------------------------------------------------------
 
 _ZONE_LABEL = "topology.kubernetes.io/zone"
+_VZ_RESOURCES = {
+    "claim": "PersistentVolumeClaim",
+    "class": "StorageClass",
+    "volume": "PersistentVolume",
+}
 
 
 def _pv(**labels: str) -> dict[str, Any]:
@@ -1047,10 +1052,6 @@ def _pv(**labels: str) -> dict[str, Any]:
 def test_volume_zone_hints(hint: str, old: object, new: object, want: QueueingHint) -> None:
     plugin = volume_zone.new(None, None)  # type: ignore[arg-type]
     regs = {r.event.resource: r.hint for r in plugin.events_to_register()}
-    fn = regs[
-        {"claim": "PersistentVolumeClaim", "class": "StorageClass", "volume": "PersistentVolume"}[
-            hint
-        ]
-    ]
+    fn = regs[_VZ_RESOURCES[hint]]
     assert fn is not None
     assert fn(_with_volumes("p", _CLAIM), old, new) is want
