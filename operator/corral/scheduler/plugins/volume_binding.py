@@ -51,7 +51,12 @@ import numpy.typing as npt
 from corral.scheduler.config import args as config_args
 from corral.scheduler.config import plugin_args, quantity
 from corral.scheduler.framework import labels, listers
-from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import (
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
     FilterVerdict,
@@ -65,6 +70,7 @@ from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import names, resource_scoring, volumes
+from corral.scheduler.plugins import volume_binding_hints as hints
 from corral.scheduler.plugins import volume_matching as vm
 from corral.scheduler.plugins.volume_assume import AssumeCache
 
@@ -631,15 +637,21 @@ class VolumeBinding:
                 return False, None
         return True, None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (
-            ClusterEvent("StorageClass", ActionType.ADD | ActionType.UPDATE),
-            ClusterEvent("PersistentVolumeClaim", ActionType.ADD | ActionType.UPDATE),
-            ClusterEvent("PersistentVolume", ActionType.ADD | ActionType.UPDATE),
-            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-            ClusterEvent(listers.CSI_NODE, ActionType.ADD | ActionType.UPDATE),
-            ClusterEvent(listers.CSI_DRIVER, ActionType.UPDATE),
-            ClusterEvent(listers.CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE),
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        add_update = ActionType.ADD | ActionType.UPDATE
+        csi_driver = ClusterEvent(listers.CSI_DRIVER, ActionType.UPDATE)
+        capacity = ClusterEvent(listers.CSI_STORAGE_CAPACITY, add_update)
+        return tuple(
+            ClusterEventWithHint(event, hint)
+            for event, hint in (
+                (ClusterEvent("StorageClass", add_update), hints.after_class_change),
+                (ClusterEvent("PersistentVolumeClaim", add_update), hints.after_claim_change),
+                (ClusterEvent("PersistentVolume", add_update), None),
+                (ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL), None),
+                (ClusterEvent(listers.CSI_NODE, add_update), hints.after_csi_node_change),
+                (csi_driver, hints.after_csi_driver_change),
+                (capacity, hints.after_capacity_change),
+            )
         )
 
 

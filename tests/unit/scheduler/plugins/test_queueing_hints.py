@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from corral.scheduler.backend.records import node_from_json, pod_from_json
-from corral.scheduler.framework.cluster_events import QueueingHint
+from corral.scheduler.framework.cluster_events import QueueingHint, QueueingHintFn
 from corral.scheduler.framework.types import NodeRecord, PodInfo
 from corral.scheduler.plugins import (
     node_affinity,
@@ -22,6 +22,7 @@ from corral.scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
+from corral.scheduler.plugins import volume_binding_hints as vb_hints
 from corral.scheduler.plugins.inter_pod_affinity import queueing as ipa_queueing
 from support.builders import container, expr, pod_info, required
 
@@ -1055,3 +1056,142 @@ def test_volume_zone_hints(hint: str, old: object, new: object, want: QueueingHi
     fn = regs[_VZ_RESOURCES[hint]]
     assert fn is not None
     assert fn(_with_volumes("p", _CLAIM), old, new) is want
+
+
+# --- VolumeBinding ------------------------------------------------------------------------------
+
+_EPHEMERAL = {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
+_INLINE_CSI = {"name": "i", "csi": {"driver": "csi.example.com"}}
+
+
+def _obj(name: str, namespace: str | None = None, **fields: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return {"metadata": meta, **fields}
+
+
+def _capacity(**fields: str) -> dict[str, Any]:
+    return _obj("cap", "kube-system", **fields)
+
+
+def _driver(capacity: bool) -> dict[str, Any]:
+    return _obj("csi.example.com", spec={"storageCapacity": capacity})
+
+
+_VB_POD = _with_volumes("p", _CLAIM, _EPHEMERAL, _INLINE_CSI)
+
+
+@pytest.mark.parametrize(
+    ("hint", "old", "new", "want"),
+    [
+        pytest.param(
+            vb_hints.after_claim_change,
+            None,
+            _obj("claim", "default"),
+            Q,
+            id="queue-on-pvc-the-pod-uses",
+        ),
+        pytest.param(
+            vb_hints.after_claim_change,
+            None,
+            _obj("p-scratch", "default"),
+            Q,
+            id="queue-on-generic-ephemeral-pvc",
+        ),
+        pytest.param(
+            vb_hints.after_claim_change,
+            None,
+            _obj("claim", "other"),
+            SKIP,
+            id="skip-queue-on-pvc-in-another-namespace",
+        ),
+        pytest.param(
+            vb_hints.after_claim_change,
+            None,
+            _obj("other", "default"),
+            SKIP,
+            id="skip-queue-on-unrelated-pvc",
+        ),
+        pytest.param(
+            vb_hints.after_class_change, None, _obj("sc"), Q, id="queue-on-storage-class-added"
+        ),
+        pytest.param(
+            vb_hints.after_class_change,
+            _obj("sc", allowedTopologies=[]),
+            _obj("sc", allowedTopologies=[{"matchLabelExpressions": []}]),
+            Q,
+            id="queue-on-allowed-topologies-changed",
+        ),
+        pytest.param(
+            vb_hints.after_class_change,
+            _obj("sc", parameters={"a": "1"}),
+            _obj("sc", parameters={"a": "2"}),
+            SKIP,
+            id="skip-queue-on-unrelated-storage-class-change",
+        ),
+        pytest.param(
+            vb_hints.after_csi_node_change, None, _obj("n"), Q, id="queue-on-csinode-added"
+        ),
+        pytest.param(
+            vb_hints.after_csi_node_change,
+            _obj("n"),
+            {"metadata": {"name": "n", "annotations": {vb_hints.MIGRATED_PLUGINS: "x"}}},
+            Q,
+            id="queue-on-migrated-plugins-changed",
+        ),
+        pytest.param(
+            vb_hints.after_csi_node_change,
+            _obj("n"),
+            _obj("n", spec={}),
+            SKIP,
+            id="skip-queue-on-unrelated-csinode-change",
+        ),
+        pytest.param(
+            vb_hints.after_capacity_change,
+            None,
+            _capacity(capacity="1Gi"),
+            Q,
+            id="queue-on-capacity-added",
+        ),
+        pytest.param(
+            vb_hints.after_capacity_change,
+            _capacity(capacity="1Gi"),
+            _capacity(capacity="2Gi"),
+            Q,
+            id="queue-on-capacity-increased",
+        ),
+        pytest.param(
+            vb_hints.after_capacity_change,
+            _capacity(capacity="2Gi"),
+            _capacity(capacity="1Gi"),
+            SKIP,
+            id="skip-queue-on-capacity-decreased",
+        ),
+        pytest.param(
+            vb_hints.after_capacity_change,
+            _capacity(capacity="1Gi", maximumVolumeSize="1Gi"),
+            _capacity(capacity="5Gi", maximumVolumeSize="1Gi"),
+            SKIP,
+            id="skip-queue-on-capacity-increased-but-maximum-volume-size-same",
+        ),
+        pytest.param(
+            vb_hints.after_csi_driver_change,
+            _driver(True),
+            _driver(False),
+            Q,
+            id="queue-on-csidriver-storage-capacity-disabled",
+        ),
+        pytest.param(
+            vb_hints.after_csi_driver_change,
+            _driver(False),
+            _driver(True),
+            SKIP,
+            id="skip-queue-on-csidriver-storage-capacity-enabled",
+        ),
+    ],
+)
+def test_volume_binding_hints(
+    hint: QueueingHintFn, old: object, new: object, want: QueueingHint
+) -> None:
+    assert hint(_VB_POD, old, new) is want
