@@ -167,6 +167,8 @@ class VolumeBinding:
     ) -> None:
         self.handle = handle
         self.cache = AssumeCache(handle.objects if handle is not None else None)
+        self.facts = vm.Facts()
+        self.masks = AffinityMasks(self.facts)
         self.bind_timeout = float(bind_timeout_seconds)
         self.shape = tuple((u, s * resource_scoring.SHAPE_SCORE_SCALE) for u, s in shape)
         # PreBind's wait ends early when the engine stops (upstream cancels its context).
@@ -262,7 +264,8 @@ class VolumeBinding:
                     "error creating internal label selector for claim: "
                     f"{ns_}/{name}: {selector.error}"
                 )
-            found = vm.candidates(claim, self.cache.list_pvs(volumes.claim_class(claim)), selector)
+            pvs = self.cache.list_pvs(volumes.claim_class(claim))
+            found = vm.candidates(claim, pvs, selector, self.facts)
             options.append((found.prebound,) if found.prebound is not None else found.volumes)
             prebound.append(found.prebound is not None)
         provisions = {_claim_key(c): self._provision(c) for c in (*selected_claims, *to_match)}
@@ -330,7 +333,7 @@ class VolumeBinding:
                     only[slot] = True
                 live &= only
             codes[~live] |= _BIND_CONFLICT
-            choice = _choices(s.options, snap)
+            choice = _choices(s.options, snap, self.masks)
             capacity_of = self._provision_codes(s, choice, live, codes)
             s.verdict = _Verdict(codes, choice, capacity_of)
         return s.verdict
@@ -658,29 +661,67 @@ def _bound_codes(bound: Sequence[Object | None], snap: Snapshot) -> npt.NDArray[
     return codes
 
 
-def _choices(options: Sequence[Sequence[Object]], snap: Snapshot) -> list[npt.NDArray[np.int64]]:
+class AffinityMasks:
+    """PV node-affinity masks kept across pods. A mask depends on the PV's resourceVersion and
+    on the label columns its selector reads; the cache's columns are copied on write after a
+    snapshot, so the same column objects mean the same labels."""
+
+    def __init__(self, facts: vm.Facts) -> None:
+        self._facts = facts
+        self._lock = threading.Lock()
+        self._masks: dict[str, tuple[str, tuple[object, ...], Mask]] = {}
+
+    def get(self, pv: Object, snap: Snapshot) -> Mask:
+        f = self._facts(pv)
+        keys = sorted(
+            {r.key for t in f.affinity.terms for r in t.expressions} if f.affinity else ()
+        )
+        columns = (snap.capacity, *(snap.label(k) for k in keys))
+        version = vm.resource_version(pv)
+        with self._lock:
+            cached = self._masks.get(f.name)
+        if (
+            cached is not None
+            and cached[0] == version
+            and len(cached[1]) == len(columns)
+            and cached[1][0] == columns[0]
+            and all(a is b for a, b in zip(cached[1][1:], columns[1:], strict=True))
+        ):
+            return cached[2]
+        mask = vm.affinity_mask(f.affinity, snap)
+        mask.setflags(write=False)
+        with self._lock:
+            self._masks[f.name] = (version, columns, mask)
+        return mask
+
+
+def _choices(
+    options: Sequence[Sequence[Object]], snap: Snapshot, masks: AffinityMasks
+) -> list[npt.NDArray[np.int64]]:
     """Upstream ``findMatchingVolumes`` on every node: per claim (smallest first) the index of
     the first option whose node affinity admits the node and that no earlier claim took there,
-    -1 when none. Each PV's affinity mask is computed once."""
+    -1 when none. One stacked argmax per claim; a PV's per-node "taken" mask is kept only when
+    a later claim may want it too."""
     size = snap.capacity
-    affinity: dict[str, Mask] = {}
+    names = [[str((pv.get("metadata") or {}).get("name", "")) for pv in opts] for opts in options]
     used: dict[str, Mask] = {}
     out = []
-    for opts in options:
-        chosen = np.full(size, -1, dtype=np.int64)
-        assigned = np.zeros(size, dtype=np.bool_)
-        for j, pv in enumerate(opts):
-            pv_name = str((pv.get("metadata") or {}).get("name", ""))
-            mask = affinity.get(pv_name)
-            if mask is None:
-                mask = affinity[pv_name] = vm.affinity_mask(vm.pv_affinity(pv), snap)
-            take = mask & ~assigned
-            taken = used.get(pv_name)
+    for c, opts in enumerate(options):
+        if not opts:
+            out.append(np.full(size, -1, dtype=np.int64))
+            continue
+        stacked = np.stack([masks.get(pv, snap) for pv in opts])
+        for i, name in enumerate(names[c]):
+            taken = used.get(name)
             if taken is not None:
-                take &= ~taken
-            chosen[take] = j
-            assigned |= take
-            used[pv_name] = take if taken is None else taken | take
+                stacked[i] &= ~taken
+        first = stacked.argmax(axis=0)
+        chosen = np.where(stacked.any(axis=0), first, -1).astype(np.int64)
+        later = {n for more in names[c + 1 :] for n in more}
+        for i, name in enumerate(names[c]):
+            if name in later:
+                took = chosen == i
+                used[name] = took if name not in used else used[name] | took
         out.append(chosen)
     return out
 
