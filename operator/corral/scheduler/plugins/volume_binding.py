@@ -64,7 +64,7 @@ from corral.scheduler.framework.interface import (
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import names, resource_scoring, volumes
+from corral.scheduler.plugins import names, resource_scoring, volume_binder, volume_columns, volumes
 from corral.scheduler.plugins import volume_matching as vm
 from corral.scheduler.plugins.volume_assume import AssumeCache
 
@@ -83,10 +83,10 @@ POLL_SECONDS: Final = 1.0
 DEFAULT_SHAPE: Final = ((0, 10), (100, 0))
 
 # Filter codes: bits, reported in upstream's order.
-_NODE_CONFLICT: Final = 1
+_NODE_CONFLICT: Final = volume_columns.NODE_CONFLICT
 _BIND_CONFLICT: Final = 2
 _NOT_ENOUGH_SPACE: Final = 4
-_PV_NOT_EXIST: Final = 8
+_PV_NOT_EXIST: Final = volume_columns.PV_NOT_EXIST
 _ERROR: Final = 16
 _REASONS: Final = (
     (_NODE_CONFLICT, ERR_REASON_NODE_CONFLICT),
@@ -168,7 +168,7 @@ class VolumeBinding:
         self.handle = handle
         self.cache = AssumeCache(handle.objects if handle is not None else None)
         self.facts = vm.Facts()
-        self.masks = AffinityMasks(self.facts)
+        self.masks = volume_columns.AffinityMasks(self.facts)
         self.bind_timeout = float(bind_timeout_seconds)
         self.shape = tuple((u, s * resource_scoring.SHAPE_SCORE_SCALE) for u, s in shape)
         # PreBind's wait ends early when the engine stops (upstream cancels its context).
@@ -324,7 +324,7 @@ class VolumeBinding:
     def _evaluate(self, s: _State) -> _Verdict:
         if s.verdict is None:
             snap = s.snapshot
-            codes = _bound_codes(s.bound, snap)
+            codes = volume_columns.bound_codes(s.bound, snap)
             live = np.ones(snap.capacity, dtype=np.bool_)
             for node_name in s.selected:  # a claim already handed to another node's provisioner
                 only = np.zeros(snap.capacity, dtype=np.bool_)
@@ -333,7 +333,7 @@ class VolumeBinding:
                     only[slot] = True
                 live &= only
             codes[~live] |= _BIND_CONFLICT
-            choice = _choices(s.options, snap, self.masks)
+            choice = volume_columns.choices(s.options, snap, self.masks)
             capacity_of = self._provision_codes(s, choice, live, codes)
             s.verdict = _Verdict(codes, choice, capacity_of)
         return s.verdict
@@ -537,14 +537,16 @@ class VolumeBinding:
         s = state.read(STATE_KEY, _State)
         if s is None or s.all_bound:
             return None
-        failure = self._write(s)
+        failure = volume_binder.write(self.cache, self._updater(), s.bindings, s.provisioned)
         if failure is not None:
             return Status.error(failure)
         # Checked at once, then every second (upstream waits a second first: the same outcome,
         # since the informers cannot have seen the writes yet, but a simulation need not wait).
         deadline = self.clock() + self.bind_timeout
         while True:
-            done, failure = self._check(s, node_name)
+            done, failure = volume_binder.check(
+                self.cache, s.bindings, s.provisioned, node_name, s.node_labels
+            )
             if failure is not None:
                 return Status.error(f"binding volumes: {failure}")
             if done:
@@ -555,84 +557,8 @@ class VolumeBinding:
                 return Status.error("binding volumes: context canceled")
             self.sleep(POLL_SECONDS)
 
-    def _write(self, s: _State) -> str | None:
-        """Upstream ``bindAPIUpdate``: PVs first, then claims; what is not written is restored."""
-        updater = self.handle.object_updater if self.handle is not None else None
-        if updater is None:
-            self._revert(s)
-            return "no object updater is configured"
-        for i, (pv, claim) in enumerate(s.bindings):
-            try:
-                s.bindings[i] = (updater.update(listers.PERSISTENT_VOLUME, pv), claim)
-            except Exception as exc:  # the API's answer, whatever it is, fails the binding
-                for later, _ in s.bindings[i:]:
-                    self.cache.restore(listers.PERSISTENT_VOLUME, later)
-                for later_claim in s.provisioned:
-                    self.cache.restore(listers.PERSISTENT_VOLUME_CLAIM, later_claim)
-                return str(exc)
-        for i, claim in enumerate(s.provisioned):
-            try:
-                s.provisioned[i] = updater.update(listers.PERSISTENT_VOLUME_CLAIM, claim)
-            except Exception as exc:
-                for later_claim in s.provisioned[i:]:
-                    self.cache.restore(listers.PERSISTENT_VOLUME_CLAIM, later_claim)
-                return str(exc)
-        return None
-
-    def _check(self, s: _State, node_name: str) -> tuple[bool, str | None]:
-        """Upstream ``checkBindings`` against the informers' objects: (all bound, error)."""
-        for pv, claim in s.bindings:
-            pv_name = str((pv.get("metadata") or {}).get("name", ""))
-            ns_, claim_name = _claim_key(claim)
-            now = self.cache.get_api(listers.PERSISTENT_VOLUME, "", pv_name)
-            if now is None:
-                return False, f'failed to check binding: persistentvolumes "{pv_name}" not found'
-            now_claim = self.cache.get_api(listers.PERSISTENT_VOLUME_CLAIM, ns_, claim_name)
-            if now_claim is None:
-                return False, (
-                    "failed to check binding: persistentvolumeclaims "
-                    f'"{ns_}/{claim_name}" not found'
-                )
-            if _older(now, pv):
-                return False, None
-            if not vm.affinity_matches(vm.pv_affinity(now), s.node_labels):
-                return False, (
-                    f'pv "{pv_name}" node affinity doesn\'t match node "{node_name}": '
-                    "no matching NodeSelectorTerms"
-                )
-            ref = (now.get("spec") or {}).get("claimRef")
-            if ref is None or not ref.get("uid"):
-                return False, f'ClaimRef got reset for pv "{pv_name}"'
-            if not vm.is_fully_bound(now_claim):
-                return False, None
-        for claim in s.provisioned:
-            ns_, claim_name = _claim_key(claim)
-            now_claim = self.cache.get_api(listers.PERSISTENT_VOLUME_CLAIM, ns_, claim_name)
-            if now_claim is None:
-                return False, (
-                    "failed to check provisioning pvc: persistentvolumeclaims "
-                    f'"{ns_}/{claim_name}" not found'
-                )
-            if _older(now_claim, claim):
-                return False, None
-            notes = (now_claim.get("metadata") or {}).get("annotations")
-            if notes is None:
-                return False, f'selectedNode annotation reset for PVC "{claim_name}"'
-            if notes.get(vm.ANN_SELECTED_NODE) != node_name:
-                return False, f'provisioning failed for PVC "{claim_name}"'
-            volume = volumes.volume_name(now_claim)
-            if volume:
-                provisioned = self.cache.get_api(listers.PERSISTENT_VOLUME, "", volume)
-                if provisioned is None:
-                    return False, None
-                if not vm.affinity_matches(vm.pv_affinity(provisioned), s.node_labels):
-                    return False, (
-                        f'pv "{volume}" node affinity doesn\'t match node "{node_name}": '
-                        "no matching NodeSelectorTerms"
-                    )
-            if not vm.is_fully_bound(now_claim):
-                return False, None
-        return True, None
+    def _updater(self) -> listers.ObjectUpdater | None:
+        return self.handle.object_updater if self.handle is not None else None
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (
@@ -644,95 +570,6 @@ class VolumeBinding:
             ClusterEvent(listers.CSI_DRIVER, ActionType.UPDATE),
             ClusterEvent(listers.CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE),
         )
-
-
-def _bound_codes(bound: Sequence[Object | None], snap: Snapshot) -> npt.NDArray[np.int64]:
-    """Upstream ``checkBoundClaims`` on every node: the first missing PV or node-affinity
-    conflict, claim by claim, decides."""
-    codes = np.zeros(snap.capacity, dtype=np.int64)
-    undecided = np.ones(snap.capacity, dtype=np.bool_)
-    for pv in bound:
-        if pv is None:
-            codes[undecided] |= _PV_NOT_EXIST
-            break
-        fail = undecided & ~vm.affinity_mask(vm.pv_affinity(pv), snap)
-        codes[fail] |= _NODE_CONFLICT
-        undecided &= ~fail
-    return codes
-
-
-class AffinityMasks:
-    """PV node-affinity masks kept across pods. A mask depends on the PV's resourceVersion and
-    on the label columns its selector reads; the cache's columns are copied on write after a
-    snapshot, so the same column objects mean the same labels."""
-
-    def __init__(self, facts: vm.Facts) -> None:
-        self._facts = facts
-        self._lock = threading.Lock()
-        self._masks: dict[str, tuple[str, tuple[object, ...], Mask]] = {}
-
-    def get(self, pv: Object, snap: Snapshot) -> Mask:
-        f = self._facts(pv)
-        keys = sorted(
-            {r.key for t in f.affinity.terms for r in t.expressions} if f.affinity else ()
-        )
-        columns = (snap.capacity, *(snap.label(k) for k in keys))
-        version = vm.resource_version(pv)
-        with self._lock:
-            cached = self._masks.get(f.name)
-        if (
-            cached is not None
-            and cached[0] == version
-            and len(cached[1]) == len(columns)
-            and cached[1][0] == columns[0]
-            and all(a is b for a, b in zip(cached[1][1:], columns[1:], strict=True))
-        ):
-            return cached[2]
-        mask = vm.affinity_mask(f.affinity, snap)
-        mask.setflags(write=False)
-        with self._lock:
-            self._masks[f.name] = (version, columns, mask)
-        return mask
-
-
-def _choices(
-    options: Sequence[Sequence[Object]], snap: Snapshot, masks: AffinityMasks
-) -> list[npt.NDArray[np.int64]]:
-    """Upstream ``findMatchingVolumes`` on every node: per claim (smallest first) the index of
-    the first option whose node affinity admits the node and that no earlier claim took there,
-    -1 when none. One stacked argmax per claim; a PV's per-node "taken" mask is kept only when
-    a later claim may want it too."""
-    size = snap.capacity
-    names = [[str((pv.get("metadata") or {}).get("name", "")) for pv in opts] for opts in options]
-    used: dict[str, Mask] = {}
-    out = []
-    for c, opts in enumerate(options):
-        if not opts:
-            out.append(np.full(size, -1, dtype=np.int64))
-            continue
-        stacked = np.stack([masks.get(pv, snap) for pv in opts])
-        for i, name in enumerate(names[c]):
-            taken = used.get(name)
-            if taken is not None:
-                stacked[i] &= ~taken
-        first = stacked.argmax(axis=0)
-        chosen = np.where(stacked.any(axis=0), first, -1).astype(np.int64)
-        later = {n for more in names[c + 1 :] for n in more}
-        for i, name in enumerate(names[c]):
-            if name in later:
-                took = chosen == i
-                used[name] = took if name not in used else used[name] | took
-        out.append(chosen)
-    return out
-
-
-def _older(seen: Object, written: Object) -> bool:
-    """Whether the informer's ``seen`` is older than the object the binder ``written``
-    (upstream compares resource versions as integers)."""
-    try:
-        return int(vm.resource_version(written)) > int(vm.resource_version(seen))
-    except ValueError:
-        return False
 
 
 def new(args: object, handle: Handle) -> VolumeBinding:
