@@ -44,6 +44,8 @@ from corral.testing import LocalCluster
 
 REFERENCE: Final = "conf-reference"
 DECISION_TIMEOUT: Final = 30.0
+# Events are recorded asynchronously by both schedulers; a preemptor's is there within seconds.
+EVENT_TIMEOUT: Final = 10.0
 POLL: Final = 0.02
 
 
@@ -137,6 +139,25 @@ def _decision(
                                     message=condition.get("message"))  # fmt: skip
         time.sleep(POLL)
     return Decision(timed_out=True, nominated=nominated)
+
+
+def _first_failure(client: Client, namespace: str, name: str) -> str | None:
+    """The message of the pod's first FailedScheduling Event (a preemptor's, once it is bound:
+    its condition is gone), or None when it was bound at the first attempt."""
+    params = {"fieldSelector": f"involvedObject.name={name},reason=FailedScheduling"}
+    deadline = time.monotonic() + EVENT_TIMEOUT
+    while True:
+        events = (
+            client.request("GET", f"/api/v1/namespaces/{namespace}/events", params=params).get(
+                "items"
+            )
+            or []
+        )
+        if events or time.monotonic() > deadline:
+            break
+        time.sleep(POLL)
+    events.sort(key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "")
+    return events[0].get("message") if events else None
 
 
 def _force_delete(client: Client, namespace: str, name: str) -> None:
@@ -312,6 +333,8 @@ class _Lockstep:
         _force_delete(self.admin, namespace, name)
         if self.kind.preemption:
             decision.victims = sorted(self._missing())
+            if decision.victims:
+                decision.message = _first_failure(self.admin, namespace, name)
             if decision.victims and not decision.nominated:
                 # Bound before a poll saw its nominatedNodeName (the API server clears it on
                 # binding): upstream preempts on one node, so the victims' node is the one.

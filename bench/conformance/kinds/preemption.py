@@ -88,7 +88,8 @@ def _make(rng: random.Random, seed: int, sizes: Sizes) -> Scenario:
 
 
 def compare_preemption(reference: Decision, trace: Trace, candidate: Decision) -> Verdict:
-    """Identical nominated node and victim set, then the usual placement/message verdict."""
+    """Identical nominated node, victim set and preempting attempt's FailedScheduling message
+    (1.37 adds what it preempts), then the usual placement/message verdict."""
     if not (candidate.timed_out or reference.timed_out):
         if candidate.nominated != reference.nominated:
             return Verdict(
@@ -102,6 +103,13 @@ def compare_preemption(reference: Decision, trace: Trace, candidate: Decision) -
                 "victims-differ",
                 f"upstream preempted {sorted(reference.victims)}, "
                 f"candidate {sorted(candidate.victims)}",
+            )
+        if reference.victims and candidate.message != reference.message:
+            return Verdict(
+                False,
+                "message-differs",
+                f"preempting attempt: upstream {reference.message!r}\n"
+                f"candidate {candidate.message!r}",
             )
     verdict = compare(reference, trace, candidate)
     if verdict.agree and reference.victims:

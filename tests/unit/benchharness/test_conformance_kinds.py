@@ -86,17 +86,20 @@ def test_a_recording_without_a_kind_reads_as_basic() -> None:
 
 
 ON_A = ["team-a/run-1", "team-a/run-2"]
-PLACED = Decision(node="a", nominated="a", victims=ON_A)
+FIT = "0/2 nodes are available: 2 Insufficient cpu."
+PLACED = Decision(node="a", message=FIT, nominated="a", victims=ON_A)
 
 
 @pytest.mark.parametrize(
     ("candidate", "agree", "kind"),
     [
-        pytest.param(Decision(node="a", nominated="a", victims=list(reversed(ON_A))), True,
+        pytest.param(Decision(node="a", message=FIT, nominated="a", victims=ON_A[::-1]), True,
                      "preempted", id="same-node-and-victims-in-any-order"),
-        pytest.param(Decision(node="b", nominated="b", victims=ON_A), False,
+        pytest.param(Decision(node="a", message="other", nominated="a", victims=ON_A), False,
+                     "message-differs", id="other-preempting-message"),
+        pytest.param(Decision(node="b", message=FIT, nominated="b", victims=ON_A), False,
                      "nominated-differs", id="other-node"),
-        pytest.param(Decision(node="a", nominated="a", victims=ON_A[:1]), False,
+        pytest.param(Decision(node="a", message=FIT, nominated="a", victims=ON_A[:1]), False,
                      "victims-differ", id="fewer-victims"),
         pytest.param(Decision(node="a"), False, "nominated-differs",
                      id="placed-without-preempting"),
