@@ -64,6 +64,7 @@ _MODULES: Final = (
     "preemption",
     "extenders",
     "large",
+    "storage",
 )
 
 

@@ -48,6 +48,10 @@ def _reaches(kind: str, s: Scenario) -> bool:
         return any("example.corral.dev/allowed" not in x for x in labels)
     if kind == "large":
         return len(s.nodes) >= 300
+    if kind == "storage":
+        claims = {v["persistentVolumeClaim"]["claimName"] for p in s.pods
+                  for v in p["spec"].get("volumes", [])}  # fmt: skip
+        return any(c.startswith("bound-") for c in claims) and "too-big" in claims
     raise AssertionError(f"no expectation for kind {kind!r}: add one")
 
 
