@@ -69,7 +69,7 @@ from corral.scheduler.framework.interface import (
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import names, resource_scoring, volumes
+from corral.scheduler.plugins import names, resource_scoring, volume_binder, volume_columns, volumes
 from corral.scheduler.plugins import volume_binding_hints as hints
 from corral.scheduler.plugins import volume_matching as vm
 from corral.scheduler.plugins.volume_assume import AssumeCache
@@ -89,10 +89,10 @@ POLL_SECONDS: Final = 1.0
 DEFAULT_SHAPE: Final = ((0, 10), (100, 0))
 
 # Filter codes: bits, reported in upstream's order.
-_NODE_CONFLICT: Final = 1
+_NODE_CONFLICT: Final = volume_columns.NODE_CONFLICT
 _BIND_CONFLICT: Final = 2
 _NOT_ENOUGH_SPACE: Final = 4
-_PV_NOT_EXIST: Final = 8
+_PV_NOT_EXIST: Final = volume_columns.PV_NOT_EXIST
 _ERROR: Final = 16
 _REASONS: Final = (
     (_NODE_CONFLICT, ERR_REASON_NODE_CONFLICT),
@@ -173,6 +173,8 @@ class VolumeBinding:
     ) -> None:
         self.handle = handle
         self.cache = AssumeCache(handle.objects if handle is not None else None)
+        self.facts = vm.Facts()
+        self.masks = volume_columns.AffinityMasks(self.facts)
         self.bind_timeout = float(bind_timeout_seconds)
         self.shape = tuple((u, s * resource_scoring.SHAPE_SCORE_SCALE) for u, s in shape)
         # PreBind's wait ends early when the engine stops (upstream cancels its context).
@@ -268,7 +270,8 @@ class VolumeBinding:
                     "error creating internal label selector for claim: "
                     f"{ns_}/{name}: {selector.error}"
                 )
-            found = vm.candidates(claim, self.cache.list_pvs(volumes.claim_class(claim)), selector)
+            pvs = self.cache.list_pvs(volumes.claim_class(claim))
+            found = vm.candidates(claim, pvs, selector, self.facts)
             options.append((found.prebound,) if found.prebound is not None else found.volumes)
             prebound.append(found.prebound is not None)
         provisions = {_claim_key(c): self._provision(c) for c in (*selected_claims, *to_match)}
@@ -327,7 +330,7 @@ class VolumeBinding:
     def _evaluate(self, s: _State) -> _Verdict:
         if s.verdict is None:
             snap = s.snapshot
-            codes = _bound_codes(s.bound, snap)
+            codes = volume_columns.bound_codes(s.bound, snap)
             live = np.ones(snap.capacity, dtype=np.bool_)
             for node_name in s.selected:  # a claim already handed to another node's provisioner
                 only = np.zeros(snap.capacity, dtype=np.bool_)
@@ -336,7 +339,7 @@ class VolumeBinding:
                     only[slot] = True
                 live &= only
             codes[~live] |= _BIND_CONFLICT
-            choice = _choices(s.options, snap)
+            choice = volume_columns.choices(s.options, snap, self.masks)
             capacity_of = self._provision_codes(s, choice, live, codes)
             s.verdict = _Verdict(codes, choice, capacity_of)
         return s.verdict
@@ -540,14 +543,16 @@ class VolumeBinding:
         s = state.read(STATE_KEY, _State)
         if s is None or s.all_bound:
             return None
-        failure = self._write(s)
+        failure = volume_binder.write(self.cache, self._updater(), s.bindings, s.provisioned)
         if failure is not None:
             return Status.error(failure)
         # Checked at once, then every second (upstream waits a second first: the same outcome,
         # since the informers cannot have seen the writes yet, but a simulation need not wait).
         deadline = self.clock() + self.bind_timeout
         while True:
-            done, failure = self._check(s, node_name)
+            done, failure = volume_binder.check(
+                self.cache, s.bindings, s.provisioned, node_name, s.node_labels
+            )
             if failure is not None:
                 return Status.error(f"binding volumes: {failure}")
             if done:
@@ -558,84 +563,8 @@ class VolumeBinding:
                 return Status.error("binding volumes: context canceled")
             self.sleep(POLL_SECONDS)
 
-    def _write(self, s: _State) -> str | None:
-        """Upstream ``bindAPIUpdate``: PVs first, then claims; what is not written is restored."""
-        updater = self.handle.object_updater if self.handle is not None else None
-        if updater is None:
-            self._revert(s)
-            return "no object updater is configured"
-        for i, (pv, claim) in enumerate(s.bindings):
-            try:
-                s.bindings[i] = (updater.update(listers.PERSISTENT_VOLUME, pv), claim)
-            except Exception as exc:  # the API's answer, whatever it is, fails the binding
-                for later, _ in s.bindings[i:]:
-                    self.cache.restore(listers.PERSISTENT_VOLUME, later)
-                for later_claim in s.provisioned:
-                    self.cache.restore(listers.PERSISTENT_VOLUME_CLAIM, later_claim)
-                return str(exc)
-        for i, claim in enumerate(s.provisioned):
-            try:
-                s.provisioned[i] = updater.update(listers.PERSISTENT_VOLUME_CLAIM, claim)
-            except Exception as exc:
-                for later_claim in s.provisioned[i:]:
-                    self.cache.restore(listers.PERSISTENT_VOLUME_CLAIM, later_claim)
-                return str(exc)
-        return None
-
-    def _check(self, s: _State, node_name: str) -> tuple[bool, str | None]:
-        """Upstream ``checkBindings`` against the informers' objects: (all bound, error)."""
-        for pv, claim in s.bindings:
-            pv_name = str((pv.get("metadata") or {}).get("name", ""))
-            ns_, claim_name = _claim_key(claim)
-            now = self.cache.get_api(listers.PERSISTENT_VOLUME, "", pv_name)
-            if now is None:
-                return False, f'failed to check binding: persistentvolumes "{pv_name}" not found'
-            now_claim = self.cache.get_api(listers.PERSISTENT_VOLUME_CLAIM, ns_, claim_name)
-            if now_claim is None:
-                return False, (
-                    "failed to check binding: persistentvolumeclaims "
-                    f'"{ns_}/{claim_name}" not found'
-                )
-            if _older(now, pv):
-                return False, None
-            if not vm.affinity_matches(vm.pv_affinity(now), s.node_labels):
-                return False, (
-                    f'pv "{pv_name}" node affinity doesn\'t match node "{node_name}": '
-                    "no matching NodeSelectorTerms"
-                )
-            ref = (now.get("spec") or {}).get("claimRef")
-            if ref is None or not ref.get("uid"):
-                return False, f'ClaimRef got reset for pv "{pv_name}"'
-            if not vm.is_fully_bound(now_claim):
-                return False, None
-        for claim in s.provisioned:
-            ns_, claim_name = _claim_key(claim)
-            now_claim = self.cache.get_api(listers.PERSISTENT_VOLUME_CLAIM, ns_, claim_name)
-            if now_claim is None:
-                return False, (
-                    "failed to check provisioning pvc: persistentvolumeclaims "
-                    f'"{ns_}/{claim_name}" not found'
-                )
-            if _older(now_claim, claim):
-                return False, None
-            notes = (now_claim.get("metadata") or {}).get("annotations")
-            if notes is None:
-                return False, f'selectedNode annotation reset for PVC "{claim_name}"'
-            if notes.get(vm.ANN_SELECTED_NODE) != node_name:
-                return False, f'provisioning failed for PVC "{claim_name}"'
-            volume = volumes.volume_name(now_claim)
-            if volume:
-                provisioned = self.cache.get_api(listers.PERSISTENT_VOLUME, "", volume)
-                if provisioned is None:
-                    return False, None
-                if not vm.affinity_matches(vm.pv_affinity(provisioned), s.node_labels):
-                    return False, (
-                        f'pv "{volume}" node affinity doesn\'t match node "{node_name}": '
-                        "no matching NodeSelectorTerms"
-                    )
-            if not vm.is_fully_bound(now_claim):
-                return False, None
-        return True, None
+    def _updater(self) -> listers.ObjectUpdater | None:
+        return self.handle.object_updater if self.handle is not None else None
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         add_update = ActionType.ADD | ActionType.UPDATE
@@ -653,57 +582,6 @@ class VolumeBinding:
                 (capacity, hints.after_capacity_change),
             )
         )
-
-
-def _bound_codes(bound: Sequence[Object | None], snap: Snapshot) -> npt.NDArray[np.int64]:
-    """Upstream ``checkBoundClaims`` on every node: the first missing PV or node-affinity
-    conflict, claim by claim, decides."""
-    codes = np.zeros(snap.capacity, dtype=np.int64)
-    undecided = np.ones(snap.capacity, dtype=np.bool_)
-    for pv in bound:
-        if pv is None:
-            codes[undecided] |= _PV_NOT_EXIST
-            break
-        fail = undecided & ~vm.affinity_mask(vm.pv_affinity(pv), snap)
-        codes[fail] |= _NODE_CONFLICT
-        undecided &= ~fail
-    return codes
-
-
-def _choices(options: Sequence[Sequence[Object]], snap: Snapshot) -> list[npt.NDArray[np.int64]]:
-    """Upstream ``findMatchingVolumes`` on every node: per claim (smallest first) the index of
-    the first option whose node affinity admits the node and that no earlier claim took there,
-    -1 when none. Each PV's affinity mask is computed once."""
-    size = snap.capacity
-    affinity: dict[str, Mask] = {}
-    used: dict[str, Mask] = {}
-    out = []
-    for opts in options:
-        chosen = np.full(size, -1, dtype=np.int64)
-        assigned = np.zeros(size, dtype=np.bool_)
-        for j, pv in enumerate(opts):
-            pv_name = str((pv.get("metadata") or {}).get("name", ""))
-            mask = affinity.get(pv_name)
-            if mask is None:
-                mask = affinity[pv_name] = vm.affinity_mask(vm.pv_affinity(pv), snap)
-            take = mask & ~assigned
-            taken = used.get(pv_name)
-            if taken is not None:
-                take &= ~taken
-            chosen[take] = j
-            assigned |= take
-            used[pv_name] = take if taken is None else taken | take
-        out.append(chosen)
-    return out
-
-
-def _older(seen: Object, written: Object) -> bool:
-    """Whether the informer's ``seen`` is older than the object the binder ``written``
-    (upstream compares resource versions as integers)."""
-    try:
-        return int(vm.resource_version(written)) > int(vm.resource_version(seen))
-    except ValueError:
-        return False
 
 
 def new(args: object, handle: Handle) -> VolumeBinding:

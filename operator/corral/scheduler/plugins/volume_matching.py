@@ -216,9 +216,56 @@ class Candidates:
     volumes: tuple[Object, ...]
 
 
-def _access_modes_hold(claim: Object, pv: Object) -> bool:
-    offered = set(_spec(pv).get("accessModes") or ())
-    return all(mode in offered for mode in _spec(claim).get("accessModes") or ())
+@dataclass(frozen=True, slots=True)
+class PvFacts:
+    """What matching reads of a PV besides ``claimRef``, parsed once per resourceVersion
+    (an assumed PV differs from the informer's only in ``claimRef`` and annotations)."""
+
+    name: str
+    capacity: Fraction
+    volume_mode: str
+    vac: str
+    deleting: bool
+    available: bool
+    labels: Mapping[str, str]
+    storage_class: str
+    modes: frozenset[str]
+    affinity: ns.NodeSelector | None
+
+
+class Facts:
+    """:class:`PvFacts` by (name, resourceVersion), for one plugin instance (a simulation's
+    hand-written PVs may repeat names and versions across runs; a cluster's never do)."""
+
+    LIMIT: Final = 100_000
+
+    def __init__(self) -> None:
+        self._facts: dict[tuple[str, str], PvFacts] = {}
+
+    def __call__(self, pv: Object) -> PvFacts:
+        meta = _meta(pv)
+        key = (str(meta.get("name", "")), resource_version(pv))
+        found = self._facts.get(key) if key[1] else None
+        if found is not None:
+            return found
+        spec = _spec(pv)
+        found = PvFacts(
+            name=key[0],
+            capacity=pv_capacity(pv),
+            volume_mode=_volume_mode(spec),
+            vac=str(spec.get("volumeAttributesClassName") or ""),
+            deleting=meta.get("deletionTimestamp") is not None,
+            available=(pv.get("status") or {}).get("phase") == AVAILABLE,
+            labels=meta.get("labels") or {},
+            storage_class=pv_class(pv),
+            modes=frozenset(spec.get("accessModes") or ()),
+            affinity=pv_affinity(pv),
+        )
+        if key[1]:
+            if len(self._facts) >= self.LIMIT:  # PVs come and go: start over, do not grow
+                self._facts.clear()
+            self._facts[key] = found
+        return found
 
 
 def _volume_mode(spec: Mapping[str, Any]) -> str:
@@ -226,7 +273,7 @@ def _volume_mode(spec: Mapping[str, Any]) -> str:
 
 
 def candidates(
-    claim: Object, volumes: Sequence[Object], selector: labels.Selector | None
+    claim: Object, volumes: Sequence[Object], selector: labels.Selector | None, facts: Facts
 ) -> Candidates:
     """Upstream ``FindMatchingVolume``'s node-independent tests over the claim's class's PVs."""
     want = requested(claim) or Fraction(0)
@@ -236,29 +283,25 @@ def candidates(
     claim_class = str(
         annotations_of(claim).get(ANN_BETA_STORAGE_CLASS, claim_spec.get("storageClassName") or "")
     )
+    claim_modes = frozenset(claim_spec.get("accessModes") or ())
     prebound: Object | None = None
     fitting: list[tuple[Fraction, str, Object]] = []
     for pv in sorted(volumes, key=lambda v: str(_meta(v).get("name", ""))):
-        spec = _spec(pv)
-        if spec.get("claimRef") is not None and not is_bound_to(pv, claim):
+        if _spec(pv).get("claimRef") is not None and not is_bound_to(pv, claim):
             continue
-        size = pv_capacity(pv)
-        if size < want or _volume_mode(spec) != claim_mode:
-            continue
-        if str(spec.get("volumeAttributesClassName") or "") != claim_vac:
-            continue
-        if _meta(pv).get("deletionTimestamp") is not None:
+        f = facts(pv)
+        if f.capacity < want or f.volume_mode != claim_mode or f.vac != claim_vac or f.deleting:
             continue
         if is_bound_to(pv, claim):
             prebound = prebound or pv
             continue
-        if (pv.get("status") or {}).get("phase") != AVAILABLE:
+        if not f.available:
             continue
-        if selector is not None and not selector.matches(_meta(pv).get("labels") or {}):
+        if selector is not None and not selector.matches(f.labels):
             continue
-        if pv_class(pv) != claim_class or not _access_modes_hold(claim, pv):
+        if f.storage_class != claim_class or not claim_modes <= f.modes:
             continue
-        fitting.append((size, str(_meta(pv).get("name", "")), pv))
+        fitting.append((f.capacity, f.name, pv))
     fitting.sort(key=lambda item: (item[0], item[1]))
     return Candidates(prebound, tuple(pv for _, _, pv in fitting))
 

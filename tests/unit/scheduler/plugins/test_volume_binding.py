@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from corral.scheduler.backend.objects import ObjectStore
-from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.backend.records import node_from_json, pod_from_json
 from corral.scheduler.config.args import UtilizationShapePoint, VolumeBindingArgs
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import volume_binding as vb
-from support.builders import node, snapshot_of
+from support.builders import build_cache, node, snapshot_of
 from support.storage import (
     capacity,
     csi_driver,
@@ -612,3 +612,27 @@ def test_pre_bind_stops_waiting_when_the_engine_stops() -> None:
     status = plugin.pre_bind(state, pod_of("data"), "n1")
     assert status == Status.error("binding volumes: context canceled")
     assert clock.now == 1.0
+
+
+def test_affinity_masks_follow_node_label_changes() -> None:
+    """A PV's node-affinity mask is kept across pods only while the label columns it reads are
+    the same; relabelling a node makes the next pod see the change."""
+    plugin = plugin_for([WFFC, pvc(), pv("pv-a", node="n1")])
+    zoned = pv("pv-z")
+    zoned["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]}}  # fmt: skip
+    handle: Handle = plugin.handle  # type: ignore[assignment]
+    handle.objects.apply(listers.PERSISTENT_VOLUME, "ADDED", zoned)
+    cache = build_cache(NODES)
+
+    def feasible() -> list[str]:
+        snap = cache.snapshot()
+        state = CycleState()
+        plugin.pre_filter(state, pod_of("data"), snap)
+        verdict = plugin.filter_batch(state, pod_of("data"), snap)
+        return sorted(snap.names[int(s)] for s in snap.order if verdict.passed[s])
+
+    assert feasible() == ["n1", "n3"]
+    assert feasible() == ["n1", "n3"]  # from the kept masks
+    cache.add_node(node_from_json(node("n2", labels={"zone": "b"})))
+    assert feasible() == ["n1", "n2", "n3"]
