@@ -148,7 +148,7 @@ spec:
         pytest.param(AFFINE_POD, "default/web -> n1  (evaluated 2 nodes, 1 feasible)",
                      id="namespaceSelector reads the Namespace's labels"),
         pytest.param(URGENT_POD, "default/big: unschedulable: 0/2 nodes are available: 2 "
-                     "Insufficient cpu. no new claims to deallocate, preemption: not eligible due "
+                     "Insufficient cpu. preemption: not eligible due "
                      "to preemptionPolicy=Never.",
                      id="priorityClassName resolves the preemptionPolicy as admission does"),
     ],
@@ -186,9 +186,8 @@ def test_pod_level_requests_are_not_overcommitted(
     assert main(["simulate", "-f", str(path)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
-        "default/big: unschedulable: 0/2 nodes are available: 2 Insufficient cpu. no new claims "
-        "to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
-        "scheduling."
+        "default/big: unschedulable: 0/2 nodes are available: 2 Insufficient cpu. preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     placed = {line.split(" -> ")[0]: line.split(" -> ")[1].split()[0] for line in lines[1:]}
     assert sorted(placed) == ["default/a", "default/b"]

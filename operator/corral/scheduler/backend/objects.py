@@ -20,7 +20,13 @@ PodDisruptionBudget    /apis/policy/v1/poddisruptionbudgets     DefaultPreemptio
 PriorityClass          /apis/scheduling.k8s.io/v1/priorityclasses  (informational: priorities are
                                                                 resolved into spec.priority at
                                                                 admission)
+ResourceClaim          /apis/resource.k8s.io/v1/resourceclaims  DynamicResources (claims, devices
+ResourceSlice          /apis/resource.k8s.io/v1/resourceslices  in use, the devices of each node,
+DeviceClass            /apis/resource.k8s.io/v1/deviceclasses   their classes)
 =====================  =======================================  ==================================
+
+A change to a kind in :data:`REQUEUE_KINDS` is also a cluster event for the queue (pods
+rejected by a plugin that registered for it are retried).
 
 :data:`WATCHED_KINDS` maps kind → path and :data:`KINDS_BY_PLUGIN` plugin → kinds, so the engine
 starts only the informers its profile's plugins need. Thread-safety: one lock; readers get
@@ -49,6 +55,9 @@ WATCHED_KINDS: Final[Mapping[str, str]] = {
     listers.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
     listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
     listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
+    listers.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
+    listers.RESOURCE_SLICE: "/apis/resource.k8s.io/v1/resourceslices",
+    listers.DEVICE_CLASS: "/apis/resource.k8s.io/v1/deviceclasses",
 }
 
 _SPREAD: Final = (
@@ -67,7 +76,11 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
     "VolumeRestrictions": (listers.PERSISTENT_VOLUME_CLAIM,),
     "NodeVolumeLimits": (*_VOLUMES, listers.CSI_NODE),
     "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
+    "DynamicResources": (listers.RESOURCE_CLAIM, listers.RESOURCE_SLICE, listers.DEVICE_CLASS),
 }
+REQUEUE_KINDS: Final = frozenset(
+    (listers.RESOURCE_CLAIM, listers.RESOURCE_SLICE, listers.DEVICE_CLASS)
+)
 
 ADDED: Final = "ADDED"
 MODIFIED: Final = "MODIFIED"

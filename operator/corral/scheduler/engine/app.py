@@ -27,7 +27,12 @@ from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.cache import Cache
-from corral.scheduler.backend.objects import WATCHED_KINDS, ObjectStore, kinds_for
+from corral.scheduler.backend.objects import (
+    REQUEUE_KINDS,
+    WATCHED_KINDS,
+    ObjectStore,
+    kinds_for,
+)
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.binding import ApiBinder
 from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
@@ -51,6 +56,7 @@ from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podstatus import record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
+from corral.scheduler.engine.resource_claims import ApiClaimWriter
 from corral.scheduler.engine.secure_serving import DelegatedAuth, server_context
 from corral.scheduler.engine.server import HealthServer
 from corral.scheduler.engine.timing import EngineTiming
@@ -59,6 +65,12 @@ from corral.scheduler.framework.extender import EXTENDER_NAME
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
+
+_OBJECT_ACTIONS: Final = {
+    "ADDED": ActionType.ADD,
+    "MODIFIED": ActionType.UPDATE,
+    "DELETED": ActionType.DELETE,
+}
 
 log = logging.getLogger("corral.scheduler")
 
@@ -116,6 +128,7 @@ class Engine:
             objects=self.objects,
             nominator=self.nominator,
             preemption_executor=self.preemption,
+            claim_writer=ApiClaimWriter(client, self.bucket),
         )
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         extenders = load_extenders(engine)
@@ -214,6 +227,9 @@ class Engine:
     def _object_handler(self, kind: str) -> Callable[[EventType, dict[str, Any]], None]:
         def handle(event: EventType, obj: dict[str, Any]) -> None:
             self.objects.apply(kind, event, obj)
+            action = _OBJECT_ACTIONS.get(event)
+            if kind in REQUEUE_KINDS and action is not None:
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action))
 
         return handle
 

@@ -20,7 +20,12 @@ from corral.scheduler.framework.cluster_events import ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
-from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
+from corral.scheduler.framework.listers import (
+    ObjectLister,
+    PodNominator,
+    PreemptionExecutor,
+    ResourceClaimWriter,
+)
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -244,6 +249,9 @@ class Handle(Protocol):
 
     @property
     def preemption_executor(self) -> PreemptionExecutor | None: ...
+
+    @property
+    def claim_writer(self) -> ResourceClaimWriter | None: ...
 
     @property
     def extenders(self) -> Sequence[Extender]: ...

@@ -20,7 +20,12 @@ from corral.scheduler.framework.cluster_events import ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
-from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
+from corral.scheduler.framework.listers import (
+    ObjectLister,
+    PodNominator,
+    PreemptionExecutor,
+    ResourceClaimWriter,
+)
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime import nominated
 from corral.scheduler.framework.runtime.waiting_pods import (
@@ -119,6 +124,7 @@ class Framework:
         objects: ObjectLister | None = None,
         nominator: PodNominator | None = None,
         preemption_executor: PreemptionExecutor | None = None,
+        claim_writer: ResourceClaimWriter | None = None,
     ) -> None:
         self.profile = profile
         self.clock = clock
@@ -126,6 +132,7 @@ class Framework:
         self._objects = objects
         self._nominator = nominator
         self._preemption_executor = preemption_executor
+        self._claim_writer = claim_writer
         self._snapshot: Snapshot | None = None
         # Set by the PodScheduler that runs this framework (preemption asks them too).
         self._extenders: tuple[Extender, ...] = ()
@@ -263,6 +270,10 @@ class Framework:
     @property
     def preemption_executor(self) -> PreemptionExecutor | None:
         return self._preemption_executor
+
+    @property
+    def claim_writer(self) -> ResourceClaimWriter | None:
+        return self._claim_writer
 
     @property
     def extenders(self) -> tuple[Extender, ...]:

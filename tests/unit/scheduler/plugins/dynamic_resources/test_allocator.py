@@ -3,8 +3,8 @@ same names as ids) where the rules apply, then Corral's own cases for what they 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
