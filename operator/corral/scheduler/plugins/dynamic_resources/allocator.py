@@ -33,6 +33,7 @@ from corral.scheduler.plugins.dynamic_resources.pools import (
     Node,
     Pool,
     PoolID,
+    SliceIndex,
     gather_pools,
     node_matches,
 )
@@ -147,12 +148,12 @@ class Allocator:
     def __init__(
         self,
         classes: Mapping[str, Json],
-        slices: Sequence[Json],
+        slices: Sequence[Json] | SliceIndex,
         allocated: Set[DeviceID],
         match_cache: MatchCache | None = None,
     ) -> None:
         self.classes = classes
-        self.slices = slices
+        self.slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self.allocated = allocated
         self.matches = match_cache if match_cache is not None else {}
         self.variables: dict[DeviceKey, dict[str, Any]] = {}

@@ -68,7 +68,7 @@ from corral.scheduler.plugins.dynamic_resources.claims import (
     reserved_for,
     uid_of,
 )
-from corral.scheduler.plugins.dynamic_resources.pools import Node
+from corral.scheduler.plugins.dynamic_resources.pools import Node, SliceIndex
 
 NAME: Final = names.DYNAMIC_RESOURCES
 STATE_KEY: Final = "PreFilter" + NAME
@@ -105,7 +105,10 @@ class DynamicResources:
         self._lock = threading.Lock()  # in-flight allocations: scheduling vs binding threads
         self._in_flight: dict[str, tuple[str, tuple[DeviceID, ...]]] = {}  # uid → (key, devices)
         self._matches: MatchCache = {}
+        # Derived from the informers' objects, rebuilt when their kind's generation moves.
         self._in_use: tuple[int, frozenset[DeviceID]] = (-1, frozenset())
+        self._class_map: tuple[int, dict[str, Json]] = (-1, {})
+        self._slices: tuple[int, SliceIndex] = (-1, SliceIndex(()))
 
     # --- PreEnqueue / PreFilter ------------------------------------------------------------
 
@@ -151,15 +154,11 @@ class DynamicResources:
                 return None, status
             s.to_allocate.append(index)
         if s.to_allocate:
-            classes = {
-                (c.get("metadata") or {}).get("name") or "": c
-                for c in objects.list(listers.DEVICE_CLASS)
-            }
             if len(self._matches) > _MATCH_CACHE_MAX:
                 self._matches.clear()
             s.allocator = Allocator(
-                classes,
-                objects.list(listers.RESOURCE_SLICE),
+                self._classes(objects),
+                self._slice_index(objects),
                 self._devices_in_use(objects),
                 self._matches,
             )
@@ -168,6 +167,22 @@ class DynamicResources:
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
+
+    def _classes(self, objects: listers.ObjectLister) -> dict[str, Json]:
+        generation = objects.generation(listers.DEVICE_CLASS)
+        if self._class_map[0] != generation:
+            by_name = {
+                (c.get("metadata") or {}).get("name") or "": c
+                for c in objects.list(listers.DEVICE_CLASS)
+            }
+            self._class_map = (generation, by_name)
+        return self._class_map[1]
+
+    def _slice_index(self, objects: listers.ObjectLister) -> SliceIndex:
+        generation = objects.generation(listers.RESOURCE_SLICE)
+        if self._slices[0] != generation:
+            self._slices = (generation, SliceIndex(objects.list(listers.RESOURCE_SLICE)))
+        return self._slices[1]
 
     def _devices_in_use(self, objects: listers.ObjectLister) -> frozenset[DeviceID]:
         generation = objects.generation(listers.RESOURCE_CLAIM)

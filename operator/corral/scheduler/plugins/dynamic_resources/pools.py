@@ -96,10 +96,29 @@ def _reaches(slice_: Json, node: Node) -> bool:
     return False
 
 
-def gather_pools(slices: Sequence[Json], node: Node) -> list[Pool]:
+class SliceIndex:
+    """The slices by the node they name and by pool, built once per cycle: gathering one node's
+    pools then touches that node's slices and the few that select nodes otherwise."""
+
+    def __init__(self, slices: Sequence[Json]) -> None:
+        self.by_node: dict[str, list[Json]] = {}
+        self.selecting: list[Json] = []  # allNodes, nodeSelector, per device, counters only
+        self.by_pool: dict[PoolID, list[Json]] = {}
+        for slice_ in slices:
+            name = _spec(slice_).get("nodeName") or ""
+            if name and not _spec(slice_).get("sharedCounters"):
+                self.by_node.setdefault(name, []).append(slice_)
+            else:
+                self.selecting.append(slice_)
+            self.by_pool.setdefault(pool_id(slice_), []).append(slice_)
+
+
+def gather_pools(slices: Sequence[Json] | SliceIndex, node: Node) -> list[Pool]:
     """The pools reaching ``node``, ordered by (driver, pool) so allocation is deterministic."""
+    index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
+    candidates = index.by_node.get(node.name, []) + index.selecting
     reaching: dict[PoolID, list[Json]] = {}
-    for slice_ in slices:
+    for slice_ in candidates:
         if not _reaches(slice_, node):
             continue
         pid = pool_id(slice_)
@@ -112,7 +131,7 @@ def gather_pools(slices: Sequence[Json], node: Node) -> list[Pool]:
     for pid in sorted(reaching):
         mine = reaching[pid]
         generation = _generation(mine[0])
-        everywhere = [s for s in slices if pool_id(s) == pid]
+        everywhere = index.by_pool.get(pid, [])
         if any(_generation(s) > generation for s in everywhere):
             continue  # obsolete: a newer generation exists that does not reach this node
         at_generation = [s for s in everywhere if _generation(s) == generation]
