@@ -217,3 +217,43 @@ def test_freeing_a_claim_lets_a_pending_pod_schedule(
     wait_until("second bound to the freed device", second_bound, timeout=90)
     (claim,) = [c for c in claims_in(kube, namespace) if c["status"].get("reservedFor")]
     assert claim["status"]["reservedFor"][0]["name"] == "second"
+
+
+def test_claim_allocated_elsewhere_is_deallocated_for_the_pod(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    gpu_nodes: Callable[[int, int], Gpus],
+    engines: Callable[..., EngineProcess],
+) -> None:
+    env = gpu_nodes(2, 1)
+    first, second = env.nodes
+    name = scheduler_name()
+    engines(engine_config(cluster.kubeconfig, name))
+    request = {"name": "gpu", "exactly": {"deviceClassName": env.device_class}}
+    claim = kube.create({"apiVersion": API_VERSION, "kind": "ResourceClaim",
+                         "metadata": {"name": "shared", "namespace": namespace},
+                         "spec": {"devices": {"requests": [request]}}})  # fmt: skip
+    # Allocated on the first node and used by nobody (the resourceclaim controller leaves a
+    # claim that was never reserved allocated).
+    result = {"request": "gpu", "driver": env.driver.driver, "pool": first, "device": "gpu-0"}
+    on_first = {"key": "metadata.name", "operator": "In", "values": [first]}
+    claim["status"] = {"allocation": {"devices": {"results": [result]},
+                                      "nodeSelector": {"nodeSelectorTerms": [
+                                          {"matchFields": [on_first]}]}}}  # fmt: skip
+    kube.request("PUT", f"{kube.path_of(claim)}/status", body=claim)
+    # A pod that may only run on the second node: the claim is not available there, so
+    # PostFilter deallocates it and the next attempt (requeued by the claim's update)
+    # allocates it on that node.
+    moved = {**env.pool, "kubernetes.io/hostname": second}
+    kube.create(pod("late", namespace, name, nodeSelector=moved,
+                    resourceClaims=[{"name": "gpu", "resourceClaimName": "shared"}]))  # fmt: skip
+    wait_until(
+        "late bound to the second node",
+        lambda: kube.get("v1", "Pod", "late", namespace)["spec"].get("nodeName") == second,
+        timeout=60,
+    )
+    claim = kube.get(API_VERSION, "ResourceClaim", "shared", namespace)
+    (allocated,) = claim["status"]["allocation"]["devices"]["results"]
+    assert allocated["pool"] == second
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["late"]
