@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -90,9 +91,28 @@ def find_nodes_that_pass_extenders(
             dtype=np.intp,
             count=-1,
         )
+        diagnosis.extender_node_objects |= result.as_node_objects
     if len(feasible) != before:
         diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
     return feasible
+
+
+def scoring_snapshot(snapshot: Snapshot, slots: npt.NDArray[np.intp]) -> Snapshot:
+    """``snapshot`` with the nodes at ``slots`` as upstream scores them after an extender
+    returned them as Node objects: ``HTTPExtender.Filter`` builds a new NodeInfo of each, so
+    nothing is requested on them and they hold no image states (NodeResourcesFit,
+    BalancedAllocation and ImageLocality see empty nodes). The pod table stays whole: the
+    plugins that count pods read upstream's snapshot lister, not the NodeInfo."""
+    requested = snapshot.requested.copy()
+    requested[:, slots] = 0
+    non_zero = snapshot.non_zero_requested.copy()
+    non_zero[:, slots] = 0
+    fresh = set(slots.tolist())
+    images = {
+        image: {slot: size for slot, size in holders.items() if slot not in fresh}
+        for image, holders in snapshot.images.items()
+    }
+    return replace(snapshot, requested=requested, non_zero_requested=non_zero, images=images)
 
 
 def _prioritize_one(

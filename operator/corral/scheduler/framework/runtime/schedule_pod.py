@@ -101,7 +101,10 @@ class PodScheduler:
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             return ScheduleResult(snapshot.names[int(feasible[0])], evaluated, 1, feasible)
-        total, per_plugin = self._prioritize(state, pod, snapshot, feasible)
+        scoring = snapshot
+        if diagnosis.extender_node_objects:
+            scoring = ext.scoring_snapshot(snapshot, feasible)
+        total, per_plugin = self._prioritize(state, pod, scoring, feasible)
         top = total.max()
         ties = np.flatnonzero(total == top)
         chosen = int(feasible[int(ties[self.rng.randrange(len(ties))])])
