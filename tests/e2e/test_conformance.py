@@ -66,6 +66,7 @@ CASES = [
     pytest.param("preemption", 61, None, 30, id="preemption"),
     pytest.param("extenders", 71, None, 30, id="extenders"),
     pytest.param("large", 81, None, 20, id="large"),
+    pytest.param("dra", 91, None, 30, id="dra"),
 ]
 
 

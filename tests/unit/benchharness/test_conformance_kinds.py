@@ -46,6 +46,14 @@ def _reaches(kind: str, s: Scenario) -> bool:
         return any("example.corral.dev/allowed" not in x for x in labels)
     if kind == "large":
         return len(s.nodes) >= 300
+    if kind == "dra":
+        slices = [o for o in s.objects if o["kind"] == "ResourceSlice"]
+        claims = {
+            c["resourceClaimTemplateName"]
+            for p in s.pods
+            for c in p["spec"].get("resourceClaims", ())
+        }
+        return len(slices) >= 2 and len(claims) >= 5
     raise AssertionError(f"no expectation for kind {kind!r}: add one")
 
 
