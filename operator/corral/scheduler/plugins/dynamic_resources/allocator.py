@@ -304,6 +304,8 @@ class _Run:
             return self._allocate_one(ci, ri + 1, 0, 0, sub=False)
         if data.num_devices - di > RESULTS_MAX_SIZE - len(self.results[ci]):
             raise _MaxSizeExceededError
+        if di == 0 and request.mode != ALL and not self._enough(ci, data):
+            return False
         if request.mode == ALL:
             candidate = data.all_devices[di]
             undo = self._allocate_device(ci, data, candidate, must=True)
@@ -333,6 +335,31 @@ class _Run:
                     undo()
                     raise
                 undo()
+        return False
+
+    def _enough(self, ci: int, data: _RequestData) -> bool:
+        """Whether the node has as many free devices matching the request as it asks for: an
+        upper bound that only prunes searches bound to fail (upstream's search would try every
+        order of the devices first). After a selector error it does not prune: the search
+        reports the error as upstream's does."""
+        wanted, found = data.num_devices, 0
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for candidate in self._candidates(pool):
+                if data.request.admin_access:
+                    if ci in self.allocating.get(candidate.id, ()):
+                        continue
+                elif self._in_use(candidate.id):
+                    continue
+                try:
+                    if not self._selectable(ci, data, candidate):
+                        continue
+                except AllocationError:
+                    return True
+                found += 1
+                if found >= wanted:
+                    return True
         return False
 
     def _in_use(self, device: DeviceID) -> bool:
