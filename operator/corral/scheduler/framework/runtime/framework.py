@@ -399,7 +399,9 @@ class Framework:
             if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, s.with_plugin(pl.name)
             if not s.is_rejected:
-                return None, _error("running PostFilter plugin", pl.name, s)
+                # Upstream returns the plugin's error as it is (AsStatus(s.AsError())): its
+                # message alone becomes the FailedScheduling text's PostFilter part.
+                return None, Status.error(s.message).with_plugin(pl.name)
             reasons.extend(s.reasons)
             rejector = rejector or pl.name
             if r is not None:

@@ -15,7 +15,8 @@
   pod in status.reservedFor, retried on conflicts as upstream.
 - PostFilter: the first claim unavailable on some node and reserved for no other pod is
   deallocated ("deallocation of ResourceClaim completed"), so the next attempt may allocate it
-  elsewhere; otherwise plain Unschedulable.
+  elsewhere; otherwise plain Unschedulable. After an earlier PreFilter plugin rejected the pod
+  there is no state: an Error "not found", as upstream (DefaultPreemption then does not run).
 
 Every rejection is UnschedulableAndUnresolvable (upstream's statusUnschedulable); a problem no
 node can fix (bad CEL, a missing class name) is an Error.
@@ -75,6 +76,7 @@ STATE_KEY: Final = "PreFilter" + NAME
 ERR_CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 ERR_NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 MSG_DEALLOCATED: Final = "deallocation of ResourceClaim completed"
+ERR_NO_STATE: Final = "not found"  # upstream's CycleState.Read error (fwk.ErrNotFound)
 FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 _RETRIES: Final = 5  # client-go retry.DefaultRetry.Steps
@@ -125,6 +127,9 @@ class DynamicResources:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot
     ) -> tuple[PreFilterResult | None, Status | None]:
+        # Written first, as upstream's: PostFilter finds no state only when an earlier
+        # PreFilter plugin rejected the pod (and then fails with upstream's "not found").
+        state.write(STATE_KEY, _State([], [], []))
         objects = self._handle.objects
         if not pod.has_resource_claims:
             return None, Status(Code.SKIP)
@@ -230,8 +235,10 @@ class DynamicResources:
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         s = state.read(STATE_KEY, _State)
+        if s is None:
+            return None, Status.error(ERR_NO_STATE)
         writer = self._handle.claim_writer
-        if s is None or writer is None:
+        if writer is None:
             return None, Status(Code.UNSCHEDULABLE)
         for index in sorted(s.unavailable):
             claim = s.claims[index]
@@ -320,11 +327,9 @@ class DynamicResources:
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = state.read(STATE_KEY, _State)
-        if s is None:
-            return None
         writer = self._handle.claim_writer
-        if writer is None:
-            return Status.error("DynamicResources: no API client for ResourceClaims")
+        if s is None or writer is None:
+            return None  # no claims, or no API to write to (corral simulate)
         for index, claim in enumerate(s.claims):
             if reserved_for(claim, pod.uid) and index not in s.chosen:
                 continue

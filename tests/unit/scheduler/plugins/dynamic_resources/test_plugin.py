@@ -287,3 +287,15 @@ def test_score_prefers_earlier_subrequests() -> None:
     infos = node_infos()
     assert plugin.score(state, p, infos["node-a"]) == (dra.FIRST_AVAILABLE_MAX, None)
     assert plugin.score(state, p, infos["node-b"]) == (dra.FIRST_AVAILABLE_MAX - 1, None)
+
+
+def test_post_filter_without_pre_filter_state_is_upstreams_error() -> None:
+    """An earlier PreFilter plugin rejected the pod: upstream's PostFilter fails reading its
+    state, and that error alone is the PostFilter part of the FailedScheduling text."""
+    plugin = dra.DynamicResources(cast(Handle, store()))
+    _, status = plugin.post_filter(CycleState(), pod_from_json(pod("p")), {})  # type: ignore[arg-type]
+    assert status == Status.error("not found")
+    state = CycleState()
+    plugin.pre_filter(state, pod_from_json(pod("p")), snapshot_of(NODES))
+    _, status = plugin.post_filter(state, pod_from_json(pod("p")), {})  # type: ignore[arg-type]
+    assert status == Status(Code.UNSCHEDULABLE)
