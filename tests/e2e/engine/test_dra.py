@@ -30,6 +30,7 @@ class Gpus:
     pool: dict[str, str]
     template: str  # a ResourceClaimTemplate asking for one device of the class
     device_class: str
+    scheduler: str  # a Corral engine's scheduler name, running for the test
 
 
 def claim_template(name: str, namespace: str, cls: str, count: int = 1) -> JSON:
@@ -44,9 +45,14 @@ def claim_template(name: str, namespace: str, cls: str, count: int = 1) -> JSON:
 
 @pytest.fixture
 def gpu_nodes(
-    kube: Client, namespace: str, fake_nodes: Callable[..., list[str]]
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
 ) -> Iterator[Callable[[int, int], Gpus]]:
-    """``make(nodes, per_node)``: kwok nodes with ``per_node`` GPUs each, a class, a template."""
+    """``make(nodes, per_node)``: kwok nodes with ``per_node`` GPUs each, a class, a template,
+    and a Corral engine."""
     drivers: list[TestDriver] = []
     classes: list[str] = []
 
@@ -61,7 +67,9 @@ def gpu_nodes(
         kube.create(device_class(cls, f'device.driver == "{driver.driver}"'))
         classes.append(cls)
         kube.create(claim_template("one-gpu", namespace, cls))
-        return Gpus(driver, nodes, pool, "one-gpu", cls)
+        scheduler = scheduler_name()
+        engines(engine_config(cluster.kubeconfig, scheduler))
+        return Gpus(driver, nodes, pool, "one-gpu", cls, scheduler)
 
     yield make
     for driver in drivers:
@@ -112,14 +120,11 @@ def fit_error(kube: Client, reasons: dict[str, int]) -> str:
 
 def test_deployment_pods_each_get_their_own_device(
     kube: Client,
-    cluster: LocalCluster,
     namespace: str,
     gpu_nodes: Callable[[int, int], Gpus],
-    engines: Callable[..., EngineProcess],
 ) -> None:
     env = gpu_nodes(3, 2)
-    name = scheduler_name()
-    engines(engine_config(cluster.kubeconfig, name))
+    name = env.scheduler
     template = with_claim(pod("gpu", namespace, name, nodeSelector=env.pool), env.template)
     template["metadata"]["labels"] = {"app": "gpu"}
     kube.create({
@@ -164,14 +169,11 @@ def test_deployment_pods_each_get_their_own_device(
 
 def test_more_devices_than_any_node_has(
     kube: Client,
-    cluster: LocalCluster,
     namespace: str,
     gpu_nodes: Callable[[int, int], Gpus],
-    engines: Callable[..., EngineProcess],
 ) -> None:
     env = gpu_nodes(2, 2)
-    name = scheduler_name()
-    engines(engine_config(cluster.kubeconfig, name))
+    name = env.scheduler
     kube.create(claim_template("three-gpus", namespace, env.device_class, count=3))
     kube.create(with_claim(pod("big", namespace, name, nodeSelector=env.pool), "three-gpus"))
     message = unschedulable_message(kube, "big", namespace)
@@ -182,14 +184,11 @@ def test_more_devices_than_any_node_has(
 
 def test_freeing_a_claim_lets_a_pending_pod_schedule(
     kube: Client,
-    cluster: LocalCluster,
     namespace: str,
     gpu_nodes: Callable[[int, int], Gpus],
-    engines: Callable[..., EngineProcess],
 ) -> None:
     env = gpu_nodes(1, 1)
-    name = scheduler_name()
-    engines(engine_config(cluster.kubeconfig, name))
+    name = env.scheduler
     kube.create(with_claim(pod("first", namespace, name, nodeSelector=env.pool), env.template))
     wait_until(
         "first bound",
@@ -221,15 +220,12 @@ def test_freeing_a_claim_lets_a_pending_pod_schedule(
 
 def test_claim_allocated_elsewhere_is_deallocated_for_the_pod(
     kube: Client,
-    cluster: LocalCluster,
     namespace: str,
     gpu_nodes: Callable[[int, int], Gpus],
-    engines: Callable[..., EngineProcess],
 ) -> None:
     env = gpu_nodes(2, 1)
     first, second = env.nodes
-    name = scheduler_name()
-    engines(engine_config(cluster.kubeconfig, name))
+    name = env.scheduler
     request = {"name": "gpu", "exactly": {"deviceClassName": env.device_class}}
     claim = kube.create({"apiVersion": API_VERSION, "kind": "ResourceClaim",
                          "metadata": {"name": "shared", "namespace": namespace},
