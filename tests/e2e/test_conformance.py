@@ -66,7 +66,8 @@ CASES = [
     pytest.param("preemption", 61, None, 30, id="preemption"),
     pytest.param("extenders", 71, None, 30, id="extenders"),
     pytest.param("large", 81, None, 20, id="large"),
-    pytest.param("dra", 91, None, 30, id="dra"),
+    pytest.param("storage", 91, None, 30, id="storage"),
+    pytest.param("dra", 101, None, 30, id="dra"),
 ]
 
 

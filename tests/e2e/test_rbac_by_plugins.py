@@ -98,3 +98,33 @@ def test_writes_follow_the_enabled_plugins(
         client.request("DELETE", path)
     assert denied.value.status == 403, denied.value
     assert kube.get("v1", "Pod", "p", served)["metadata"]["name"] == "p"
+
+
+OFF_VOLUME_BINDING = {"multiPoint": {"disabled": [{"name": "VolumeBinding"}]}}
+
+
+@pytest.mark.parametrize(
+    ("plugins", "binds_volumes"),
+    [
+        pytest.param(None, True, id="VolumeBinding on"),
+        pytest.param(OFF_VOLUME_BINDING, False, id="VolumeBinding off"),
+    ],
+)
+def test_volume_binding_updates_pvs_and_only_served_claims(
+    kube: Client, namespace: str, served: str, plugins: Any, binds_volumes: bool
+) -> None:
+    """As upstream's system:kube-scheduler: update PVs (cluster-scoped) and PVCs, here only in
+    the served namespaces; never delete or create them."""
+    client = rendered_client(kube, namespace, served, plugins)
+    bind = {"verb": "create", "resource": "pods", "subresource": "binding", "namespace": served}
+    deadline = time.monotonic() + 10
+    while not allowed(client, bind) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert allowed(client, bind)
+    pv_update = {"verb": "update", "resource": "persistentvolumes"}
+    claim_update = {"verb": "update", "resource": "persistentvolumeclaims", "namespace": served}
+    assert allowed(client, pv_update) is binds_volumes
+    assert allowed(client, claim_update) is binds_volumes
+    assert not allowed(client, {**claim_update, "namespace": namespace})
+    assert not allowed(client, {"verb": "delete", "resource": "persistentvolumes"})
+    assert not allowed(client, {"verb": "create", "resource": "persistentvolumes"})

@@ -68,6 +68,7 @@ _MODULES: Final = (
     "preemption",
     "extenders",
     "large",
+    "storage",
     "dra",
 )
 

@@ -72,9 +72,10 @@ def random_profile(rng: random.Random) -> JSON:
             }
         )
     if "NodeResourcesBalancedAllocation" not in disabled and rng.random() < 0.3:
-        config.append(
-            {"name": "NodeResourcesBalancedAllocation", "args": {"resources": _resources(rng)}}
-        )
+        # Upstream accepts only weight 1 here; the resource list itself varies.
+        resources = [{"name": name, "weight": 1}
+                     for name in rng.choice((["cpu"], ["memory"], ["cpu", "memory"]))]  # fmt: skip
+        config.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": resources}})
     profile: JSON = {"pluginConfig": config}
     if plugins:
         profile["plugins"] = plugins

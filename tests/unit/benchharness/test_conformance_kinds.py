@@ -13,6 +13,8 @@ from bench.conformance.kinds.extended import GPU
 from bench.conformance.kinds.preemption import compare_preemption
 from bench.schedulers import SchedulerConfig
 
+from corral.scheduler.engine.frameworks import load_engine_config
+
 JSON = dict[str, Any]
 
 
@@ -46,6 +48,10 @@ def _reaches(kind: str, s: Scenario) -> bool:
         return any("example.corral.dev/allowed" not in x for x in labels)
     if kind == "large":
         return len(s.nodes) >= 300
+    if kind == "storage":
+        claims = {v["persistentVolumeClaim"]["claimName"] for p in s.pods
+                  for v in p["spec"].get("volumes", [])}  # fmt: skip
+        return any(c.startswith("bound-") for c in claims) and "too-big" in claims
     if kind == "dra":
         slices = [o for o in s.objects if o["kind"] == "ResourceSlice"]
         claims = {
@@ -66,6 +72,17 @@ def test_every_kind_is_reproducible_and_reaches_its_point(kind: str) -> None:
     assert len(first.pods) >= 40
     assert _reaches(kind, first)
     assert Scenario.from_json(first.to_json()) == first
+
+
+@pytest.mark.parametrize("kind", kinds.names())
+def test_every_kinds_profiles_are_valid(kind: str) -> None:
+    """A profile upstream refuses stops a whole run: the generator makes valid ones only."""
+    for seed in range(1, 31):
+        profile = kinds.scenario(kind, seed, nodes=3, running=3, pods=1).profile
+        config = {"apiVersion": "kubescheduler.config.k8s.io/v1",
+                  "kind": "KubeSchedulerConfiguration",
+                  "profiles": [{"schedulerName": "s", **profile}]}  # fmt: skip
+        load_engine_config(config)
 
 
 def test_the_basic_kind_is_the_recorded_generator() -> None:

@@ -27,12 +27,7 @@ from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.cache import Cache
-from corral.scheduler.backend.objects import (
-    REQUEUE_KINDS,
-    WATCHED_KINDS,
-    ObjectStore,
-    kinds_for,
-)
+from corral.scheduler.backend.objects import QUEUEING_KINDS, WATCHED_KINDS, ObjectStore, kinds_for
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.binding import ApiBinder
 from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
@@ -53,6 +48,7 @@ from corral.scheduler.engine.metrics import (
     SchedulerMetrics,
 )
 from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.object_updater import ApiObjectUpdater
 from corral.scheduler.engine.podstatus import record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
@@ -66,12 +62,6 @@ from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
 
-_OBJECT_ACTIONS: Final = {
-    "ADDED": ActionType.ADD,
-    "MODIFIED": ActionType.UPDATE,
-    "DELETED": ActionType.DELETE,
-}
-
 log = logging.getLogger("corral.scheduler")
 
 ACTIVE_PODS_PATH: Final = "/api/v1/pods"
@@ -80,6 +70,13 @@ FLUSH_BACKOFF_SECONDS: Final = 1.0
 # Bindings are I/O bound and paced by the token bucket; upstream runs one goroutine each.
 BINDING_WORKERS: Final = 64
 FLUSH_UNSCHEDULABLE_SECONDS: Final = 30.0
+# Object kinds whose changes move unschedulable pods (plugins register for them); the others
+# only feed the lister.
+_OBJECT_ACTIONS: Final = {
+    "ADDED": ActionType.ADD,
+    "MODIFIED": ActionType.UPDATE,
+    "DELETED": ActionType.DELETE,
+}
 
 
 @dataclass(frozen=True)
@@ -129,6 +126,7 @@ class Engine:
             nominator=self.nominator,
             preemption_executor=self.preemption,
             claim_writer=ApiClaimWriter(client, self.bucket),
+            object_updater=ApiObjectUpdater(client, self.bucket),
         )
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         extenders = load_extenders(engine)
@@ -228,7 +226,7 @@ class Engine:
         def handle(event: EventType, obj: dict[str, Any]) -> None:
             self.objects.apply(kind, event, obj)
             action = _OBJECT_ACTIONS.get(event)
-            if kind in REQUEUE_KINDS and action is not None:
+            if kind in QUEUEING_KINDS and action is not None:
                 self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action))
 
         return handle
@@ -294,12 +292,18 @@ class Engine:
     def _stop_leading(self) -> None:
         self.leading = False
         self._leader_gauge().set(0)
+        self._close_frameworks()
         self.loop.stop(wait_for_bindings=False)
+
+    def _close_frameworks(self) -> None:
+        for scheduler in self.schedulers.values():
+            scheduler.fwk.close()
 
     def _leader_gauge(self) -> Any:
         return self.metrics.leader.labels(name=self.engine.config.leader_election.resource_name)
 
     async def _shutdown(self) -> None:
+        self._close_frameworks()
         if self.loop.running:
             await asyncio.to_thread(self.loop.stop)
         self.preemption.close()

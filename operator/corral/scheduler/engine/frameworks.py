@@ -33,6 +33,7 @@ from corral.scheduler.extender import (
 from corral.scheduler.framework.interface import PodBinder
 from corral.scheduler.framework.listers import (
     ObjectLister,
+    ObjectUpdater,
     PodNominator,
     PreemptionExecutor,
     ResourceClaimWriter,
@@ -125,6 +126,7 @@ def build_frameworks(
     nominator: PodNominator | None = None,
     preemption_executor: PreemptionExecutor | None = None,
     claim_writer: ResourceClaimWriter | None = None,
+    object_updater: ObjectUpdater | None = None,
 ) -> dict[str, Framework]:
     """One Framework per profile; raises :class:`ValidationError` naming what is missing."""
     out: dict[str, Framework] = {}
@@ -150,6 +152,7 @@ def build_frameworks(
                 nominator=nominator,
                 preemption_executor=preemption_executor,
                 claim_writer=claim_writer,
+                object_updater=object_updater,
             )
         except FrameworkError as exc:
             errs.append(FieldError(path, str(exc)))

@@ -22,6 +22,7 @@ from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.listers import (
     ObjectLister,
+    ObjectUpdater,
     PodNominator,
     PreemptionExecutor,
     ResourceClaimWriter,
@@ -255,6 +256,11 @@ class Handle(Protocol):
 
     @property
     def extenders(self) -> Sequence[Extender]: ...
+
+    @property
+    def object_updater(self) -> ObjectUpdater | None:
+        """API writes for plugins that change objects before binding (VolumeBinding)."""
+        ...
 
     def snapshot(self) -> Snapshot | None:
         """The snapshot of the cycle in progress (upstream ``SnapshotSharedLister``)."""

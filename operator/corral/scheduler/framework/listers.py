@@ -33,6 +33,10 @@ PRIORITY_CLASS: Final = "PriorityClass"
 RESOURCE_CLAIM: Final = "ResourceClaim"
 RESOURCE_SLICE: Final = "ResourceSlice"
 DEVICE_CLASS: Final = "DeviceClass"
+# VolumeBinding, CheckCSIStorageCapacity (storage capacity tracking)
+CSI_DRIVER: Final = "CSIDriver"
+CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
+VOLUME_ATTACHMENT: Final = "VolumeAttachment"  # NodeVolumeLimits
 
 Object = Mapping[str, Any]
 
@@ -125,3 +129,12 @@ class ResourceClaimWriter(Protocol):
     def update_status(self, claim: Object) -> Object:
         """PUT the claim's status subresource; returns the stored object."""
         ...
+
+
+class ObjectUpdater(Protocol):
+    """Writes plugins make through the API (VolumeBinding's PreBind): ``update`` PUTs ``obj`` of
+    ``kind`` (:data:`PERSISTENT_VOLUME` or :data:`PERSISTENT_VOLUME_CLAIM`), its
+    ``resourceVersion`` guarding against lost updates, and returns the stored object. It raises
+    on failure; the exception's text is the API server's message."""
+
+    def update(self, kind: str, obj: Object) -> Object: ...

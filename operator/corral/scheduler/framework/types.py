@@ -154,6 +154,8 @@ class NodeRecord:
     raw: Mapping[str, Any] = field(default_factory=dict)
     # status.images: (names, sizeBytes) per image (ImageLocality).
     images: tuple[tuple[tuple[str, ...], int], ...] = ()
+    # metadata.annotations (LvmVolumeCapacity reads TopoLVM's capacity annotations).
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -172,6 +174,7 @@ class NodeInfo:
     slot: int = -1  # the snapshot column, or -1 for a node built outside a snapshot
     pods: tuple[PodInfo, ...] = ()  # bound and assumed pods on the node
     image_states: Mapping[str, ImageState] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
     def with_pod(self, pod: PodInfo) -> NodeInfo:
         """This node with ``pod`` added (upstream ``NodeInfo.AddPod``), for what-if filtering."""
@@ -225,6 +228,7 @@ class NodeInfo:
             self.slot,
             kept,
             self.image_states,
+            self.annotations,
         )
 
 

@@ -27,7 +27,8 @@ NAME: Final = names.VOLUME_RESTRICTIONS
 STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT: Final = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT: Final = (
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+    "in-use by another pod"
 )
 _INLINE: Final = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 

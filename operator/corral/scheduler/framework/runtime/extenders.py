@@ -98,11 +98,11 @@ def find_nodes_that_pass_extenders(
 
 
 def scoring_snapshot(snapshot: Snapshot, slots: npt.NDArray[np.intp]) -> Snapshot:
-    """``snapshot`` with the nodes at ``slots`` as upstream scores them after an extender
-    returned them as Node objects: ``HTTPExtender.Filter`` builds a new NodeInfo of each, so
-    nothing is requested on them and they hold no image states (NodeResourcesFit,
-    BalancedAllocation and ImageLocality see empty nodes). The pod table stays whole: the
-    plugins that count pods read upstream's snapshot lister, not the NodeInfo."""
+    """``snapshot`` as the Score plugins see the nodes at ``slots`` after an extender returned
+    them as Node objects: upstream's ``HTTPExtender.Filter`` builds a new NodeInfo of each, so
+    no pod is on them, nothing is requested and they hold no image states (NodeResourcesFit,
+    BalancedAllocation, ImageLocality, PodTopologySpread's hostname counts). Only for Score:
+    PreScore reads upstream's snapshot lister, which still has every pod."""
     requested = snapshot.requested.copy()
     requested[:, slots] = 0
     non_zero = snapshot.non_zero_requested.copy()
@@ -112,7 +112,13 @@ def scoring_snapshot(snapshot: Snapshot, slots: npt.NDArray[np.intp]) -> Snapsho
         image: {slot: size for slot, size in holders.items() if slot not in fresh}
         for image, holders in snapshot.images.items()
     }
-    return replace(snapshot, requested=requested, non_zero_requested=non_zero, images=images)
+    table = snapshot.pods
+    node_slot = table.node_slot.copy()
+    node_slot[np.isin(node_slot, slots)] = -1  # -1: a row on no node of the snapshot
+    pods = replace(table, node_slot=node_slot, _memo={})
+    return replace(
+        snapshot, requested=requested, non_zero_requested=non_zero, images=images, pods=pods
+    )
 
 
 def _prioritize_one(

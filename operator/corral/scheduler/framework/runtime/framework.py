@@ -22,6 +22,7 @@ from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.listers import (
     ObjectLister,
+    ObjectUpdater,
     PodNominator,
     PreemptionExecutor,
     ResourceClaimWriter,
@@ -125,6 +126,7 @@ class Framework:
         nominator: PodNominator | None = None,
         preemption_executor: PreemptionExecutor | None = None,
         claim_writer: ResourceClaimWriter | None = None,
+        object_updater: ObjectUpdater | None = None,
     ) -> None:
         self.profile = profile
         self.clock = clock
@@ -133,6 +135,7 @@ class Framework:
         self._nominator = nominator
         self._preemption_executor = preemption_executor
         self._claim_writer = claim_writer
+        self._object_updater = object_updater
         self._snapshot: Snapshot | None = None
         # Set by the PodScheduler that runs this framework (preemption asks them too).
         self._extenders: tuple[Extender, ...] = ()
@@ -240,6 +243,14 @@ class Framework:
             out.append(plugin)
         return out
 
+    def close(self) -> None:
+        """Tell plugins that wait in the binding cycle (VolumeBinding's PreBind) to stop: the
+        engine is stopping. A plugin opts in with a ``close()`` method."""
+        for plugin in self.plugins.values():
+            close = getattr(plugin, "close", None)
+            if callable(close):
+                close()
+
     # --- Handle -----------------------------------------------------------------------------
 
     @property
@@ -274,6 +285,10 @@ class Framework:
     @property
     def claim_writer(self) -> ResourceClaimWriter | None:
         return self._claim_writer
+
+    @property
+    def object_updater(self) -> ObjectUpdater | None:
+        return self._object_updater
 
     @property
     def extenders(self) -> tuple[Extender, ...]:
