@@ -331,6 +331,8 @@ class _Lockstep:
         decision = _decision(self.admin, namespace, name, DECISION_TIMEOUT, process,
                              through_preemption=self.kind.preemption)  # fmt: skip
         _force_delete(self.admin, namespace, name)
+        if self.kind.settle is not None:
+            self.kind.settle(self.admin, pod)
         if self.kind.preemption:
             decision.victims = sorted(self._missing())
             if decision.victims:

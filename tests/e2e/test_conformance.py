@@ -67,6 +67,7 @@ CASES = [
     pytest.param("extenders", 71, None, 30, id="extenders"),
     pytest.param("large", 81, None, 20, id="large"),
     pytest.param("storage", 91, None, 30, id="storage"),
+    pytest.param("dra", 101, None, 30, id="dra"),
 ]
 
 

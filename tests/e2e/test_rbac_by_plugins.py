@@ -1,7 +1,7 @@
 """RBAC follows the enabled plugins, proven by the real API server: a tenant profile without
 DefaultPreemption cannot delete pods anywhere (403), one with it can only in its namespaces;
-DynamicResources alone brings the ResourceClaim status writes. The rights come from each
-plugin's declaration (``PluginInfo.namespaced_writes`` / ``cluster_reads``)."""
+DynamicResources alone brings the ResourceClaim writes (status, and the finalizer). The rights
+come from each plugin's declaration (``PluginInfo.namespaced_writes`` / ``cluster_reads``)."""
 
 from __future__ import annotations
 
@@ -84,6 +84,9 @@ def test_writes_follow_the_enabled_plugins(
     claim = {"verb": "patch", "group": "resource.k8s.io", "resource": "resourceclaims",
              "subresource": "status", "namespace": served}  # fmt: skip
     assert allowed(client, claim) is claim_status
+    finalizer = {"verb": "update", "group": "resource.k8s.io", "resource": "resourceclaims",
+                 "namespace": served}  # fmt: skip
+    assert allowed(client, finalizer) is claim_status
     containers = [{"name": "c", "image": "x"}]
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": served},
                  "spec": {"schedulerName": "nobody", "containers": containers}})  # fmt: skip

@@ -23,6 +23,7 @@ from typing import Final
 
 from bench.conformance.compare import Decision, Trace, Verdict, compare
 from bench.conformance.generate import JSON, Scenario
+from corral.k8s import Client
 from corral.testing import LocalCluster
 
 Make = Callable[[random.Random, int, "Sizes"], Scenario]
@@ -52,6 +53,9 @@ class Kind:
     services: Services | None = None
     # Whether ``bench.conformance.replay`` can judge it offline (no services, no victims).
     replayable: bool = True
+    # Called after each decision's copy is deleted, before the next scheduler decides: waits
+    # until what the copy left behind is gone (e.g. its generated ResourceClaims).
+    settle: Callable[[Client, JSON], None] | None = None
 
 
 KINDS: dict[str, Kind] = {}
@@ -65,6 +69,7 @@ _MODULES: Final = (
     "extenders",
     "large",
     "storage",
+    "dra",
 )
 
 

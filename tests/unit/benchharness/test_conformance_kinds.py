@@ -52,6 +52,14 @@ def _reaches(kind: str, s: Scenario) -> bool:
         claims = {v["persistentVolumeClaim"]["claimName"] for p in s.pods
                   for v in p["spec"].get("volumes", [])}  # fmt: skip
         return any(c.startswith("bound-") for c in claims) and "too-big" in claims
+    if kind == "dra":
+        slices = [o for o in s.objects if o["kind"] == "ResourceSlice"]
+        claims = {
+            c["resourceClaimTemplateName"]
+            for p in s.pods
+            for c in p["spec"].get("resourceClaims", ())
+        }
+        return len(slices) >= 2 and len(claims) >= 5
     raise AssertionError(f"no expectation for kind {kind!r}: add one")
 
 

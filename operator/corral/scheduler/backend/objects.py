@@ -25,6 +25,9 @@ PodDisruptionBudget    /apis/policy/v1/poddisruptionbudgets     DefaultPreemptio
 PriorityClass          /apis/scheduling.k8s.io/v1/priorityclasses  (informational: priorities are
                                                                 resolved into spec.priority at
                                                                 admission)
+ResourceClaim          /apis/resource.k8s.io/v1/resourceclaims  DynamicResources (claims, devices
+ResourceSlice          /apis/resource.k8s.io/v1/resourceslices  in use, the devices of each node,
+DeviceClass            /apis/resource.k8s.io/v1/deviceclasses   their classes)
 =====================  =======================================  ==================================
 
 :data:`WATCHED_KINDS` maps kind → path and :data:`KINDS_BY_PLUGIN` plugin → kinds, so the engine
@@ -57,6 +60,9 @@ WATCHED_KINDS: Final[Mapping[str, str]] = {
     listers.VOLUME_ATTACHMENT: "/apis/storage.k8s.io/v1/volumeattachments",
     listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
     listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
+    listers.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
+    listers.RESOURCE_SLICE: "/apis/resource.k8s.io/v1/resourceslices",
+    listers.DEVICE_CLASS: "/apis/resource.k8s.io/v1/deviceclasses",
 }
 
 _SPREAD: Final = (
@@ -87,6 +93,7 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
         listers.VOLUME_ATTACHMENT,
     ),
     "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
+    "DynamicResources": (listers.RESOURCE_CLAIM, listers.RESOURCE_SLICE, listers.DEVICE_CLASS),
     "CheckCSIStorageCapacity": (
         *_VOLUMES,
         listers.STORAGE_CLASS,
@@ -97,7 +104,8 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 # Kinds whose watch events are cluster events for the scheduling queue (plugins register for
-# them in events_to_register): the storage objects VolumeBinding and the volume plugins read.
+# them in events_to_register): the storage objects VolumeBinding and the volume plugins read,
+# and the DRA objects DynamicResources reads.
 QUEUEING_KINDS: Final = frozenset(
     {
         listers.PERSISTENT_VOLUME_CLAIM,
@@ -106,6 +114,9 @@ QUEUEING_KINDS: Final = frozenset(
         listers.CSI_NODE,
         listers.CSI_DRIVER,
         listers.CSI_STORAGE_CAPACITY,
+        listers.RESOURCE_CLAIM,
+        listers.RESOURCE_SLICE,
+        listers.DEVICE_CLASS,
     }
 )
 

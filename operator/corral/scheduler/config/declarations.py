@@ -221,11 +221,9 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
     _upstream(
         "DynamicResources",
         "dynamic_resources",
-        # Corral refuses pods with ResourceClaims at PreFilter (allocation is not implemented);
-        # its PostFilter only reports, as upstream's, that there is no claim to deallocate.
-        # It has no PreEnqueue, Reserve or PreBind of upstream's.
-        "preFilter filter postFilter",
-        "Dynamic resource allocation (ResourceClaims): not supported yet, such pods are refused.",
+        # Upstream's extension points; preScore only skips Score for pods without claims.
+        "preEnqueue preFilter filter postFilter preScore score reserve preBind",
+        "Dynamic resource allocation: allocates devices from ResourceSlices to ResourceClaims.",
         default_weight=2,
         args=PluginArgs(
             a.DynamicResourcesArgs, d.default_dynamic_resources, v.validate_dynamic_resources
@@ -235,7 +233,11 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
             ("resource.k8s.io", "resourceclaims"),
             ("resource.k8s.io", "resourceslices"),
         ),
-        namespaced_writes=(("resource.k8s.io", "resourceclaims/status", ("patch", "update")),),
+        namespaced_writes=(
+            # PreBind adds the delete-protection finalizer (update), then writes the status.
+            ("resource.k8s.io", "resourceclaims", ("update",)),
+            ("resource.k8s.io", "resourceclaims/status", ("patch", "update")),
+        ),
     ),
     _upstream(
         "DefaultPreemption",

@@ -52,6 +52,7 @@ from corral.scheduler.engine.object_updater import ApiObjectUpdater
 from corral.scheduler.engine.podstatus import record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
+from corral.scheduler.engine.resource_claims import ApiClaimWriter
 from corral.scheduler.engine.secure_serving import DelegatedAuth, server_context
 from corral.scheduler.engine.server import HealthServer
 from corral.scheduler.engine.timing import EngineTiming
@@ -127,6 +128,7 @@ class Engine:
             objects=self.objects,
             nominator=self.nominator,
             preemption_executor=self.preemption,
+            claim_writer=ApiClaimWriter(client, self.bucket),
             object_updater=ApiObjectUpdater(client, self.bucket),
         )
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")

@@ -36,6 +36,7 @@ from corral.scheduler.framework.listers import (
     ObjectUpdater,
     PodNominator,
     PreemptionExecutor,
+    ResourceClaimWriter,
 )
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.registry import Registry
@@ -124,6 +125,7 @@ def build_frameworks(
     objects: ObjectLister | None = None,
     nominator: PodNominator | None = None,
     preemption_executor: PreemptionExecutor | None = None,
+    claim_writer: ResourceClaimWriter | None = None,
     object_updater: ObjectUpdater | None = None,
 ) -> dict[str, Framework]:
     """One Framework per profile; raises :class:`ValidationError` naming what is missing."""
@@ -149,6 +151,7 @@ def build_frameworks(
                 objects=objects,
                 nominator=nominator,
                 preemption_executor=preemption_executor,
+                claim_writer=claim_writer,
                 object_updater=object_updater,
             )
         except FrameworkError as exc:

@@ -25,6 +25,7 @@ from corral.scheduler.framework.listers import (
     ObjectUpdater,
     PodNominator,
     PreemptionExecutor,
+    ResourceClaimWriter,
 )
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
@@ -250,6 +251,9 @@ class Handle(Protocol):
 
     @property
     def preemption_executor(self) -> PreemptionExecutor | None: ...
+
+    @property
+    def claim_writer(self) -> ResourceClaimWriter | None: ...
 
     @property
     def extenders(self) -> Sequence[Extender]: ...

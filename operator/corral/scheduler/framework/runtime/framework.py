@@ -26,6 +26,7 @@ from corral.scheduler.framework.listers import (
     ObjectUpdater,
     PodNominator,
     PreemptionExecutor,
+    ResourceClaimWriter,
 )
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime import nominated
@@ -125,6 +126,7 @@ class Framework:
         objects: ObjectLister | None = None,
         nominator: PodNominator | None = None,
         preemption_executor: PreemptionExecutor | None = None,
+        claim_writer: ResourceClaimWriter | None = None,
         object_updater: ObjectUpdater | None = None,
     ) -> None:
         self.profile = profile
@@ -133,6 +135,7 @@ class Framework:
         self._objects = objects
         self._nominator = nominator
         self._preemption_executor = preemption_executor
+        self._claim_writer = claim_writer
         self._object_updater = object_updater
         self._snapshot: Snapshot | None = None
         # Set by the PodScheduler that runs this framework (preemption asks them too).
@@ -281,6 +284,10 @@ class Framework:
         return self._preemption_executor
 
     @property
+    def claim_writer(self) -> ResourceClaimWriter | None:
+        return self._claim_writer
+
+    @property
     def object_updater(self) -> ObjectUpdater | None:
         return self._object_updater
 
@@ -408,7 +415,9 @@ class Framework:
             if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, s.with_plugin(pl.name)
             if not s.is_rejected:
-                return None, _error("running PostFilter plugin", pl.name, s)
+                # Upstream returns the plugin's error as it is (AsStatus(s.AsError())): its
+                # message alone becomes the FailedScheduling text's PostFilter part.
+                return None, Status.error(s.message).with_plugin(pl.name)
             reasons.extend(s.reasons)
             rejector = rejector or pl.name
             if r is not None:
