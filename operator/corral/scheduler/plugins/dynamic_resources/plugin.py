@@ -37,7 +37,7 @@ from corral.scheduler.framework import listers
 from corral.scheduler.framework import nodeselector as ns
 from corral.scheduler.framework.cluster_events import (
     NODE,
-    UNSCHEDULED_POD,
+    TARGET_POD,
     ActionType,
     ClusterEvent,
 )
@@ -348,7 +348,8 @@ class DynamicResources:
             ClusterEvent(
                 listers.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
             ),
-            ClusterEvent(UNSCHEDULED_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+            # The pod's own update (upstream TargetPod): its generated claims got names.
+            ClusterEvent(TARGET_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
             ClusterEvent(listers.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
             ClusterEvent(listers.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE),
         )
