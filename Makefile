@@ -79,6 +79,7 @@ clean:  ## remove the venv and caches (the control-plane binary cache under ~/.c
 BENCH_STAMP := $(VENV)/.bench-installed
 BENCH_ARGS ?=
 CONFORMANCE_ARGS ?=
+CONFORMANCE_KINDS ?= pod-level,extended,profiles,preemption,extenders,large
 # The protocol (docs/benchmarks.md): PROTOCOL_OUT names the results directory (default
 # bench/results/protocol-<time>); PROTOCOL_ARGS passes more options, e.g. "--resume".
 PROTOCOL_OUT ?=
@@ -94,8 +95,8 @@ $(BENCH_STAMP): $(STAMP)
 bench: venv control-plane $(BENCH_STAMP)  ## Corral vs upstream kube-scheduler, default sizes, twice (bench/results/)
 	$(BIN)/python -m bench run --repeat 2 $(BENCH_ARGS)
 
-conformance: venv control-plane  ## Corral's decisions vs upstream kube-scheduler's: 20 random scenarios, 1200 pods
-	$(BIN)/python -m bench.conformance --seeds 1-20 --nodes 30 --running 60 --pods 60 $(CONFORMANCE_ARGS)
+conformance: venv control-plane  ## Corral's decisions vs upstream kube-scheduler's: 6 scenario kinds x 6 seeds, 2,162 pods
+	$(BIN)/python -m bench.conformance --kinds $(CONFORMANCE_KINDS) --seeds 1-6 --candidates corral $(CONFORMANCE_ARGS)
 
 bench-protocol: venv control-plane $(BENCH_STAMP)  ## the protocol, default sizes: 6 ABBA pairs per workload, lean and pinned (~75 min, idle machine)
 	$(BIN)/python -m bench protocol --pairs 6 $(_protocol_out) $(PROTOCOL_ARGS)

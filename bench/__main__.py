@@ -15,14 +15,14 @@ from bench import ceiling, compare, docs, procstat, protocol, report, summary
 from bench.cluster import interruptible
 from bench.driver import run_one
 from bench.schedulers import SCHEDULERS, SchedulerConfig, corral_unavailable_reason
-from bench.workloads import workloads
+from bench.workloads import OPT_IN, workloads
 
 RESULTS = Path("bench/results")
 
 
 def _run(args: argparse.Namespace) -> int:
-    available = workloads(full=args.full)
-    names = args.workload or list(available)
+    available = {**workloads(full=args.full), **OPT_IN}
+    names = args.workload or list(workloads(full=args.full))
     unknown = [n for n in names if n not in available]
     if unknown:
         print(f"unknown workload(s) {unknown}; known: {', '.join(available)}", file=sys.stderr)

@@ -26,6 +26,7 @@ import os
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -38,16 +39,20 @@ from bench.workloads import (
     INIT_NAMESPACE,
     JSON,
     MEASURED_NAMESPACE,
+    NOISE_LABEL,
+    OPEN_LABEL,
     PRIORITY_CLASSES,
     Workload,
     large_cpu_high_priority_pod,
 )
-from corral.k8s import ApiError, Client
+from corral.k8s import CONTENT_MERGE_PATCH, ApiError, Client
 from corral.k8s.aio import AsyncClient
 from corral.testing import LocalCluster, fake_node
 from corral.testing.nodes import wait_ready
 
 CREATE_CONCURRENCY: Final = 32
+SETTLE_QUIET_S: Final = 2.0  # QueueingHintsChurn: no attempt for this long = settled
+SETTLE_TIMEOUT_S: Final = 60.0
 READY_TIMEOUT: Final = 180.0
 
 
@@ -84,6 +89,8 @@ class RunResult:
     cpus: dict[str, str] = field(default_factory=dict)
     # The scheduler's API requests in the measured phase (bench.scrape.scheduler_requests).
     api_requests: dict[str, Any] = field(default_factory=dict)
+    # Scheduling attempts in the measured phase, by result (bench.scrape.attempts).
+    attempts: dict[str, float] = field(default_factory=dict)
     # Corral only: the engine's phases in the measured phase (bench.scrape.engine_phases).
     engine_phases: dict[str, dict[str, float]] = field(default_factory=dict)
     wall_s: float = 0.0  # the whole run: cluster up to down
@@ -274,6 +281,65 @@ class _Churn:
             await asyncio.sleep(self.interval)
 
 
+class _RelabelChurn:
+    """Once every pod is created and has been tried once, round after round: one more node gets
+    :data:`OPEN_LABEL` (an event that helps the pods waiting for an open node), then another one
+    a changed noise label (an event that helps nobody). A queue without hints retries every
+    waiting pod on both; with hints, on the first only. Each step waits until the scheduler's
+    attempts have settled (``settled``), so the counts do not depend on its speed."""
+
+    def __init__(
+        self,
+        admin: AsyncClient,
+        settled: Callable[[], Awaitable[None]],
+        *,
+        counter: Counter[str],
+    ) -> None:
+        self.admin = admin
+        self.settled = settled
+        self.counter = counter
+
+    async def _label(self, node: str, labels: dict[str, str]) -> None:
+        self.counter["PATCH nodes"] += 1
+        with contextlib.suppress(ApiError):
+            await self.admin.request(
+                "PATCH", f"/api/v1/nodes/{node}", body={"metadata": {"labels": labels}},
+                content_type=CONTENT_MERGE_PATCH,
+            )  # fmt: skip
+        await self.settled()
+
+    async def run(self, *, after: asyncio.Task[Any], pods: int) -> None:
+        await asyncio.wait({after})
+        await _all_tried(self.admin, MEASURED_NAMESPACE, pods, READY_TIMEOUT)
+        await self.settled()
+        self.counter["GET nodes"] += 1
+        listed = await self.admin.request("GET", "/api/v1/nodes")
+        nodes = sorted(n["metadata"]["name"] for n in listed["items"])
+        for i, node in enumerate(nodes):
+            await self._label(node, {OPEN_LABEL: "true"})
+            await self._label(nodes[(i + len(nodes) // 2) % len(nodes)], {NOISE_LABEL: str(i)})
+
+
+async def _attempts_settled(
+    cluster: LocalCluster, scheduler: SchedulerProcess, quiet: float = SETTLE_QUIET_S
+) -> None:
+    """Until the scheduler's attempt counter has not moved for ``quiet`` seconds (at most
+    ``SETTLE_TIMEOUT_S``). Pods moved by an event are popped at once even while backing off
+    (SchedulerPopFromBackoffQ, both schedulers), so a quiet counter means the event is done."""
+    last, since = -1.0, time.monotonic()
+    deadline = since + SETTLE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        total = last
+        with contextlib.suppress(OSError):  # a failed scrape: try again
+            text = await asyncio.to_thread(_scheduler_metrics, cluster, scheduler)
+            total = sum(scrape.attempts(scrape.parse(text, scrape.ATTEMPTS[:1])).values())
+        if total != last:
+            last, since = total, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+        await asyncio.sleep(0.25)
+
+
 def setup_cluster(
     cluster: LocalCluster, workload: Workload, scheduler_name: str, *, lean: bool = False
 ) -> None:
@@ -386,13 +452,18 @@ async def _measure(
         apiserver_pid = cluster.component("kube-apiserver").pid
         result.probe_ms.append(probe.cpu_ms())
         counters0 = _scrape(cluster, scheduler, result)
-        if workload.churn_interval:
+        if workload.churn_interval and workload.churn != "relabel":
             churn = _Churn(admin, config.scheduler_name, workload.churn_interval, lean=lean,
                            counter=harness)  # fmt: skip
             tasks.append(asyncio.create_task(churn.run()))
         cpu0, api0 = scheduler.usage().cpu_seconds, procstat.cpu_seconds(apiserver_pid)
         t0 = time.monotonic()
         creating = asyncio.create_task(create_all(admin, objects, CREATE_CONCURRENCY, harness))
+        if workload.churn_interval and workload.churn == "relabel":
+            relabel = _RelabelChurn(
+                admin, lambda: _attempts_settled(cluster, scheduler), counter=harness
+            )
+            tasks.append(asyncio.create_task(relabel.run(after=creating, pods=len(names))))
         await _until_bound(
             watcher, len(names), creating, scheduler, stall_timeout=stall_timeout, result=result
         )
@@ -470,11 +541,20 @@ async def _until_bound(
             return
 
 
+def _scheduler_metrics(cluster: LocalCluster, scheduler: SchedulerProcess) -> str:
+    """The scheduler's /metrics text: Corral's over HTTP; kube-scheduler's over HTTPS with the
+    admin's token and its self-signed certificate."""
+    if scheduler.kind.startswith("corral"):
+        return scrape.fetch(f"http://127.0.0.1:{scheduler.port}/metrics")
+    token = (cluster.admin.authorization() or "").removeprefix("Bearer ")
+    return scrape.fetch(f"https://127.0.0.1:{scheduler.port}/metrics", token, verify=False)
+
+
 def _scrape(
     cluster: LocalCluster, scheduler: SchedulerProcess, result: RunResult
 ) -> dict[str, scrape.Samples]:
-    """The API server's request counters and, for Corral, the engine's phase counters. A
-    failed scrape is a note, not a failed run."""
+    """The API server's request counters and the scheduler's attempts; for Corral, the engine's
+    phase counters too. A failed scrape is a note, not a failed run."""
     out: dict[str, scrape.Samples] = {}
     admin = cluster.admin
     token = (admin.authorization() or "").removeprefix("Bearer ")
@@ -483,12 +563,13 @@ def _scrape(
         out["apiserver"] = scrape.parse(text, scrape.APISERVER)
     except OSError as exc:
         result.notes.append(f"kube-apiserver /metrics: {exc}")
-    if scheduler.kind == "corral":
-        try:
-            text = scrape.fetch(f"http://127.0.0.1:{scheduler.port}/metrics")
+    try:
+        text = _scheduler_metrics(cluster, scheduler)
+        if scheduler.kind.startswith("corral"):
             out["engine"] = scrape.parse(text, scrape.ENGINE)
-        except OSError as exc:
-            result.notes.append(f"corral /metrics: {exc}")
+        out["attempts"] = scrape.parse(text, scrape.ATTEMPTS)
+    except OSError as exc:
+        result.notes.append(f"{scheduler.kind} /metrics: {exc}")
     return out
 
 
@@ -503,6 +584,8 @@ def _record_counters(
         grown = scrape.growth(before["apiserver"], after["apiserver"])
         result.api_requests = scrape.scheduler_requests(grown, harness, pods)
         result.api_requests["harness"] = dict(harness)
+    if "attempts" in before and "attempts" in after:
+        result.attempts = scrape.attempts(scrape.growth(before["attempts"], after["attempts"]))
     if "engine" in before and "engine" in after:
         result.engine_phases = scrape.engine_phases(
             scrape.growth(before["engine"], after["engine"])

@@ -11,6 +11,7 @@ callers (a canary pod gets bound), not by each scheduler's own health endpoint.
 
 from __future__ import annotations
 
+import copy
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,9 @@ from corral.testing import LocalCluster
 from corral.testing.processes import free_port, spawn, terminate
 
 SCHEDULERS: Final = ("upstream", "corral")
+# Run only when named: Corral without queueing hints (upstream's old SchedulerQueueingHints=false
+# queue), to count the attempts hints save.
+CORRAL_NO_HINTS: Final = "corral-nohints"
 SCHEDULER_NAME: Final = "bench-scheduler"
 
 
@@ -40,14 +44,19 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None  # None: upstream's adaptive default
     # Disabled (multiPoint) on both sides alike, e.g. while the engine lacks a plugin.
     disabled_plugins: tuple[str, ...] = ()
-    profile_extra: dict[str, Any] = field(default_factory=dict)  # pluginConfig, ...
+    profile_extra: dict[str, Any] = field(default_factory=dict)  # plugins, pluginConfig, ...
+    config_extra: dict[str, Any] = field(default_factory=dict)  # top level: extenders, ...
 
     def render(self, cluster: LocalCluster) -> dict[str, Any]:
-        profile: dict[str, Any] = {"schedulerName": self.scheduler_name, **self.profile_extra}
+        profile: dict[str, Any] = {
+            "schedulerName": self.scheduler_name,
+            **copy.deepcopy(self.profile_extra),
+        }
         if self.disabled_plugins:
-            profile["plugins"] = {
-                "multiPoint": {"disabled": [{"name": name} for name in self.disabled_plugins]}
-            }
+            multi_point = profile.setdefault("plugins", {}).setdefault("multiPoint", {})
+            multi_point.setdefault("disabled", []).extend(
+                {"name": name} for name in self.disabled_plugins
+            )
         config: dict[str, Any] = {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
@@ -62,6 +71,7 @@ class SchedulerConfig:
         }
         if self.percentage_of_nodes_to_score is not None:
             config["percentageOfNodesToScore"] = self.percentage_of_nodes_to_score
+        config.update(copy.deepcopy(self.config_extra))
         return config
 
     def write(self, cluster: LocalCluster, name: str = "bench-scheduler.yaml") -> Path:
@@ -129,7 +139,7 @@ class SchedulerProcess:
                 f"--authentication-kubeconfig={kubeconfig}",
                 f"--authorization-kubeconfig={kubeconfig}",
             ]
-        elif kind == "corral":
+        elif kind in ("corral", CORRAL_NO_HINTS):
             found = corral_executable()
             if found is None:
                 raise RuntimeError(corral_unavailable_reason() or "corral not found")
@@ -141,8 +151,11 @@ class SchedulerProcess:
                 f"--kubeconfig={kubeconfig}",
                 f"--bind-address=127.0.0.1:{port}",
             ]
+            if kind == CORRAL_NO_HINTS:
+                argv.append("--feature-gates=SchedulerQueueingHints=false")
         else:
-            raise ValueError(f"unknown scheduler {kind!r}; expected one of {SCHEDULERS}")
+            known = (*SCHEDULERS, CORRAL_NO_HINTS)
+            raise ValueError(f"unknown scheduler {kind!r}; expected one of {known}")
         name = log_name or f"bench-{kind}"
         process = spawn(
             name, [*argv, *(extra_args or [])], cluster.directory / "logs", cluster.directory

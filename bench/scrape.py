@@ -40,17 +40,29 @@ ENGINE: Final = (
     "corral_scheduler_span_seconds_total",
     "corral_scheduler_spans_total",
 )
+# Both schedulers' scheduling attempts (upstream's metric names, which Corral exports too).
+ATTEMPTS: Final = (
+    "scheduler_schedule_attempts_total",
+    "scheduler_pod_scheduling_attempts_sum",
+    "scheduler_pod_scheduling_attempts_count",
+)
 SCHEDULER_FLOW_SCHEMA: Final = "kube-scheduler"
 # Resources only the API server itself requests here ("" is a non-resource path).
 SELF_TRAFFIC: Final = frozenset({"", "leases", "limitranges"})
 
 
-def fetch(url: str, token: str | None = None, ca_file: str | None = None) -> str:
-    """GET ``url``; HTTPS is verified against ``ca_file`` when given."""
+def fetch(
+    url: str, token: str | None = None, ca_file: str | None = None, *, verify: bool = True
+) -> str:
+    """GET ``url``; HTTPS is verified against ``ca_file`` when given. ``verify=False`` only
+    for kube-scheduler's self-signed serving certificate on loopback."""
     request = urllib.request.Request(url)
     if token:
         request.add_header("Authorization", f"Bearer {token}")
     context = ssl.create_default_context(cafile=ca_file) if url.startswith("https") else None
+    if context is not None and not verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
     with urllib.request.urlopen(request, timeout=30, context=context) as response:
         return str(response.read().decode())
 
@@ -113,6 +125,20 @@ def scheduler_requests(grown: Samples, harness: Mapping[str, int], pods: int) ->
         "flow_schema_total": flow_schema_requests(grown),
         "flow_schema_per_pod": flow_schema_requests(grown) / pods if pods else 0.0,
     }
+
+
+def attempts(grown: Samples) -> dict[str, float]:
+    """Scheduling attempts in the phase by result (every profile summed), and the attempts
+    the pods bound in it needed (``pod_scheduling_attempts``: sum over the pods, and count)."""
+    out: dict[str, float] = defaultdict(float)
+    for (name, labels), value in grown.items():
+        if name == "scheduler_schedule_attempts_total":
+            out[dict(labels).get("result", "?")] += value
+        elif name == "scheduler_pod_scheduling_attempts_sum":
+            out["attempts_of_bound_pods"] += value
+        elif name == "scheduler_pod_scheduling_attempts_count":
+            out["bound_pods"] += value
+    return dict(out)
 
 
 def engine_phases(grown: Samples) -> dict[str, dict[str, float]]:

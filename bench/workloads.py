@@ -26,6 +26,9 @@ MEASURED_NAMESPACE: Final = "sched-1"
 ZONE: Final = "topology.kubernetes.io/zone"
 HOSTNAME: Final = "kubernetes.io/hostname"
 PRIORITY_CLASSES: Final = {"bench-low": 1, "bench-high": 1000}
+# QueueingHintsChurn: nodes open one by one; the noise label changes but helps nobody.
+OPEN_LABEL: Final = "bench.corral.dev/open"
+NOISE_LABEL: Final = "bench.corral.dev/noise"
 
 
 def pod(
@@ -107,6 +110,16 @@ def node_affinity_pod(name: str, namespace: str, scheduler: str) -> JSON:
     return pod(name, namespace, scheduler, affinity=affinity)
 
 
+def open_node_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    term = {"matchExpressions": [{"key": OPEN_LABEL, "operator": "In", "values": ["true"]}]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
+    return pod(name, namespace, scheduler, affinity=affinity)
+
+
 def spreading_pod(name: str, namespace: str, scheduler: str) -> JSON:
     constraint = {
         "maxSkew": 5,
@@ -147,6 +160,7 @@ class Workload:
     node_labels: tuple[tuple[str, str], ...] = ()
     zones: int = 0  # > 0: nodes spread round-robin over zone-0..zone-<zones-1>
     churn_interval: float | None = None
+    churn: str = "mixed"  # mixed: SchedulingWithMixedChurn's; relabel: QueueingHintsChurn's
     description: str = ""
 
     def sized(
@@ -195,6 +209,18 @@ DEFAULT: Final[dict[str, Workload]] = {
         Workload("SchedulingWithMixedChurn", 500, 0, 3000, default_pod, churn_interval=1.0,
                  description="a node, a Service and an unschedulable pod recreated every second"),
     )
+}  # fmt: skip
+
+# Run only when named (``--workload``): not in the default set, the protocol or its documents.
+# QueueingHintsChurn counts scheduling attempts (RunResult.attempts) more than it times: 40
+# pods fit an open node, so the pods wait for about measured/40 rounds of churn. Its churn
+# paces itself on the scheduler's attempts (bench.driver._RelabelChurn), not on the interval.
+OPT_IN: Final[dict[str, Workload]] = {
+    "QueueingHintsChurn": Workload(
+        "QueueingHintsChurn", 20, 0, 200, open_node_pod, churn_interval=1.0, churn="relabel",
+        description="pods wait for open nodes; round after round one node opens, then "
+        "another's noise label changes, each once the attempts have settled",
+    ),
 }  # fmt: skip
 
 FULL_SIZES: Final[dict[str, tuple[int, int, int]]] = {

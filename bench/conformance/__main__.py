@@ -1,5 +1,8 @@
 """``python -m bench.conformance``: random scenarios through upstream and the candidates.
 
+Each seed is run for each scenario kind asked (``--kinds``, ``--list-kinds``); sizes default
+to each kind's own.
+
 Exit code 0 when every candidate agreed on every pod, 1 otherwise (the report lists each
 disagreement with upstream's scores), 2 for usage errors.
 """
@@ -14,8 +17,8 @@ import time
 from pathlib import Path
 
 from bench.cluster import interruptible
-from bench.conformance import harness
-from bench.conformance.generate import Scenario, generate
+from bench.conformance import harness, kinds
+from bench.conformance.generate import Scenario
 from bench.schedulers import corral_unavailable_reason
 from corral.testing import LocalCluster
 
@@ -45,12 +48,55 @@ def _run_seed(
             cluster.down()
 
 
+def _judge(
+    scenario: Scenario, candidates: list[str], disabled: tuple[str, ...], *, verbose: bool
+) -> harness.Report | None:
+    """The seed's report; drops ``corral`` from ``candidates`` when its engine cannot start."""
+    while candidates:
+        try:
+            return _run_seed(scenario, candidates, disabled, verbose=verbose)
+        except harness.SchedulerNotReadyError as exc:
+            if not (exc.exited and exc.kind == "corral"):
+                raise
+            # The engine refused to start (e.g. a default plugin it lacks): say so loudly,
+            # keep judging what can be judged.
+            print(f"*** corral engine not available (exited at startup): {exc} ***",
+                  file=sys.stderr)  # fmt: skip
+            candidates.remove("corral")
+    return None
+
+
+def _list_kinds() -> None:
+    for name in kinds.names():
+        kind = kinds.get(name)
+        sizes = kind.sizes
+        print(f"{name:12} {kind.summary} "
+              f"({sizes.nodes} nodes, {sizes.running} running, {sizes.pods} pods)")  # fmt: skip
+
+
+def _kinds(text: str) -> list[str] | None:
+    chosen = kinds.names() if text == "all" else [k for k in text.split(",") if k]
+    try:
+        for name in chosen:
+            kinds.get(name)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return None
+    return chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.conformance", description=__doc__)
     parser.add_argument("--seeds", default="1-10", help="e.g. 1-10 or 3,7 (default %(default)s)")
-    parser.add_argument("--nodes", type=int, default=30)
-    parser.add_argument("--running", type=int, default=60)
-    parser.add_argument("--pods", type=int, default=100, help="pods to schedule per seed")
+    parser.add_argument(
+        "--kinds",
+        default="basic",
+        help="comma-separated scenario kinds, or 'all' (default %(default)s; see --list-kinds)",
+    )
+    parser.add_argument("--list-kinds", action="store_true", help="list the kinds and exit")
+    parser.add_argument("--nodes", type=int, help="nodes per seed (default: the kind's)")
+    parser.add_argument("--running", type=int, help="running pods per seed (default: the kind's)")
+    parser.add_argument("--pods", type=int, help="pods to schedule per seed (default: the kind's)")
     parser.add_argument(
         "--candidates",
         default="upstream,corral",
@@ -64,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="directory for per-seed JSON and summary.json")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
+    if args.list_kinds:
+        _list_kinds()
+        return 0
+    chosen = _kinds(args.kinds)
+    if chosen is None:
+        return 2
     interruptible()
 
     candidates = [c for c in args.candidates.split(",") if c]
@@ -78,28 +130,19 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or f"bench/results/conformance-{time.strftime('%Y%m%d-%H%M%S')}")
     reports = []
     disabled = tuple(p for p in (args.disable_plugins or "").split(",") if p)
-    for seed in _seeds(args.seeds):
-        scenario = generate(seed, nodes=args.nodes, running=args.running, pods=args.pods)
-        report = None
-        while report is None and candidates:
-            try:
-                report = _run_seed(scenario, candidates, disabled, verbose=args.verbose)
-            except harness.SchedulerNotReadyError as exc:
-                if not (exc.exited and exc.kind == "corral"):
-                    raise
-                # The engine refused to start (e.g. a default plugin it lacks): say so loudly,
-                # keep judging what can be judged.
-                print(f"*** corral engine not available (exited at startup): {exc} ***",
-                      file=sys.stderr)  # fmt: skip
-                candidates.remove("corral")
+    runs = [(name, seed) for name in chosen for seed in _seeds(args.seeds)]
+    for name, seed in runs:
+        scenario = kinds.scenario(name, seed, nodes=args.nodes, running=args.running,
+                                  pods=args.pods)  # fmt: skip
+        report = _judge(scenario, candidates, disabled, verbose=args.verbose)
         if report is None:
             return 2
-        harness.save(report, scenario, out / f"seed-{seed}.json")
+        harness.save(report, scenario, out / f"seed-{name}-{seed}.json")
         reports.append(report)
         line = ", ".join(
             f"{c} {a}/{t}" for c in report.candidates for a, t in [report.agreement(c)]
         )
-        print(f"seed {seed}: {report.counts()}; agreement: {line}", flush=True)
+        print(f"{name} seed {seed}: {report.counts()}; agreement: {line}", flush=True)
     summary = harness.summary(reports)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     ok = True
@@ -108,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         for d in figures["disagreements"]:
             ok = False
             verdict = d["verdicts"][candidate]
-            print(f"  seed {d['seed']} {d['pod']}: {verdict['kind']}\n    "
+            print(f"  {d['kind']} seed {d['seed']} {d['pod']}: {verdict['kind']}\n    "
                   + verdict["detail"].replace("\n", "\n    "))  # fmt: skip
     print(f"results: {out}")
     return 0 if ok else 1

@@ -38,6 +38,10 @@ class Decision:
     reason: str | None = None  # PodScheduled=False reason (Unschedulable, SchedulerError)
     message: str | None = None  # PodScheduled=False message (the FailedScheduling text)
     timed_out: bool = False
+    # Preemption kinds only: status.nominatedNodeName when it was unschedulable, and the
+    # scenario's pods ("namespace/name") deleted while it was being decided.
+    nominated: str | None = None
+    victims: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         if self.timed_out:

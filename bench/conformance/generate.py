@@ -17,9 +17,10 @@ What varies, chosen to reach every default plugin (reference §2):
   topology spread constraints (both ``whenUnsatisfiable``, ``minDomains``, node policies),
   host ports, priorities.
 
-Every pod to schedule has ``preemptionPolicy: Never`` (from its PriorityClass): preemption
+The other kinds (``bench.conformance.kinds``) start from ``build`` and adapt its scenario.
+Every pod to schedule here has ``preemptionPolicy: Never`` (from its PriorityClass): preemption
 would delete running pods and change the state between the two schedulers' decisions
-(PreemptionBasic covers it in the benchmark; the preemption e2e tests cover its semantics).
+(the ``preemption`` kind judges it with its victims restored).
 """
 
 from __future__ import annotations
@@ -68,6 +69,14 @@ class Scenario:
     running: list[JSON]  # with spec.nodeName: created bound, never scheduled
     pods: list[JSON]  # to schedule, in order; schedulerName is set by the harness
     stats: dict[str, int] = field(default_factory=dict)
+    # The scenario kind (bench.conformance.kinds) that generated it: it decides the services,
+    # the comparison and whether an offline replay can judge it.
+    kind: str = "basic"
+    # Merged into both schedulers' profile (plugins, pluginConfig); empty: upstream's default.
+    profile: JSON = field(default_factory=dict)
+    # Any other API objects, created after the nodes and before the running pods (e.g.
+    # StorageClasses, PersistentVolumes, DeviceClasses, ResourceSlices).
+    objects: list[JSON] = field(default_factory=list)
 
     def to_json(self) -> JSON:
         return asdict(self)
@@ -86,6 +95,7 @@ class Scenario:
 
     @classmethod
     def from_json(cls, data: JSON) -> Scenario:
+        # Recordings made before ``kind``/``profile``/``objects`` existed read as "basic".
         return cls(**data)
 
 
@@ -315,7 +325,12 @@ def _place(rng: random.Random, pod: JSON, nodes: list[JSON], used: dict[str, lis
 
 
 def generate(seed: int, *, nodes: int = 20, running: int = 40, pods: int = 50) -> Scenario:
-    rng = random.Random(seed)
+    """The "basic" kind's scenario (the one recorded runs were made with)."""
+    return build(random.Random(seed), seed, nodes=nodes, running=running, pods=pods)
+
+
+def build(rng: random.Random, seed: int, *, nodes: int, running: int, pods: int) -> Scenario:
+    """A scenario drawn from ``rng``: what other kinds start from and then adapt."""
     node_list = [make_node(rng, i) for i in range(nodes)]
     used = {n["metadata"]["name"]: [0, 0, 0, 0] for n in node_list}
     running_pods = []

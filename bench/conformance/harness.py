@@ -17,6 +17,10 @@ Each scheduler has one pod watch, so it sees a deletion or a new bound pod befor
 it is asked to schedule: no sleeping is needed between steps.
 A candidate named ``upstream`` is a second kube-scheduler: the self-check that proves the
 method (ties, log parsing, messages) before any Corral decision is judged.
+
+The scenario's kind (``bench.conformance.kinds``) adds its services and their configuration,
+its comparison, and for preemption the victims' bookkeeping: each decision's victims are
+created again before the next scheduler decides, and upstream's are deleted before step 3.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import copy
 import json
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from bench.cluster import make_schedulable
-from bench.conformance.compare import Decision, LogParser, Trace, Verdict, compare
+from bench.conformance import kinds
+from bench.conformance.compare import Decision, LogParser, Trace, Verdict
 from bench.conformance.generate import JSON, Scenario
 from bench.schedulers import SchedulerConfig, SchedulerProcess
 from corral.k8s import ApiError, Client
@@ -38,6 +44,8 @@ from corral.testing import LocalCluster
 
 REFERENCE: Final = "conf-reference"
 DECISION_TIMEOUT: Final = 30.0
+# Events are recorded asynchronously by both schedulers; a preemptor's is there within seconds.
+EVENT_TIMEOUT: Final = 10.0
 POLL: Final = 0.02
 
 
@@ -77,6 +85,7 @@ class Report:
     seed: int
     candidates: list[str]
     results: list[PodResult] = field(default_factory=list)
+    kind: str = "basic"
 
     def agreement(self, candidate: str) -> tuple[int, int]:
         judged = [r.verdicts[candidate] for r in self.results if candidate in r.verdicts]
@@ -94,6 +103,7 @@ class Report:
     def to_json(self) -> JSON:
         return {
             "seed": self.seed,
+            "kind": self.kind,
             "candidates": self.candidates,
             "counts": self.counts(),
             "agreement": {c: self.agreement(c) for c in self.candidates},
@@ -102,20 +112,52 @@ class Report:
 
 
 def _decision(
-    client: Client, namespace: str, name: str, timeout: float, process: SchedulerProcess
+    client: Client,
+    namespace: str,
+    name: str,
+    timeout: float,
+    process: SchedulerProcess,
+    *,
+    through_preemption: bool = False,
 ) -> Decision:
+    """The pod's outcome. ``through_preemption``: an unschedulable pod with a nominated node is
+    followed until it is bound (its victims gone), the nominated node kept in the decision."""
     path = f"/api/v1/namespaces/{namespace}/pods/{name}"
     deadline = time.monotonic() + timeout
+    nominated = None
     while time.monotonic() < deadline and process.alive():
         pod = client.request("GET", path)
         node = pod.get("spec", {}).get("nodeName")
         if node:
-            return Decision(node=node)
-        for condition in pod.get("status", {}).get("conditions") or []:
+            return Decision(node=node, nominated=nominated)
+        status = pod.get("status", {})
+        for condition in status.get("conditions") or []:
             if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-                return Decision(reason=condition.get("reason"), message=condition.get("message"))
+                nominated = nominated or status.get("nominatedNodeName")
+                if not (through_preemption and nominated):
+                    return Decision(reason=condition.get("reason"),
+                                    message=condition.get("message"))  # fmt: skip
         time.sleep(POLL)
-    return Decision(timed_out=True)
+    return Decision(timed_out=True, nominated=nominated)
+
+
+def _first_failure(client: Client, namespace: str, name: str) -> str | None:
+    """The message of the pod's first FailedScheduling Event (a preemptor's, once it is bound:
+    its condition is gone), or None when it was bound at the first attempt."""
+    params = {"fieldSelector": f"involvedObject.name={name},reason=FailedScheduling"}
+    deadline = time.monotonic() + EVENT_TIMEOUT
+    while True:
+        events = (
+            client.request("GET", f"/api/v1/namespaces/{namespace}/events", params=params).get(
+                "items"
+            )
+            or []
+        )
+        if events or time.monotonic() > deadline:
+            break
+        time.sleep(POLL)
+    events.sort(key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "")
+    return events[0].get("message") if events else None
 
 
 def _force_delete(client: Client, namespace: str, name: str) -> None:
@@ -171,6 +213,8 @@ def setup_state(cluster: LocalCluster, scenario: Scenario) -> None:
     for node in scenario.nodes:
         admin.create(node)
     make_schedulable(admin, [n["metadata"]["name"] for n in scenario.nodes])
+    for obj in scenario.objects:
+        admin.create(obj)
     for pod in scenario.running:
         admin.create(pod)
 
@@ -205,51 +249,56 @@ def run(
     say: Callable[[str], None] = lambda _: None,
 ) -> Report:
     """Schedule every pod of ``scenario`` by the reference and each candidate (see module doc).
-    The cluster must be fresh (no nodes); the schedulers are started and stopped here."""
+    The cluster must be fresh (no nodes); the schedulers and the kind's services are started
+    and stopped here."""
+    kind = kinds.get(scenario.kind)
     setup_state(cluster, scenario)
     processes: list[SchedulerProcess] = []
     names = {kind: f"conf-{i}-{kind}" for i, kind in enumerate(candidates)}
-    try:
-        ref_config = SchedulerConfig(
-            scheduler_name=REFERENCE,
-            percentage_of_nodes_to_score=100,
-            disabled_plugins=disabled_plugins,
-        )
-        reference = SchedulerProcess.start(
-            "upstream", cluster, ref_config.write(cluster, "conf-reference.yaml"),
-            extra_args=["--v=2", "--vmodule=schedule_one=10"], log_name="conf-reference",
-        )  # fmt: skip
-        processes.append(reference)
-        for kind, name in names.items():
-            config = SchedulerConfig(
+    with ExitStack() as services:
+        config_extra = kind.services(services, cluster, scenario) if kind.services else {}
+
+        def config(name: str) -> Path:
+            return SchedulerConfig(
                 scheduler_name=name,
                 percentage_of_nodes_to_score=100,
                 disabled_plugins=disabled_plugins,
-            )
-            processes.append(
-                SchedulerProcess.start(kind, cluster, config.write(cluster, f"{name}.yaml"),
-                                       log_name=name)
+                profile_extra=scenario.profile,
+                config_extra=config_extra,
+            ).write(cluster, f"{name}.yaml")
+
+        try:
+            reference = SchedulerProcess.start(
+                "upstream", cluster, config(REFERENCE),
+                extra_args=["--v=2", "--vmodule=schedule_one=10"], log_name="conf-reference",
             )  # fmt: skip
-        admin = cluster.admin
-        for scheduler_name, process in zip([REFERENCE, *names.values()], processes, strict=True):
-            _canary(admin, scheduler_name, process)
-        log = _ReferenceLog(reference.log)
-        report = Report(scenario.seed, list(candidates))
-        for index, original in enumerate(scenario.pods):
-            report.results.append(
-                _one(admin, log, index, original, names=names, processes=processes)
-            )
-            result = report.results[-1]
-            bad = [k for k, v in result.verdicts.items() if not v.agree]
-            say(f"seed {scenario.seed} pod {index}: {result.reference.describe()[:80]}"
-                + (f"  DISAGREE {bad}" if bad else ""))  # fmt: skip
+            processes.append(reference)
+            for candidate, name in names.items():
+                processes.append(
+                    SchedulerProcess.start(candidate, cluster, config(name), log_name=name)
+                )
+            admin = cluster.admin
+            for scheduler_name, process in zip(
+                [REFERENCE, *names.values()], processes, strict=True
+            ):
+                _canary(admin, scheduler_name, process)
+            lockstep = _Lockstep(admin, _ReferenceLog(reference.log), kind, names, processes,
+                                 {_key(p): p for p in scenario.running})  # fmt: skip
+            report = Report(scenario.seed, list(candidates), kind=scenario.kind)
+            for index, original in enumerate(scenario.pods):
+                report.results.append(lockstep.one(index, original))
+                result = report.results[-1]
+                bad = [k for k, v in result.verdicts.items() if not v.agree]
+                say(f"{scenario.kind} seed {scenario.seed} pod {index}: "
+                    f"{result.reference.describe()[:80]}"
+                    + (f"  DISAGREE {bad}" if bad else ""))  # fmt: skip
+                for process in processes:
+                    if not process.alive():
+                        raise RuntimeError(f"{process.kind} exited:\n{process.log_tail()}")
+            return report
+        finally:
             for process in processes:
-                if not process.alive():
-                    raise RuntimeError(f"{process.kind} exited:\n{process.log_tail()}")
-        return report
-    finally:
-        for process in processes:
-            process.stop()
+                process.stop()
 
 
 def _copy(original: JSON, name: str, scheduler_name: str) -> JSON:
@@ -259,39 +308,81 @@ def _copy(original: JSON, name: str, scheduler_name: str) -> JSON:
     return pod
 
 
-def _one(
-    admin: Client,
-    log: _ReferenceLog,
-    index: int,
-    original: JSON,
-    *,
-    names: dict[str, str],
-    processes: list[SchedulerProcess],
-) -> PodResult:
-    namespace, base = original["metadata"]["namespace"], original["metadata"]["name"]
-    ref_name = f"{base}-ref"
-    admin.create(_copy(original, ref_name, REFERENCE))
-    reference = _decision(admin, namespace, ref_name, DECISION_TIMEOUT, processes[0])
-    trace = log.trace(f"{namespace}/{ref_name}", reference.node)
-    _force_delete(admin, namespace, ref_name)
-    top = sorted(trace.top()) if reference.node else []
-    if reference.node and reference.node not in (top or [reference.node]):
-        raise RuntimeError(f"{ref_name}: bound to {reference.node}, not in its own top {top}")
-    result = PodResult(index, base, reference, top,
-                       max(trace.final.values()) if trace.final else None)  # fmt: skip
-    for i, (kind, scheduler_name) in enumerate(names.items()):
-        name = f"{base}-{i}"
-        admin.create(_copy(original, name, scheduler_name))
-        decision = _decision(admin, namespace, name, DECISION_TIMEOUT, processes[i + 1])
-        _force_delete(admin, namespace, name)
-        result.candidates[kind] = decision
-        result.verdicts[kind] = compare(reference, trace, decision)
-    if reference.node:
-        state = copy.deepcopy(original)
-        state["spec"]["nodeName"] = reference.node
-        state["spec"]["schedulerName"] = REFERENCE
-        admin.create(state)
-    return result
+def _key(pod: JSON) -> str:
+    return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+@dataclass
+class _Lockstep:
+    """The scenario's bound pods as the harness created them, and each pod's lockstep round."""
+
+    admin: Client
+    log: _ReferenceLog
+    kind: kinds.Kind
+    names: dict[str, str]  # candidate -> scheduler name
+    processes: list[SchedulerProcess]  # the reference first
+    state: dict[str, JSON]  # "namespace/name" -> the bound pod
+
+    def _decide(self, pod: JSON, process: SchedulerProcess) -> Decision:
+        """Create ``pod``, read its decision; on preemption kinds, record the state's pods it
+        deleted as victims and create them again. The copy is deleted before returning."""
+        namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        self.admin.create(pod)
+        decision = _decision(self.admin, namespace, name, DECISION_TIMEOUT, process,
+                             through_preemption=self.kind.preemption)  # fmt: skip
+        _force_delete(self.admin, namespace, name)
+        if self.kind.settle is not None:
+            self.kind.settle(self.admin, pod)
+        if self.kind.preemption:
+            decision.victims = sorted(self._missing())
+            if decision.victims:
+                decision.message = _first_failure(self.admin, namespace, name)
+            if decision.victims and not decision.nominated:
+                # Bound before a poll saw its nominatedNodeName (the API server clears it on
+                # binding): upstream preempts on one node, so the victims' node is the one.
+                nodes = {self.state[v]["spec"]["nodeName"] for v in decision.victims}
+                decision.nominated = ",".join(sorted(nodes))
+            for victim in decision.victims:
+                namespace, name = victim.split("/", 1)
+                _force_delete(self.admin, namespace, name)  # when still terminating
+                self.admin.create(self.state[victim])
+        return decision
+
+    def _missing(self) -> set[str]:
+        present = {
+            _key(p)
+            for p in self.admin.request("GET", "/api/v1/pods").get("items") or []
+            if not p["metadata"].get("deletionTimestamp")
+        }
+        return set(self.state) - present
+
+    def one(self, index: int, original: JSON) -> PodResult:
+        namespace, base = original["metadata"]["namespace"], original["metadata"]["name"]
+        ref_name = f"{base}-ref"
+        reference = self._decide(_copy(original, ref_name, REFERENCE), self.processes[0])
+        trace = self.log.trace(f"{namespace}/{ref_name}", reference.node)
+        top = sorted(trace.top()) if reference.node else []
+        if reference.node and reference.node not in (top or [reference.node]):
+            raise RuntimeError(f"{ref_name}: bound to {reference.node}, not in its own top {top}")
+        result = PodResult(index, base, reference, top,
+                           max(trace.final.values()) if trace.final else None)  # fmt: skip
+        for i, (candidate, scheduler_name) in enumerate(self.names.items()):
+            decision = self._decide(_copy(original, f"{base}-{i}", scheduler_name),
+                                    self.processes[i + 1])  # fmt: skip
+            result.candidates[candidate] = decision
+            result.verdicts[candidate] = self.kind.compare(reference, trace, decision)
+        # The next state is upstream's: its victims gone, the pod bound where it put it.
+        for victim in reference.victims:
+            namespace_, name = victim.split("/", 1)
+            _force_delete(self.admin, namespace_, name)
+            del self.state[victim]
+        if reference.node:
+            state = copy.deepcopy(original)
+            state["spec"]["nodeName"] = reference.node
+            state["spec"]["schedulerName"] = REFERENCE
+            self.admin.create(state)
+            self.state[_key(state)] = state
+        return result
 
 
 def save(report: Report, scenario: Scenario, path: Path) -> None:
@@ -311,7 +402,9 @@ def summary(reports: list[Report]) -> dict[str, Any]:
             "total": total,
             "rate": agree / total if total else 0.0,
             "disagreements": [
-                {"seed": r.seed, **d.to_json()} for r in reports for d in r.disagreements(candidate)
+                {"seed": r.seed, "kind": r.kind, **d.to_json()}
+                for r in reports
+                for d in r.disagreements(candidate)
             ],
         }
     return out

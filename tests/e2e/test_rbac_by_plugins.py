@@ -1,7 +1,7 @@
 """RBAC follows the enabled plugins, proven by the real API server: a tenant profile without
 DefaultPreemption cannot delete pods anywhere (403), one with it can only in its namespaces;
-DynamicResources alone brings the ResourceClaim status writes. The rights come from each
-plugin's declaration (``PluginInfo.namespaced_writes`` / ``cluster_reads``)."""
+DynamicResources alone brings the ResourceClaim writes (status, and the finalizer). The rights
+come from each plugin's declaration (``PluginInfo.namespaced_writes`` / ``cluster_reads``)."""
 
 from __future__ import annotations
 
@@ -84,6 +84,9 @@ def test_writes_follow_the_enabled_plugins(
     claim = {"verb": "patch", "group": "resource.k8s.io", "resource": "resourceclaims",
              "subresource": "status", "namespace": served}  # fmt: skip
     assert allowed(client, claim) is claim_status
+    finalizer = {"verb": "update", "group": "resource.k8s.io", "resource": "resourceclaims",
+                 "namespace": served}  # fmt: skip
+    assert allowed(client, finalizer) is claim_status
     containers = [{"name": "c", "image": "x"}]
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": served},
                  "spec": {"schedulerName": "nobody", "containers": containers}})  # fmt: skip
@@ -95,3 +98,33 @@ def test_writes_follow_the_enabled_plugins(
         client.request("DELETE", path)
     assert denied.value.status == 403, denied.value
     assert kube.get("v1", "Pod", "p", served)["metadata"]["name"] == "p"
+
+
+OFF_VOLUME_BINDING = {"multiPoint": {"disabled": [{"name": "VolumeBinding"}]}}
+
+
+@pytest.mark.parametrize(
+    ("plugins", "binds_volumes"),
+    [
+        pytest.param(None, True, id="VolumeBinding on"),
+        pytest.param(OFF_VOLUME_BINDING, False, id="VolumeBinding off"),
+    ],
+)
+def test_volume_binding_updates_pvs_and_only_served_claims(
+    kube: Client, namespace: str, served: str, plugins: Any, binds_volumes: bool
+) -> None:
+    """As upstream's system:kube-scheduler: update PVs (cluster-scoped) and PVCs, here only in
+    the served namespaces; never delete or create them."""
+    client = rendered_client(kube, namespace, served, plugins)
+    bind = {"verb": "create", "resource": "pods", "subresource": "binding", "namespace": served}
+    deadline = time.monotonic() + 10
+    while not allowed(client, bind) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert allowed(client, bind)
+    pv_update = {"verb": "update", "resource": "persistentvolumes"}
+    claim_update = {"verb": "update", "resource": "persistentvolumeclaims", "namespace": served}
+    assert allowed(client, pv_update) is binds_volumes
+    assert allowed(client, claim_update) is binds_volumes
+    assert not allowed(client, {**claim_update, "namespace": namespace})
+    assert not allowed(client, {"verb": "delete", "resource": "persistentvolumes"})
+    assert not allowed(client, {"verb": "create", "resource": "persistentvolumes"})

@@ -35,9 +35,15 @@ def engine_config(kubeconfig: Path, scheduler_name: str, **top: Any) -> JSON:
 
 class EngineProcess:
     def __init__(
-        self, config: JSON, work: Path, name: str, env: dict[str, str] | None = None
+        self,
+        config: JSON,
+        work: Path,
+        name: str,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
     ) -> None:
         self.env = {**os.environ, "POD_NAME": name, **(env or {})}
+        self.args = args
         self.config_path = work / f"{name}.yaml"
         self.config_path.write_text(yaml.safe_dump(config))
         self.log_path = work / f"{name}.log"
@@ -49,7 +55,7 @@ class EngineProcess:
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "corral", "scheduler", "--config", str(self.config_path),
-                 f"--bind-address=127.0.0.1:{self.port}", "--log-level=Debug"],
+                 f"--bind-address=127.0.0.1:{self.port}", "--log-level=Debug", *self.args],
                 stdout=log, stderr=subprocess.STDOUT, env=self.env,
             )  # fmt: skip
         return self

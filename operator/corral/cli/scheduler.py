@@ -79,6 +79,13 @@ def register(subparsers: Any) -> None:
         metavar="PATH",
         help="with --secure-serving (default: a self-signed pair made at start)",
     )
+    parser.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="NAME=BOOL[,...]",
+        help="as kube-scheduler's; only SchedulerQueueingHints (default true) is known: false "
+        "retries a rejected pod on every event its rejectors registered, without hints",
+    )
     parser.add_argument("--log-level", choices=sorted(LOG_LEVELS), default="Normal")
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     parser.set_defaults(handler=run)  # fmt: skip
@@ -111,6 +118,25 @@ def setup_logging(level: str, fmt: str) -> None:
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
 
+FEATURE_GATES = {"SchedulerQueueingHints": True}
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """``Name=true|false,...`` over the defaults, refused as kube-scheduler refuses it."""
+    gates = dict(FEATURE_GATES)
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise UsageError(f"--feature-gates: missing bool value for {name}")
+        if name not in gates:
+            raise UsageError(f"--feature-gates: unrecognized feature gate: {name}")
+        if value.strip().lower() not in ("true", "false"):
+            raise UsageError(f"--feature-gates: invalid value of {name}={value}, err: not a bool")
+        gates[name] = value.strip().lower() == "true"
+    return gates
+
+
 def parse_bind_address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
@@ -138,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{args.config}: {err}", file=sys.stderr)
         return 1
     host, port = parse_bind_address(args.bind_address)
+    gates = parse_feature_gates(args.feature_gates)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file go together")
     if args.secure_serving:
@@ -160,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         secure_serving=args.secure_serving,
         tls_cert_file=args.tls_cert_file,
         tls_private_key_file=args.tls_private_key_file,
+        queueing_hints=gates["SchedulerQueueingHints"],
     )
     try:
         engine = Engine(engine_config, client, options)

@@ -7,7 +7,8 @@ Contract:
 - Writes where the scheduler may act on pods — pods/binding create, pods/status patch/update,
   events, and what plugins declare (preemption deletes pods): cluster-wide for an ordinary
   profile; with ``tenancy.namespaces`` only in those namespaces, through a Role and RoleBinding
-  in each, so a tenant scheduler cannot bind anywhere else.
+  in each, so a tenant scheduler cannot bind anywhere else. Writes to cluster-scoped objects
+  that plugins declare (VolumeBinding's PersistentVolume updates) are cluster-wide.
 - Secure serving: ``tokenreviews`` and ``subjectaccessreviews`` create, cluster-wide (they are
   cluster-scoped), so the engine can authenticate and authorize who scrapes ``/metrics``.
 - Leader election: in the profile's namespace, Lease ``create`` (which RBAC cannot restrict by
@@ -81,6 +82,7 @@ def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
             continue
         reads += [(g, r, READ) for g, r in info.cluster_reads]
         writes += list(info.namespaced_writes)
+        reads += list(info.cluster_writes)
     tenancy = profile.spec.tenancy
     if tenancy is not None and tenancy.namespace_selector is not None:
         reads.append(("", "namespaces", READ))

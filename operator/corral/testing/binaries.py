@@ -21,6 +21,7 @@ ASSETS: Final = Path(__file__).resolve().parent / "assets"
 VERSIONS_FILE: Final = ASSETS / "versions.env"
 BUILD_SCRIPT: Final = ASSETS / "build-control-plane.sh"
 NODE_BUILD_SCRIPT: Final = ASSETS / "build-node.sh"
+STORAGE_BUILD_SCRIPT: Final = ASSETS / "build-storage.sh"
 STAMP: Final = ".complete"
 
 
@@ -218,3 +219,35 @@ def ensure_helm() -> Path:
         raise BinariesError(f"building helm {version} failed (exit {result.returncode})")
     (directory / STAMP).touch()
     return helm
+
+
+@dataclass(frozen=True)
+class StorageBinaries:
+    """csi-provisioner, csi-capacity-driver and local-path-provisioner (``build-storage.sh``)."""
+
+    directory: Path
+
+    def __getitem__(self, name: str) -> Path:
+        return self.directory / name
+
+
+def ensure_storage_binaries(*, build: bool = True) -> StorageBinaries:
+    """The storage components of the volume tests, built first (``assets/build-storage.sh``,
+    minutes when cold; the script knows the cache key) if missing and ``build`` is set."""
+    probe = subprocess.run(
+        ["bash", str(STORAGE_BUILD_SCRIPT)],
+        env={**os.environ, "CORRAL_STORAGE_PROBE": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        check=False,
+        text=True,
+    )
+    directory = Path(probe.stdout.strip())
+    if (directory / STAMP).is_file():
+        return StorageBinaries(directory)
+    if not build:
+        raise BinariesError(
+            f"storage components {directory.name} are not built; run hack/build-storage"
+        )
+    _run_build(STORAGE_BUILD_SCRIPT, "the storage components", directory)
+    return StorageBinaries(directory)

@@ -18,9 +18,13 @@ def engines(tmp_path: Path) -> Iterator[Callable[..., EngineProcess]]:
     started: list[EngineProcess] = []
 
     def start(
-        config: JSON, name: str | None = None, env: dict[str, str] | None = None
+        config: JSON,
+        name: str | None = None,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
     ) -> EngineProcess:
-        engine = EngineProcess(config, tmp_path, name or f"engine-{len(started)}", env).start()
+        name = name or f"engine-{len(started)}"
+        engine = EngineProcess(config, tmp_path, name, env, args).start()
         started.append(engine)
         return engine
 

@@ -82,3 +82,23 @@ corral_scheduler_spans_total{span="api_bind"} 100
         "filter": {"wall": 2.0, "cpu": 2.0, "count": 100.0},
         "span:api_bind": {"wall": 3.0, "count": 100.0},
     }
+
+
+def test_attempts_by_result_and_of_bound_pods() -> None:
+    text = """\
+scheduler_schedule_attempts_total{profile="a",result="scheduled"} 10
+scheduler_schedule_attempts_total{profile="b",result="scheduled"} 5
+scheduler_schedule_attempts_total{profile="a",result="unschedulable"} 7
+scheduler_pod_scheduling_attempts_sum 22
+scheduler_pod_scheduling_attempts_count 15
+"""
+    before = 'scheduler_schedule_attempts_total{profile="a",result="unschedulable"} 2\n'
+    grown = scrape.growth(
+        scrape.parse(before, scrape.ATTEMPTS), scrape.parse(text, scrape.ATTEMPTS)
+    )
+    assert scrape.attempts(grown) == {
+        "scheduled": 15.0,
+        "unschedulable": 5.0,
+        "attempts_of_bound_pods": 22.0,
+        "bound_pods": 15.0,
+    }

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from corral.cli.scheduler import parse_feature_gates
+
 GOOD_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 
@@ -93,3 +95,39 @@ def test_the_whole_config_is_checked_before_credentials(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     assert result.stderr.startswith(f"{config}: extenders: extenders[0] (https://e:1): tlsConfig: ")
     assert "credentials" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("gates", "message"),
+    [
+        pytest.param("Bogus=true", "--feature-gates: unrecognized feature gate: Bogus",
+                     id="unknown"),
+        pytest.param("SchedulerQueueingHints", "missing bool value for SchedulerQueueingHints",
+                     id="no value"),
+        pytest.param("SchedulerQueueingHints=maybe",
+                     "invalid value of SchedulerQueueingHints=maybe", id="not a bool"),
+    ],
+)  # fmt: skip
+def test_bad_feature_gates_are_a_usage_error(tmp_path: Path, gates: str, message: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(GOOD_HEAD + "profiles:\n- schedulerName: a\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "corral", "scheduler", "--config", str(config),
+         f"--feature-gates={gates}"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("gates", "want"),
+    [
+        pytest.param("", True, id="default on"),
+        pytest.param("SchedulerQueueingHints=false", False, id="off"),
+        pytest.param(" SchedulerQueueingHints = TRUE ", True, id="spaces and case"),
+    ],
+)
+def test_feature_gates(gates: str, want: bool) -> None:
+    assert parse_feature_gates(gates) == {"SchedulerQueueingHints": want}

@@ -148,7 +148,7 @@ spec:
         pytest.param(AFFINE_POD, "default/web -> n1  (evaluated 2 nodes, 1 feasible)",
                      id="namespaceSelector reads the Namespace's labels"),
         pytest.param(URGENT_POD, "default/big: unschedulable: 0/2 nodes are available: 2 "
-                     "Insufficient cpu. no new claims to deallocate, preemption: not eligible due "
+                     "Insufficient cpu. preemption: not eligible due "
                      "to preemptionPolicy=Never.",
                      id="priorityClassName resolves the preemptionPolicy as admission does"),
     ],
@@ -186,9 +186,8 @@ def test_pod_level_requests_are_not_overcommitted(
     assert main(["simulate", "-f", str(path)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
-        "default/big: unschedulable: 0/2 nodes are available: 2 Insufficient cpu. no new claims "
-        "to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
-        "scheduling."
+        "default/big: unschedulable: 0/2 nodes are available: 2 Insufficient cpu. preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     placed = {line.split(" -> ")[0]: line.split(" -> ")[1].split()[0] for line in lines[1:]}
     assert sorted(placed) == ["default/a", "default/b"]
@@ -216,3 +215,26 @@ def test_malformed_pod_level_requests_are_a_usage_error(
     path.write_text(TWO_CPU_NODES + pod + "  containers: [{name: c}]\n")
     assert main(["simulate", "-f", str(path)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_volumes_are_bound_as_the_pv_controller_would(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/simulate/storage.yaml: each claim takes the smallest PV its node offers, a PV
+    taken is gone for the next pod, a provisioner's class follows its allowedTopologies."""
+    code = main(["simulate", "-f", str(EXAMPLES / "storage.yaml"), "--explain"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1
+    placements = [line for line in lines if line.startswith("db/")]
+    assert placements == [
+        "db/primary -> node-a  (evaluated 3 nodes, 1 feasible)",
+        "db/replica -> node-b  (evaluated 3 nodes, 1 feasible)",
+        "db/another: unschedulable: 0/3 nodes are available: 3 node(s) didn't find available "
+        "persistent volumes to bind. preemption: 0/3 nodes are available: 3 Preemption is not "
+        "helpful for scheduling.",
+        "db/worker -> node-c  (evaluated 3 nodes, 1 feasible)",
+    ]
+    header = next(line for line in lines if line.split()[:1] == ["NODE"]).split()
+    column = header.index("VolumeBinding")
+    replica = lines[lines.index(placements[1]) + 2 : lines.index(placements[1]) + 5]
+    assert [row.split()[0] for row in replica] == ["node-a", "node-b", "node-c"]
+    assert "didn't find available persistent volumes to bind" in replica[0]
+    assert replica[1].split()[column] == "ok"

@@ -135,7 +135,9 @@ def test_tenant_profile_binds_only_in_its_namespaces() -> None:
         ("authorization.k8s.io", "subjectaccessreviews"),
     }
     writes = {(g, r) for g, r, verb in rules_of(cr) if verb not in ("get", "list", "watch")}
-    assert writes == reviews  # secure serving's reviews only: nothing it could write to pods
+    # Secure serving's reviews, and VolumeBinding's PV updates (PVs belong to no namespace):
+    # nothing it could write to pods or claims.
+    assert writes == reviews | {("", "persistentvolumes")}
     tenant_roles = [r for r in by_kind(objects, "Role") if r["metadata"]["namespace"] in ("a", "b")]
     assert [r["metadata"]["namespace"] for r in tenant_roles] == ["a", "b"]
     for role in tenant_roles:

@@ -16,10 +16,18 @@ PersistentVolumeClaim  /api/v1/persistentvolumeclaims           VolumeBinding, V
 PersistentVolume       /api/v1/persistentvolumes                VolumeRestrictions, NodeVolumeLimits
 StorageClass           /apis/storage.k8s.io/v1/storageclasses   VolumeBinding, VolumeZone
 CSINode                /apis/storage.k8s.io/v1/csinodes         NodeVolumeLimits
+CSIDriver              /apis/storage.k8s.io/v1/csidrivers       VolumeBinding (capacity tracking),
+CSIStorageCapacity     /apis/storage.k8s.io/v1/                 CheckCSIStorageCapacity
+                       csistoragecapacities
+VolumeAttachment       /apis/storage.k8s.io/v1/                 NodeVolumeLimits
+                       volumeattachments
 PodDisruptionBudget    /apis/policy/v1/poddisruptionbudgets     DefaultPreemption
 PriorityClass          /apis/scheduling.k8s.io/v1/priorityclasses  (informational: priorities are
                                                                 resolved into spec.priority at
                                                                 admission)
+ResourceClaim          /apis/resource.k8s.io/v1/resourceclaims  DynamicResources (claims, devices
+ResourceSlice          /apis/resource.k8s.io/v1/resourceslices  in use, the devices of each node,
+DeviceClass            /apis/resource.k8s.io/v1/deviceclasses   their classes)
 =====================  =======================================  ==================================
 
 :data:`WATCHED_KINDS` maps kind → path and :data:`KINDS_BY_PLUGIN` plugin → kinds, so the engine
@@ -47,8 +55,14 @@ WATCHED_KINDS: Final[Mapping[str, str]] = {
     listers.PERSISTENT_VOLUME: "/api/v1/persistentvolumes",
     listers.STORAGE_CLASS: "/apis/storage.k8s.io/v1/storageclasses",
     listers.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
+    listers.CSI_DRIVER: "/apis/storage.k8s.io/v1/csidrivers",
+    listers.CSI_STORAGE_CAPACITY: "/apis/storage.k8s.io/v1/csistoragecapacities",
+    listers.VOLUME_ATTACHMENT: "/apis/storage.k8s.io/v1/volumeattachments",
     listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
     listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
+    listers.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
+    listers.RESOURCE_SLICE: "/apis/resource.k8s.io/v1/resourceslices",
+    listers.DEVICE_CLASS: "/apis/resource.k8s.io/v1/deviceclasses",
 }
 
 _SPREAD: Final = (
@@ -62,12 +76,49 @@ _VOLUMES: Final = (listers.PERSISTENT_VOLUME_CLAIM, listers.PERSISTENT_VOLUME)
 KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
     "PodTopologySpread": _SPREAD,
     "InterPodAffinity": (listers.NAMESPACE,),
-    "VolumeBinding": (*_VOLUMES, listers.STORAGE_CLASS),
+    "VolumeBinding": (
+        *_VOLUMES,
+        listers.STORAGE_CLASS,
+        listers.CSI_NODE,
+        listers.CSI_DRIVER,
+        listers.CSI_STORAGE_CAPACITY,
+    ),
     "VolumeZone": (*_VOLUMES, listers.STORAGE_CLASS),
     "VolumeRestrictions": (listers.PERSISTENT_VOLUME_CLAIM,),
-    "NodeVolumeLimits": (*_VOLUMES, listers.CSI_NODE),
+    "NodeVolumeLimits": (
+        *_VOLUMES,
+        listers.STORAGE_CLASS,
+        listers.CSI_NODE,
+        listers.CSI_DRIVER,
+        listers.VOLUME_ATTACHMENT,
+    ),
     "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
+    "DynamicResources": (listers.RESOURCE_CLAIM, listers.RESOURCE_SLICE, listers.DEVICE_CLASS),
+    "CheckCSIStorageCapacity": (
+        *_VOLUMES,
+        listers.STORAGE_CLASS,
+        listers.CSI_DRIVER,
+        listers.CSI_STORAGE_CAPACITY,
+    ),
+    "LvmVolumeCapacity": (*_VOLUMES, listers.STORAGE_CLASS),
 }
+
+# Kinds whose watch events are cluster events for the scheduling queue (plugins register for
+# them in events_to_register): the storage objects VolumeBinding and the volume plugins read,
+# and the DRA objects DynamicResources reads.
+QUEUEING_KINDS: Final = frozenset(
+    {
+        listers.PERSISTENT_VOLUME_CLAIM,
+        listers.PERSISTENT_VOLUME,
+        listers.STORAGE_CLASS,
+        listers.CSI_NODE,
+        listers.CSI_DRIVER,
+        listers.CSI_STORAGE_CAPACITY,
+        listers.RESOURCE_CLAIM,
+        listers.RESOURCE_SLICE,
+        listers.DEVICE_CLASS,
+    }
+)
 
 ADDED: Final = "ADDED"
 MODIFIED: Final = "MODIFIED"

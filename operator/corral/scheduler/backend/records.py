@@ -411,4 +411,5 @@ def _node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
             (tuple(str(n) for n in image.get("names") or ()), int(image.get("sizeBytes") or 0))
             for image in (raw.get("status") or {}).get("images") or ()
         ),
+        annotations=_labels(meta, "metadata", "annotations"),
     )

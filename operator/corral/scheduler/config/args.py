@@ -165,6 +165,15 @@ class TenantSpreadArgs:
     label_key: str | None = None
 
 
+@dataclass(slots=True)
+class LvmVolumeCapacityArgs:
+    """Claims of StorageClasses whose provisioner is one of ``provisioners`` are LVM claims;
+    a class without TopoLVM's device-class parameter uses ``defaultDeviceClass``."""
+
+    provisioners: list[str] = field(default_factory=list)
+    default_device_class: str | None = None
+
+
 _TYPE_META_KEYS: Final = ("kind", "apiVersion")
 
 

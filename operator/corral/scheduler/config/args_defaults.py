@@ -12,6 +12,9 @@ from typing import Final
 from corral.scheduler.config import args
 
 DEFAULT_TENANT_LABEL_KEY: Final = "corral.dev/tenant"
+# TopoLVM's CSI driver name, and the name its node annotation gives the default device class.
+DEFAULT_LVM_PROVISIONERS: Final = ("topolvm.io",)
+DEFAULT_LVM_DEVICE_CLASS: Final = "00default"
 
 
 def default_preemption(a: args.DefaultPreemptionArgs) -> None:
@@ -75,3 +78,10 @@ def default_dynamic_resources(a: args.DynamicResourcesArgs) -> None:
 def default_tenant_spread(a: args.TenantSpreadArgs) -> None:
     if not a.label_key:
         a.label_key = DEFAULT_TENANT_LABEL_KEY
+
+
+def default_lvm_volume_capacity(a: args.LvmVolumeCapacityArgs) -> None:
+    if not a.provisioners:
+        a.provisioners = list(DEFAULT_LVM_PROVISIONERS)
+    if not a.default_device_class:
+        a.default_device_class = DEFAULT_LVM_DEVICE_CLASS

@@ -351,3 +351,24 @@ def validate_check_pod_limit_resources(
 
 def validate_tenant_spread(path: FieldPath, args: a.TenantSpreadArgs) -> _Errs:
     return _label_name(path.child("labelKey"), args.label_key or "")
+
+
+# The node annotation LvmVolumeCapacity reads, per device class (TopoLVM's convention).
+LVM_CAPACITY_ANNOTATION_PREFIX: Final = "capacity.topolvm.io/"
+
+
+def validate_lvm_volume_capacity(path: FieldPath, args: a.LvmVolumeCapacityArgs) -> _Errs:
+    errs: _Errs = []
+    for i, provisioner in enumerate(args.provisioners):
+        if not provisioner:
+            errs.append(field_error(path.child("provisioners").index(i), "must not be empty"))
+    device_class = args.default_device_class or ""
+    key = LVM_CAPACITY_ANNOTATION_PREFIX + device_class
+    errs += [
+        field_error(
+            path.child("defaultDeviceClass"),
+            f"{quote(device_class)}: not usable in the node annotation {quote(key)}: {m}",
+        )
+        for m in check_qualified_name(key)
+    ]
+    return errs

@@ -68,6 +68,9 @@ class PluginDeclaration:
     cluster_reads: tuple[Resource, ...] = ()
     # Granted where the scheduler may bind (cluster-wide, or only in tenant namespaces).
     namespaced_writes: tuple[Write, ...] = ()
+    # Writes to cluster-scoped objects, granted cluster-wide even to a tenant scheduler
+    # (VolumeBinding binds PersistentVolumes, which belong to no namespace).
+    cluster_writes: tuple[Write, ...] = ()
     source: str = "upstream"
 
     @property
@@ -165,13 +168,18 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "node_volume_limits",
         "preFilter filter",
         "CSI attach limits per node.",
-        cluster_reads=(*_PV, *_STORAGE, ("storage.k8s.io", "volumeattachments")),
+        cluster_reads=(
+            *_PV,
+            *_STORAGE,
+            ("storage.k8s.io", "volumeattachments"),
+            ("storage.k8s.io", "csidrivers"),
+        ),
     ),
     _upstream(
         "VolumeBinding",
         "volume_binding",
         "preFilter filter reserve preBind preScore score",
-        "Bound PersistentVolumes' node affinity.",
+        "Binds and provisions PersistentVolumes (WaitForFirstConsumer), PV node affinity.",
         args=PluginArgs(a.VolumeBindingArgs, d.default_volume_binding, v.validate_volume_binding),
         cluster_reads=(
             *_PV,
@@ -179,6 +187,10 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
             ("storage.k8s.io", "csidrivers"),
             ("storage.k8s.io", "csistoragecapacities"),
         ),
+        # As upstream's system:kube-scheduler role: update PVs (claimRef) and PVCs
+        # (volume.kubernetes.io/selected-node).
+        cluster_writes=(("", "persistentvolumes", ("update",)),),
+        namespaced_writes=(("", "persistentvolumeclaims", ("update",)),),
     ),
     _upstream(
         "VolumeZone",
@@ -215,11 +227,9 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
     _upstream(
         "DynamicResources",
         "dynamic_resources",
-        # Corral refuses pods with ResourceClaims at PreFilter (allocation is not implemented);
-        # its PostFilter only reports, as upstream's, that there is no claim to deallocate.
-        # It has no PreEnqueue, Reserve or PreBind of upstream's.
-        "preFilter filter postFilter",
-        "Dynamic resource allocation (ResourceClaims): not supported yet, such pods are refused.",
+        # Upstream's extension points; preScore only skips Score for pods without claims.
+        "preEnqueue preFilter filter postFilter preScore score reserve preBind",
+        "Dynamic resource allocation: allocates devices from ResourceSlices to ResourceClaims.",
         default_weight=2,
         args=PluginArgs(
             a.DynamicResourcesArgs, d.default_dynamic_resources, v.validate_dynamic_resources
@@ -229,7 +239,11 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
             ("resource.k8s.io", "resourceclaims"),
             ("resource.k8s.io", "resourceslices"),
         ),
-        namespaced_writes=(("resource.k8s.io", "resourceclaims/status", ("patch", "update")),),
+        namespaced_writes=(
+            # PreBind adds the delete-protection finalizer (update), then writes the status.
+            ("resource.k8s.io", "resourceclaims", ("update",)),
+            ("resource.k8s.io", "resourceclaims/status", ("patch", "update")),
+        ),
     ),
     _upstream(
         "DefaultPreemption",
@@ -320,6 +334,31 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "preScore score",
         "Prefers nodes with the fewest pods sharing the pod's tenant label value.",
         args=PluginArgs(a.TenantSpreadArgs, d.default_tenant_spread, v.validate_tenant_spread),
+    ),
+    # Storage capacity (seed 000's configuration).
+    _corral(
+        "CheckCSIStorageCapacity",
+        "check_csi_storage_capacity",
+        "preFilter filter",
+        "Filters out nodes whose CSIStorageCapacity cannot hold the pod's claims to be "
+        "provisioned, per StorageClass.",
+        cluster_reads=(
+            *_PV,
+            ("storage.k8s.io", "storageclasses"),
+            ("storage.k8s.io", "csidrivers"),
+            ("storage.k8s.io", "csistoragecapacities"),
+        ),
+    ),
+    _corral(
+        "LvmVolumeCapacity",
+        "lvm_volume_capacity",
+        "filter",
+        "Filters out nodes whose free LVM capacity (TopoLVM's capacity.topolvm.io/<device-class> "
+        "annotation) cannot hold the pod's LVM claims.",
+        args=PluginArgs(
+            a.LvmVolumeCapacityArgs, d.default_lvm_volume_capacity, v.validate_lvm_volume_capacity
+        ),
+        cluster_reads=(*_PV, ("storage.k8s.io", "storageclasses")),
     ),
 )
 

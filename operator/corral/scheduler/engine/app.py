@@ -27,7 +27,7 @@ from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.cache import Cache
-from corral.scheduler.backend.objects import WATCHED_KINDS, ObjectStore, kinds_for
+from corral.scheduler.backend.objects import QUEUEING_KINDS, WATCHED_KINDS, ObjectStore, kinds_for
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.binding import ApiBinder
 from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
@@ -48,9 +48,11 @@ from corral.scheduler.engine.metrics import (
     SchedulerMetrics,
 )
 from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.object_updater import ApiObjectUpdater
 from corral.scheduler.engine.podstatus import record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
+from corral.scheduler.engine.resource_claims import ApiClaimWriter
 from corral.scheduler.engine.secure_serving import DelegatedAuth, server_context
 from corral.scheduler.engine.server import HealthServer
 from corral.scheduler.engine.timing import EngineTiming
@@ -68,6 +70,13 @@ FLUSH_BACKOFF_SECONDS: Final = 1.0
 # Bindings are I/O bound and paced by the token bucket; upstream runs one goroutine each.
 BINDING_WORKERS: Final = 64
 FLUSH_UNSCHEDULABLE_SECONDS: Final = 30.0
+# Object kinds whose changes move unschedulable pods (plugins register for them); the others
+# only feed the lister.
+_OBJECT_ACTIONS: Final = {
+    "ADDED": ActionType.ADD,
+    "MODIFIED": ActionType.UPDATE,
+    "DELETED": ActionType.DELETE,
+}
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,9 @@ class EngineOptions:
     secure_serving: bool = False
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
+    # Upstream's SchedulerQueueingHints gate (gone in 1.37, always on there); off only to
+    # measure what hints save.
+    queueing_hints: bool = True
 
 
 class Engine:
@@ -116,6 +128,8 @@ class Engine:
             objects=self.objects,
             nominator=self.nominator,
             preemption_executor=self.preemption,
+            claim_writer=ApiClaimWriter(client, self.bucket),
+            object_updater=ApiObjectUpdater(client, self.bucket),
         )
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         extenders = load_extenders(engine)
@@ -124,17 +138,18 @@ class Engine:
             for name, fwk in frameworks.items()
         }
         first = next(iter(frameworks.values()))
-        events_by_plugin: dict[str, Any] = {}
-        for fwk in frameworks.values():
-            events_by_plugin.update(fwk.events_by_plugin())
-        # Upstream retries pods an extender rejected on any cluster event: it cannot know what
-        # an extender's verdict depends on.
-        if extenders:
-            events_by_plugin[EXTENDER_NAME] = (ClusterEvent(WILDCARD, ActionType.ALL),)
+        events_by_profile: dict[str, dict[str, Any]] = {}
+        for name, fwk in frameworks.items():
+            events_by_profile[name] = dict(fwk.events_by_plugin())
+            # Upstream retries pods an extender rejected on any cluster event: it cannot know
+            # what an extender's verdict depends on.
+            if extenders:
+                events_by_profile[name][EXTENDER_NAME] = (ClusterEvent(WILDCARD, ActionType.ALL),)
         self.queue = SchedulingQueue(
             less=first.less,  # validation makes every profile use the same QueueSort
             pre_enqueue=self._pre_enqueue,
-            events_by_plugin=events_by_plugin,
+            events_by_profile=events_by_profile,
+            queueing_hints=options.queueing_hints,
             initial_backoff=float(defaulted(cfg.pod_initial_backoff_seconds, "backoff")),
             max_backoff=float(defaulted(cfg.pod_max_backoff_seconds, "backoff")),
         )
@@ -213,7 +228,16 @@ class Engine:
 
     def _object_handler(self, kind: str) -> Callable[[EventType, dict[str, Any]], None]:
         def handle(event: EventType, obj: dict[str, Any]) -> None:
+            # Queueing hints get the object as it was and as it is (raw JSON); a deletion's
+            # old object is the deleted one, as upstream's.
+            meta = obj.get("metadata") or {}
+            key = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+            old = obj if event == "DELETED" else self.objects.get(kind, *key)
             self.objects.apply(kind, event, obj)
+            action = _OBJECT_ACTIONS.get(event)
+            if kind in QUEUEING_KINDS and action is not None:
+                new = None if event == "DELETED" else obj
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action), old, new)
 
         return handle
 
@@ -278,12 +302,18 @@ class Engine:
     def _stop_leading(self) -> None:
         self.leading = False
         self._leader_gauge().set(0)
+        self._close_frameworks()
         self.loop.stop(wait_for_bindings=False)
+
+    def _close_frameworks(self) -> None:
+        for scheduler in self.schedulers.values():
+            scheduler.fwk.close()
 
     def _leader_gauge(self) -> Any:
         return self.metrics.leader.labels(name=self.engine.config.leader_election.resource_name)
 
     async def _shutdown(self) -> None:
+        self._close_frameworks()
         if self.loop.running:
             await asyncio.to_thread(self.loop.stop)
         self.preemption.close()
@@ -356,6 +386,7 @@ class _Reporter:
     def scheduled(self, outcome: Success) -> None:
         m = self.engine.metrics
         m.schedule_attempts.labels(result=RESULT_SCHEDULED, profile=outcome.profile).inc()
+        m.pod_scheduling_attempts.observe(outcome.attempts)
         m.attempt_duration.labels(result=RESULT_SCHEDULED, profile=outcome.profile).observe(
             outcome.duration
         )

@@ -31,7 +31,13 @@ from corral.scheduler.extender import (
     with_ignored_resources,
 )
 from corral.scheduler.framework.interface import PodBinder
-from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
+from corral.scheduler.framework.listers import (
+    ObjectLister,
+    ObjectUpdater,
+    PodNominator,
+    PreemptionExecutor,
+    ResourceClaimWriter,
+)
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.registry import Registry
 from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
@@ -119,6 +125,8 @@ def build_frameworks(
     objects: ObjectLister | None = None,
     nominator: PodNominator | None = None,
     preemption_executor: PreemptionExecutor | None = None,
+    claim_writer: ResourceClaimWriter | None = None,
+    object_updater: ObjectUpdater | None = None,
 ) -> dict[str, Framework]:
     """One Framework per profile; raises :class:`ValidationError` naming what is missing."""
     out: dict[str, Framework] = {}
@@ -143,6 +151,8 @@ def build_frameworks(
                 objects=objects,
                 nominator=nominator,
                 preemption_executor=preemption_executor,
+                claim_writer=claim_writer,
+                object_updater=object_updater,
             )
         except FrameworkError as exc:
             errs.append(FieldError(path, str(exc)))

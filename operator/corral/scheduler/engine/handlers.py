@@ -1,12 +1,12 @@
 """Informer events -> the cache and the scheduling queue (upstream ``eventhandlers.go``).
 
-- Assigned pods (``spec.nodeName`` set) live in the cache: adding one confirms an assumed pod;
-  deleting one frees room, so unschedulable pods are moved (AssignedPodDelete).
+- Assigned pods (``spec.nodeName`` set) live in the cache: adding one confirms an assumed pod.
+  Their add, update and delete are queueing events (AssignedPod*), with the pods as objects.
 - Pending pods this engine is responsible for live in the queue: a pod is ours when its
   ``schedulerName`` is one of our profiles' and its namespace is served (tenancy). A pending pod
   that becomes bound (by us or anyone else) or is deleted leaves the queue.
-- Node changes go to the cache and move the pods whose rejecting plugins registered for that
-  kind of change (label, taint, allocatable, condition...).
+- Node changes go to the cache and are queueing events with the old and new node: one event
+  per kind of change (label, taint, allocatable, condition...), as upstream.
 
 These run on the event loop thread; the cache and the queue are thread-safe.
 """
@@ -55,22 +55,20 @@ def _field(obj: object, key: str) -> Any:
 NodeExtras = tuple[dict[str, str], dict[str, str]]
 
 
-def node_change(
+def node_changes(
     old: NodeRecord, new: NodeRecord, old_x: NodeExtras, new_x: NodeExtras
-) -> ActionType:
-    """Which scheduling-relevant properties changed (upstream nodeSchedulingPropertiesChange)."""
-    action = ActionType(0)
-    if old.unschedulable != new.unschedulable or old.taints != new.taints:
-        action |= ActionType.UPDATE_NODE_TAINT  # upstream files spec.unschedulable here too
-    if old.labels != new.labels:
-        action |= ActionType.UPDATE_NODE_LABEL
-    if old.allocatable != new.allocatable:
-        action |= ActionType.UPDATE_NODE_ALLOCATABLE
-    if old_x[0] != new_x[0]:
-        action |= ActionType.UPDATE_NODE_CONDITION
-    if old_x[1] != new_x[1]:
-        action |= ActionType.UPDATE_NODE_ANNOTATION
-    return action
+) -> list[ClusterEvent]:
+    """One event per scheduling-relevant change, in upstream's order
+    (``NodeSchedulingPropertiesChange``; spec.unschedulable is filed as a taint change)."""
+    changes = (
+        (old.unschedulable != new.unschedulable, ActionType.UPDATE_NODE_TAINT),
+        (old.allocatable != new.allocatable, ActionType.UPDATE_NODE_ALLOCATABLE),
+        (old.labels != new.labels, ActionType.UPDATE_NODE_LABEL),
+        (old.taints != new.taints, ActionType.UPDATE_NODE_TAINT),
+        (old_x[0] != new_x[0], ActionType.UPDATE_NODE_CONDITION),
+        (old_x[1] != new_x[1], ActionType.UPDATE_NODE_ANNOTATION),
+    )
+    return [ClusterEvent(events.NODE, a, "NodeUpdate") for changed, a in changes if changed]
 
 
 class ClusterState:
@@ -137,6 +135,11 @@ class ClusterState:
                 self.cache.update_pod(old, pod)
         except CacheError as exc:
             log.warning("cache: pod %s: %s", pod.key, exc)
+        if old is None:
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD, None, pod)
+        elif old.resource_version != pod.resource_version:
+            for event in events.pod_changes(old, pod, target=False):
+                self.queue.move_all_to_active_or_backoff(event, old, pod)
 
     def _pod_gone(self, uid: str) -> None:
         if self._pending.pop(uid, None) is not None:
@@ -149,14 +152,16 @@ class ClusterState:
             self.cache.remove_pod(old)
         except CacheError as exc:
             log.warning("cache: pod %s: %s", old.key, exc)
-        self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+        self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, old, None)
 
     # --- nodes ------------------------------------------------------------------------------
 
     def on_node(self, kind: EventType, raw: JSON) -> None:
         name = str(_field(_field(raw, "metadata"), "name") or "")
         if kind == "DELETED":
-            if self._nodes.pop(name, None) is not None:
+            gone = self._nodes.pop(name, None)
+            if gone is not None:
+                self.queue.move_all_to_active_or_backoff(events.NODE_DELETE, gone[0], None)
                 self.cache.remove_node(name)
             return
         try:
@@ -168,13 +173,10 @@ class ClusterState:
         self._nodes[name] = (node, extras)
         self.cache.add_node(node)
         if old is None:
-            self.queue.move_all_to_active_or_backoff(events.NODE_ADD)
+            self.queue.move_all_to_active_or_backoff(events.NODE_ADD, None, node)
             return
-        action = node_change(old[0], node, old[1], extras)
-        if action:
-            self.queue.move_all_to_active_or_backoff(
-                ClusterEvent(events.NODE, action, "NodeUpdate")
-            )
+        for event in node_changes(old[0], node, old[1], extras):
+            self.queue.move_all_to_active_or_backoff(event, old[0], node)
 
     @property
     def pending_count(self) -> int:

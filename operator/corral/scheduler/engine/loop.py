@@ -52,6 +52,7 @@ class Success:
     evaluated_nodes: int
     feasible_nodes: int
     duration: float
+    attempts: int = 1  # scheduling attempts, this one included (QueuedPodInfo.attempts)
 
 
 class Reporter(Protocol):
@@ -206,7 +207,7 @@ class SchedulingLoop:
             self.queue.done(pod.uid)
             self.reporter.scheduled(
                 Success(pod, pod.scheduler_name, host, evaluated, feasible,
-                        time.monotonic() - started)
+                        time.monotonic() - started, qpi.attempts)
             )  # fmt: skip
             return
         rejecting = frozenset({status.plugin}) if status.is_rejected and status.plugin else None

@@ -3,9 +3,10 @@
 Nodes and running pods go into a real :class:`Cache`, and the other kinds plugins read
 (Namespaces, Services, PVCs, PDBs, ... :data:`WATCHED_KINDS`) into the same
 :class:`ObjectStore` the informers fill; each pod to place runs the real scheduling and binding
-cycles of its profile (Bind only records the node). As admission would, a pod's
-``priorityClassName`` is resolved into ``spec.priority`` and ``spec.preemptionPolicy`` from
-the PriorityClasses given. A placed pod is then added to
+cycles of its profile (Bind only records the node; the volume bindings PreBind writes are
+completed by :mod:`.simulated_storage`, as the PV controller and provisioners would). As
+admission would, a pod's ``priorityClassName`` is resolved into ``spec.priority`` and
+``spec.preemptionPolicy`` from the PriorityClasses given. A placed pod is then added to
 the cache as bound, so later pods see it, exactly as the informer would confirm it. Ties are
 broken by a seeded RNG, so a simulation is repeatable.
 
@@ -30,6 +31,7 @@ from corral.scheduler.engine.frameworks import (
     engine_registry,
     load_extenders,
 )
+from corral.scheduler.engine.simulated_storage import SimulatedStorage
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
@@ -75,7 +77,11 @@ class Simulator:
     def __init__(self, engine: EngineConfig, *, seed: int = 0) -> None:
         self.binder = _Recorder()
         self.objects = ObjectStore()
-        frameworks = build_frameworks(engine, engine_registry(), self.binder, objects=self.objects)
+        self.storage = SimulatedStorage(self.objects)
+        frameworks = build_frameworks(
+            engine, engine_registry(), self.binder, objects=self.objects,
+            object_updater=self.storage,
+        )  # fmt: skip
         pct = defaulted(engine.config.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         rng = random.Random(seed)
         extenders = load_extenders(engine)

@@ -126,10 +126,12 @@ class HTTPExtender:
         result = self._decode(wire.ExtenderFilterResult.from_json, doc)
         if result.error:
             raise ExtenderError(printable(result.error))  # a peer's text, kept on one line
+        as_node_objects = False
         if self.node_cache_capable and result.node_names is not None:
             kept = list(result.node_names)
         elif result.nodes is not None:
             kept = [wire.node_name(n) for n in result.nodes]
+            as_node_objects = True
         else:
             kept = []
         sent = {n.name for n in nodes}
@@ -139,7 +141,12 @@ class HTTPExtender:
                     f'extender "{self.name}" claims a filtered node "{name}" which is not found '
                     "in the input node list"
                 )
-        return FilterResult(tuple(kept), result.failed_nodes, result.failed_and_unresolvable_nodes)
+        return FilterResult(
+            tuple(kept),
+            result.failed_nodes,
+            result.failed_and_unresolvable_nodes,
+            as_node_objects=as_node_objects,
+        )
 
     def prioritize(
         self, pod: PodInfo, nodes: Sequence[NodeRecord]

@@ -92,6 +92,9 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    # An extender returned the feasible nodes as Node objects: they are scored as upstream's
+    # new NodeInfos of them, without pods (runtime.extenders.scoring_snapshot).
+    extender_node_objects: bool = False
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:

@@ -43,6 +43,9 @@ class FilterResult:
     failed: Mapping[str, str] = field(default_factory=dict)
     # Takes precedence over ``failed`` for a node listed in both.
     failed_and_unresolvable: Mapping[str, str] = field(default_factory=dict)
+    # The kept nodes came back as Node objects (no nodeCacheCapable name list): upstream's
+    # HTTPExtender.Filter makes new NodeInfos of them, so scoring sees them without pods.
+    as_node_objects: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,17 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from corral.scheduler.framework.cluster_events import ClusterEvent
+from corral.scheduler.framework.cluster_events import ClusterEvent, ClusterEventWithHint
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
-from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
+from corral.scheduler.framework.listers import (
+    ObjectLister,
+    ObjectUpdater,
+    PodNominator,
+    PreemptionExecutor,
+    ResourceClaimWriter,
+)
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -94,9 +100,10 @@ class QueueSortPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class EnqueueExtensions(Plugin, Protocol):
-    """Events that may make a pod this plugin rejected schedulable (upstream EventsToRegister)."""
+    """Events that may make a pod this plugin rejected schedulable, each optionally with the
+    queueing hint that judges it (upstream EventsToRegister; see ``cluster_events``)."""
 
-    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]: ...
 
 
 class PreFilterExtensions(Protocol):
@@ -246,7 +253,15 @@ class Handle(Protocol):
     def preemption_executor(self) -> PreemptionExecutor | None: ...
 
     @property
+    def claim_writer(self) -> ResourceClaimWriter | None: ...
+
+    @property
     def extenders(self) -> Sequence[Extender]: ...
+
+    @property
+    def object_updater(self) -> ObjectUpdater | None:
+        """API writes for plugins that change objects before binding (VolumeBinding)."""
+        ...
 
     def snapshot(self) -> Snapshot | None:
         """The snapshot of the cycle in progress (upstream ``SnapshotSharedLister``)."""

@@ -6,6 +6,8 @@
 - :class:`PodNominator`: pending pods nominated to a node (the scheduling queue's nominator).
 - :class:`PreemptionExecutor`: the API side of a preemption decision (deleting victims, events,
   clearing nominations); the plugin decides, the executor acts.
+- :class:`ResourceClaimWriter`: the API side of DynamicResources (claim status and finalizer
+  writes in PreBind, Unreserve and PostFilter).
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ STORAGE_CLASS: Final = "StorageClass"
 CSI_NODE: Final = "CSINode"
 POD_DISRUPTION_BUDGET: Final = "PodDisruptionBudget"
 PRIORITY_CLASS: Final = "PriorityClass"
+# Dynamic resource allocation (resource.k8s.io/v1), read by DynamicResources.
+RESOURCE_CLAIM: Final = "ResourceClaim"
+RESOURCE_SLICE: Final = "ResourceSlice"
+DEVICE_CLASS: Final = "DeviceClass"
+# VolumeBinding, CheckCSIStorageCapacity (storage capacity tracking)
+CSI_DRIVER: Final = "CSIDriver"
+CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
+VOLUME_ATTACHMENT: Final = "VolumeAttachment"  # NodeVolumeLimits
 
 Object = Mapping[str, Any]
 
@@ -93,3 +103,38 @@ class PreemptionExecutor(Protocol):
         namespaces it serves. A pod it may not evict stays on its node in the dry run, as a
         pod of higher priority would (Corral's addition; upstream may evict any pod)."""
         ...
+
+
+class WriteError(Exception):
+    """A write the API server refused; ``conflict`` when the object changed meanwhile (409)."""
+
+    def __init__(self, message: str, *, conflict: bool = False) -> None:
+        super().__init__(message)
+        self.conflict = conflict
+
+
+class ResourceClaimWriter(Protocol):
+    """ResourceClaims through the API server, synchronously (the binding cycle's thread).
+
+    Each method raises :class:`WriteError` with the API server's message."""
+
+    def get(self, namespace: str, name: str) -> Object:
+        """The claim as the API server has it now (after a conflict)."""
+        ...
+
+    def update(self, claim: Object) -> Object:
+        """PUT the claim (metadata and spec: the finalizer); returns the stored object."""
+        ...
+
+    def update_status(self, claim: Object) -> Object:
+        """PUT the claim's status subresource; returns the stored object."""
+        ...
+
+
+class ObjectUpdater(Protocol):
+    """Writes plugins make through the API (VolumeBinding's PreBind): ``update`` PUTs ``obj`` of
+    ``kind`` (:data:`PERSISTENT_VOLUME` or :data:`PERSISTENT_VOLUME_CLAIM`), its
+    ``resourceVersion`` guarding against lost updates, and returns the stored object. It raises
+    on failure; the exception's text is the API server's message."""
+
+    def update(self, kind: str, obj: Object) -> Object: ...

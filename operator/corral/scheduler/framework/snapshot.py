@@ -198,6 +198,7 @@ class Snapshot:
             slot=slot,
             pods=self.pods.pods_on(slot),
             image_states=self.image_states(record),
+            annotations=record.annotations,
         )
 
     def image_states(self, record: types.NodeRecord) -> dict[str, types.ImageState]:

@@ -156,6 +156,8 @@ class NodeRecord:
     raw: Mapping[str, Any] = field(default_factory=dict)
     # status.images: (names, sizeBytes) per image (ImageLocality).
     images: tuple[tuple[tuple[str, ...], int], ...] = ()
+    # metadata.annotations (LvmVolumeCapacity reads TopoLVM's capacity annotations).
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -175,6 +177,7 @@ class NodeInfo:
     declared_features: frozenset[str] = frozenset()  # status.declaredFeatures
     pods: tuple[PodInfo, ...] = ()  # bound and assumed pods on the node
     image_states: Mapping[str, ImageState] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
     def with_pod(self, pod: PodInfo) -> NodeInfo:
         """This node with ``pod`` added (upstream ``NodeInfo.AddPod``), for what-if filtering."""
@@ -229,6 +232,7 @@ class NodeInfo:
             self.declared_features,
             kept,
             self.image_states,
+            self.annotations,
         )
 
 

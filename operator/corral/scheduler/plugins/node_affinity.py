@@ -16,8 +16,15 @@ import numpy as np
 from corral.scheduler.config import plugin_args
 from corral.scheduler.config.args import NodeAffinityArgs
 from corral.scheduler.config.decode import encode
+from corral.scheduler.framework import cluster_events as ev
 from corral.scheduler.framework import nodeselector as ns
-from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import (
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
     FilterVerdict,
@@ -29,7 +36,7 @@ from corral.scheduler.framework.interface import (
 )
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
-from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.framework.types import NodeInfo, NodeRecord, PodInfo
 from corral.scheduler.plugins import helper, names
 
 NAME: Final = names.NODE_AFFINITY
@@ -93,17 +100,14 @@ class NodeAffinity:
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        if self.added_selector is not None and not ns.selector_matches(
-            self.added_selector, node.labels, node.name
-        ):
+        if not self._enforced_matches(node.labels, node.name):
             return _ENFORCED
-        if pod.node_selector and not ns.map_matches(pod.node_selector, node.labels):
-            return _POD
-        if pod.required_affinity is not None and not ns.selector_matches(
-            pod.required_affinity, node.labels, node.name
-        ):
+        if not _required_matches(pod, node.labels, node.name):
             return _POD
         return None
+
+    def _enforced_matches(self, labels: Mapping[str, str], name: str) -> bool:
+        return self.added_selector is None or ns.selector_matches(self.added_selector, labels, name)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
         passed = np.ones(snapshot.capacity, dtype=np.bool_)
@@ -151,10 +155,32 @@ class NodeAffinity:
         helper.default_normalize_score(scores, reverse=False)
         return None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        # Add | UpdateNodeLabel, plus UpdateNodeTaint as upstream registers it without hints.
-        action = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
-        return (ClusterEvent(NODE, action),)
+    # --- queueing hints ---------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        action = ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+        return (ClusterEventWithHint(ClusterEvent(NODE, action), self.hint_node_change),)
+
+    def hint_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """An added node the pod's required affinity (and addedAffinity) matches, or an updated
+        one it matches now but did not before."""
+        original, modified = ev.as_objects(old, new, NodeRecord)
+        assert modified is not None
+        if not self._enforced_matches(modified.labels, modified.name):
+            return QueueingHint.QUEUE_SKIP
+        if not _required_matches(pod, modified.labels, modified.name):
+            return QueueingHint.QUEUE_SKIP
+        if original is not None and _required_matches(pod, original.labels, original.name):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+
+def _required_matches(pod: PodInfo, labels: Mapping[str, str], name: str) -> bool:
+    """The pod's nodeSelector and required node affinity (upstream ``GetRequiredNodeAffinity``)."""
+    if pod.node_selector and not ns.map_matches(pod.node_selector, labels):
+        return False
+    required = pod.required_affinity
+    return required is None or ns.selector_matches(required, labels, name)
 
 
 def new(args: object, handle: Handle) -> NodeAffinity:

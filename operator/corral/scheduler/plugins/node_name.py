@@ -58,8 +58,8 @@ class NodeName:
         return FilterVerdict.uniform(passed, _REJECTED)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
-        # Node Add, plus UpdateNodeTaint as upstream registers it without queueing hints.
-        return (ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),)
+        # No hint: an added node is always worth a retry (it may be the one named).
+        return (ClusterEvent(NODE, ActionType.ADD),)
 
 
 def new(args: object, handle: Handle) -> NodeName:

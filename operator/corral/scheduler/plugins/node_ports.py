@@ -17,7 +17,15 @@ from typing import Final
 
 import numpy as np
 
-from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework import cluster_events as ev
+from corral.scheduler.framework.cluster_events import (
+    ASSIGNED_POD,
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
     FilterVerdict,
@@ -95,8 +103,26 @@ class NodePorts:
                     passed[slot] = False
         return FilterVerdict.uniform(passed, _CONFLICT)
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (ClusterEvent(POD, ActionType.DELETE), ClusterEvent(NODE, ActionType.ADD))
+    # --- queueing hints ---------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Ports are immutable: pod updates cannot free one. An added node always may.
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(ASSIGNED_POD, ActionType.DELETE), self.hint_assigned_pod_deleted
+            ),
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
+        )
+
+    def hint_assigned_pod_deleted(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """The deleted pod was bound or nominated and held a port the pod wants."""
+        deleted, _ = ev.as_objects(old, None, PodInfo)
+        assert deleted is not None
+        if not deleted.node_name and not deleted.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        if deleted.host_ports and conflicts(pod.host_ports, deleted.host_ports):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def new(args: object, handle: Handle) -> NodePorts:

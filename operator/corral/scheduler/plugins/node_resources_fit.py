@@ -24,9 +24,18 @@ import numpy as np
 
 from corral.scheduler.config import plugin_args
 from corral.scheduler.config.args import NodeResourcesFitArgs, ScoringStrategy
+from corral.scheduler.framework import cluster_events as ev
 from corral.scheduler.framework import snapshot as snap
 from corral.scheduler.framework import types
-from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import (
+    ASSIGNED_POD,
+    NODE,
+    TARGET_POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
     FilterVerdict,
@@ -38,7 +47,7 @@ from corral.scheduler.framework.interface import (
 )
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
-from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.framework.types import NodeInfo, NodeRecord, PodInfo, Resources
 from corral.scheduler.plugins import names
 from corral.scheduler.plugins import resource_scoring as rs
 
@@ -250,14 +259,101 @@ class NodeResourcesFit:
             allocatable.append(alloc)
         return rs.score_vec(self.strategy, requested, allocatable, self.weights, self.shape), None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        # Upstream 1.36 registers Add | UpdateNodeAllocatable; without queueing hints it adds
-        # taint and label updates, only because its Node pre-check may filter a Node/Add out.
-        # Corral's queue has no pre-check, so no Node/Add is lost, and label updates (the node
-        # lifecycle controller reconciles os/arch labels on every node) must not move pods
-        # that merely lack cpu: popped from backoffQ at once, they would be retried endlessly.
-        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
-        return (ClusterEvent(POD, ActionType.DELETE), ClusterEvent(NODE, node_actions))
+    # --- queueing hints ---------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Upstream 1.37 with InPlacePodVerticalScaling (GA); DRA extended resources and the
+        # alpha in-place scale-up preemption are not implemented, so not registered.
+        scale_down = ActionType.UPDATE_POD_SCALE_DOWN
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(ASSIGNED_POD, ActionType.DELETE), self.hint_assigned_pod_delete
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                self.hint_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(ASSIGNED_POD, scale_down), self.hint_assigned_pod_scale_down
+            ),
+            ClusterEventWithHint(ClusterEvent(TARGET_POD, scale_down), _queue),
+        )
+
+    def hint_assigned_pod_delete(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """A deleted pod frees room only if it was bound or nominated somewhere."""
+        deleted, _ = ev.as_objects(old, new, PodInfo)
+        assert deleted is not None
+        if not deleted.node_name and not deleted.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def hint_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """An added node the pod fits when empty, or an updated one that now fits it and grew
+        in something the pod requests (upstream ``isSchedulableAfterNodeChange``)."""
+        original, modified = ev.as_objects(old, new, NodeRecord)
+        assert modified is not None
+        if self.filter(CycleState(), pod, _empty(modified)) is not None:
+            return QueueingHint.QUEUE_SKIP
+        if original is None:
+            return QueueingHint.QUEUE
+        grew = _requested_resources_increased(
+            pod.requests, original.allocatable, modified.allocatable
+        )
+        return QueueingHint.QUEUE if grew else QueueingHint.QUEUE_SKIP
+
+    def hint_assigned_pod_scale_down(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """A bound pod lowered a request the pod makes (upstream
+        ``haveEnoughRelevantResourcesDecreased``)."""
+        original, modified = ev.as_objects(old, new, PodInfo)
+        assert original is not None
+        assert modified is not None
+        if not modified.node_name:
+            return QueueingHint.QUEUE_SKIP
+        was, now, want = original.requests, modified.requests, pod.requests
+        for name, amount in _named(want):
+            if amount and was.get(name) > now.get(name) and _counts_as_scalar(name):
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+
+def _queue(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    return QueueingHint.QUEUE
+
+
+def _named(r: Resources) -> list[tuple[str, int]]:
+    fixed = [(types.CPU, r.milli_cpu), (types.MEMORY, r.memory)]
+    return [*fixed, (types.EPHEMERAL_STORAGE, r.ephemeral_storage), *r.scalar.items()]
+
+
+def _counts_as_scalar(name: str) -> bool:
+    return name in (types.CPU, types.MEMORY, types.EPHEMERAL_STORAGE) or types.is_scalar_resource(
+        name
+    )
+
+
+def _empty(node: NodeRecord) -> NodeInfo:
+    """The node without any pod (upstream ``isFit`` builds a fresh NodeInfo)."""
+    return NodeInfo(
+        name=node.name,
+        labels=node.labels,
+        taints=node.taints,
+        unschedulable=node.unschedulable,
+        allocatable=node.allocatable,
+        requested=Resources(),
+        non_zero_milli_cpu=0,
+        non_zero_memory=0,
+        num_pods=0,
+    )
+
+
+def _requested_resources_increased(want: Resources, was: Resources, now: Resources) -> bool:
+    """Upstream ``haveAnyRequestedResourcesIncreased``: more allowed pods, or more of a
+    resource the pod requests."""
+    if now.allowed_pods > was.allowed_pods:
+        return True
+    return not want.is_zero() and any(
+        amount and now.get(name) > was.get(name) for name, amount in _named(want)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,15 @@ from typing import Final
 
 import numpy as np
 
-from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
+from corral.scheduler.framework import cluster_events as ev
+from corral.scheduler.framework.cluster_events import (
+    NODE,
+    TARGET_POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import FilterVerdict, Handle
 from corral.scheduler.framework.snapshot import Snapshot
@@ -22,7 +30,7 @@ from corral.scheduler.framework.taints import (
     Taint,
     tolerations_tolerate,
 )
-from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.framework.types import NodeInfo, NodeRecord, PodInfo
 from corral.scheduler.plugins import helper, names
 
 NAME: Final = names.NODE_UNSCHEDULABLE
@@ -47,8 +55,38 @@ class NodeUnschedulable(helper.NoOpPreFilter):
             return FilterVerdict.uniform(np.ones(snapshot.capacity, dtype=np.bool_), _REJECTED)
         return FilterVerdict.uniform(~snapshot.unschedulable, _REJECTED)
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),)
+    # --- queueing hints ---------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.hint_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
+                self.hint_target_pod_toleration_change,
+            ),
+        )
+
+    def hint_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """A schedulable node added, or a node that became schedulable."""
+        original, modified = ev.as_objects(old, new, NodeRecord)
+        assert modified is not None
+        became = original is None or original.unschedulable
+        if became and not modified.unschedulable:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def hint_target_pod_toleration_change(
+        self, pod: PodInfo, old: object, new: object
+    ) -> QueueingHint:
+        """The pod now tolerates the unschedulable taint (tolerations can only be added)."""
+        _, modified = ev.as_objects(old, new, PodInfo)
+        assert modified is not None
+        if tolerations_tolerate(modified.tolerations, _UNSCHEDULABLE_TAINT):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def new(args: object, handle: Handle) -> NodeUnschedulable:

@@ -6,7 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import (
+    TARGET_POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
@@ -26,8 +31,10 @@ class SchedulingGates:
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"waiting for scheduling gates: [{gates}]"
         )
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (ClusterEvent(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),)
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # No hint: the pod's last gate went, always worth PreEnqueue again.
+        gates_gone = ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+        return (ClusterEventWithHint(ClusterEvent(TARGET_POD, gates_gone)),)
 
 
 def new(args: object, handle: Handle) -> SchedulingGates:

@@ -19,11 +19,14 @@ from typing import Final
 
 import numpy as np
 
+from corral.scheduler.framework import cluster_events as ev
 from corral.scheduler.framework.cluster_events import (
     NODE,
-    UNSCHEDULED_POD,
+    TARGET_POD,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
 )
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import FilterVerdict, Handle, Scores, Slots
@@ -37,7 +40,7 @@ from corral.scheduler.framework.taints import (
     find_untolerated,
     tolerations_tolerate,
 )
-from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.framework.types import NodeInfo, NodeRecord, PodInfo
 from corral.scheduler.plugins import helper, names
 
 NAME: Final = names.TAINT_TOLERATION
@@ -146,11 +149,29 @@ class TaintToleration(helper.NoOpPreFilter):
         helper.default_normalize_score(scores, reverse=True)
         return None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    # --- queueing hints ---------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (
-            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-            ClusterEvent(UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATION),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.hint_node_change,
+            ),
+            # The pod itself got a toleration: always worth a retry.
+            ClusterEventWithHint(ClusterEvent(TARGET_POD, ActionType.UPDATE_POD_TOLERATION)),
         )
+
+    def hint_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """The node now has no NoSchedule/NoExecute taint the pod does not tolerate, and had
+        one before (an added node: had one by definition)."""
+        original, modified = ev.as_objects(old, new, NodeRecord)
+        assert modified is not None
+        tolerations = pod.tolerations
+        was = original is None or (
+            find_untolerated(original.taints, tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+        )
+        now = find_untolerated(modified.taints, tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+        return QueueingHint.QUEUE if was and not now else QueueingHint.QUEUE_SKIP
 
 
 def new(args: object, handle: Handle) -> TaintToleration:

@@ -15,7 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework import cluster_events as ev
+from corral.scheduler.framework.cluster_events import (
+    ASSIGNED_POD,
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle, PreFilterExtensions, PreFilterResult
 from corral.scheduler.framework.snapshot import Snapshot
@@ -27,7 +35,8 @@ NAME: Final = names.VOLUME_RESTRICTIONS
 STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT: Final = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT: Final = (
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+    "in-use by another pod"
 )
 _INLINE: Final = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
@@ -138,12 +147,42 @@ class VolumeRestrictions:
             return Status.of(Code.UNSCHEDULABLE, ERR_REASON_RWOP_CONFLICT)
         return None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    # --- queueing hints ---------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Volumes are immutable: pod updates cannot release one. An added node always may.
         return (
-            ClusterEvent(POD, ActionType.DELETE),
-            ClusterEvent(NODE, ActionType.ADD),
-            ClusterEvent("PersistentVolumeClaim", ActionType.ADD | ActionType.UPDATE),
+            ClusterEventWithHint(
+                ClusterEvent(ASSIGNED_POD, ActionType.DELETE), self.hint_assigned_pod_deleted
+            ),
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
+            ClusterEventWithHint(
+                ClusterEvent("PersistentVolumeClaim", ActionType.ADD), self.hint_claim_added
+            ),
         )
+
+    def hint_assigned_pod_deleted(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """The deleted pod (same namespace) held an inline disk the pod's volumes conflict
+        with, or used one of the pod's claims (maybe ReadWriteOncePod; not looked up)."""
+        deleted, _ = ev.as_objects(old, new, PodInfo)
+        assert deleted is not None
+        if deleted.namespace != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        if any(volume_conflict(v, deleted) for v in _volumes(pod)):
+            return QueueingHint.QUEUE
+        mine = {name for name, ephemeral in volumes.claims(pod) if not ephemeral}
+        theirs = {name for name, ephemeral in volumes.claims(deleted) if not ephemeral}
+        return QueueingHint.QUEUE if mine & theirs else QueueingHint.QUEUE_SKIP
+
+    def hint_claim_added(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """A claim the pod names was created (its access modes can be checked now)."""
+        _, claim = ev.as_objects(old, new, dict)
+        assert claim is not None
+        meta = claim.get("metadata") or {}
+        if meta.get("namespace") != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        named = {name for name, ephemeral in volumes.claims(pod) if not ephemeral}
+        return QueueingHint.QUEUE if meta.get("name") in named else QueueingHint.QUEUE_SKIP
 
 
 def new(args: object, handle: Handle) -> VolumeRestrictions:

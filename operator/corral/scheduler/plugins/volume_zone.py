@@ -10,13 +10,20 @@ label may be matched by the node's GA label) → else UnschedulableAndUnresolvab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
-from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
+from corral.scheduler.framework import cluster_events as ev
+from corral.scheduler.framework.cluster_events import (
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
     FilterVerdict,
@@ -93,11 +100,7 @@ class VolumeZone:
             pv = volumes.pv(self.handle, pv_name)
             if pv is None:
                 return None, volumes.unresolvable(volumes.not_found("persistentvolume", pv_name))
-            pv_labels = (pv.get("metadata") or {}).get("labels") or {}
-            for key in TOPOLOGY_LABELS:
-                if key in pv_labels:
-                    values = frozenset(v for v in str(pv_labels[key]).split("__") if v)
-                    topologies.append((key, values))
+            topologies.extend(pv_topologies(pv))
         state.write(STATE_KEY, _State(tuple(topologies)))
         return None, None
 
@@ -146,13 +149,55 @@ class VolumeZone:
             passed &= ok
         return FilterVerdict.uniform(passed | ~constrained, _CONFLICT)
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    # --- queueing hints (objects: the API's raw JSON) ---------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        add_update = ActionType.ADD | ActionType.UPDATE
         return (
-            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-            ClusterEvent("PersistentVolumeClaim", ActionType.ADD | ActionType.UPDATE),
-            ClusterEvent("PersistentVolume", ActionType.ADD | ActionType.UPDATE),
-            ClusterEvent("StorageClass", ActionType.ADD),
+            ClusterEventWithHint(ClusterEvent("StorageClass", ActionType.ADD), _class_added),
+            # Any added or relabelled node may be in the volumes' zone.
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", add_update), _claim_changed),
+            ClusterEventWithHint(ClusterEvent("PersistentVolume", add_update), _volume_changed),
         )
+
+
+def pv_topologies(pv: Mapping[str, Any]) -> list[tuple[str, frozenset[str]]]:
+    """The PV's zone/region labels, values split on "__" (upstream ``getPVTopologies``)."""
+    labels = (pv.get("metadata") or {}).get("labels") or {}
+    return [
+        (key, frozenset(v for v in str(labels[key]).split("__") if v))
+        for key in TOPOLOGY_LABELS
+        if key in labels
+    ]
+
+
+def _claim_changed(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    """A claim the pod names (same namespace) was added or changed."""
+    _, claim = ev.as_objects(old, new, dict)
+    assert claim is not None
+    meta = claim.get("metadata") or {}
+    named = {name for name, ephemeral in volumes.claims(pod) if not ephemeral}
+    if meta.get("namespace") == pod.namespace and meta.get("name") in named:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _class_added(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    """Only a WaitForFirstConsumer class lets an unbound claim wait instead of failing."""
+    _, added = ev.as_objects(old, new, dict)
+    assert added is not None
+    wffc = added.get("volumeBindingMode") == volumes.WAIT_FOR_FIRST_CONSUMER
+    return QueueingHint.QUEUE if wffc else QueueingHint.QUEUE_SKIP
+
+
+def _volume_changed(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    """An added PV, or one whose zone/region labels changed."""
+    original, modified = ev.as_objects(old, new, dict)
+    assert modified is not None
+    if original is None or pv_topologies(original) != pv_topologies(modified):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: object, handle: Handle) -> VolumeZone:

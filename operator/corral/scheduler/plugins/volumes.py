@@ -70,6 +70,10 @@ def storage_class(handle: Handle | None, name: str) -> Object | None:
     return _get(handle, listers.STORAGE_CLASS, "", name)
 
 
+def csi_driver(handle: Handle | None, name: str) -> Object | None:
+    return _get(handle, listers.CSI_DRIVER, "", name)
+
+
 def claim_storage_class(handle: Handle | None, claim: Object) -> Object | None:
     """The StorageClass an unbound claim asks for (``None`` if it names none or it is missing)."""
     return storage_class(handle, claim_class(claim))

@@ -24,6 +24,7 @@ EVENTS = {
         ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE),
     ),
     "NodeAffinity": (ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),),
+    "SchedulingGates": SchedulingGates().events_to_register(),
 }
 
 
@@ -158,9 +159,18 @@ def test_gated_pod_waits_until_its_gates_are_removed() -> None:
     assert q.where(gated.uid) == "active"
 
 
-def test_update_of_unschedulable_pod_retries_it() -> None:
+@pytest.mark.parametrize(
+    ("hints", "where"),
+    [
+        pytest.param(True, "unschedulable", id="hints: NodeAffinity has no TargetPod hint"),
+        pytest.param(False, "active", id="no hints: any spec change retries it"),
+    ],
+)
+def test_update_of_unschedulable_pod(hints: bool, where: str) -> None:
     clock = Clock()
-    q = _queue(clock)
+    q = SchedulingQueue(
+        less=PrioritySort().less, events_by_plugin=EVENTS, clock=clock, queueing_hints=hints
+    )
     old = pod_info("p")
     q.add(old)
     qpi = q.pop(timeout=0)
@@ -170,7 +180,7 @@ def test_update_of_unschedulable_pod_retries_it() -> None:
     assert q.where(old.uid) == "unschedulable"
     clock.now += 5
     q.update(old, pod_info("p", node_selector={"zone": "a"}))
-    assert q.where(old.uid) == "active"
+    assert q.where(old.uid) == where
 
 
 def test_deleted_or_bound_elsewhere_leaves_the_queue() -> None:
@@ -249,8 +259,9 @@ def _gated_preemptor(clock: Clock) -> tuple[SchedulingQueue, PreemptionGate, Que
     gate.running.add(qpi.pod.uid)
     _fail(q, qpi, "NodeResourcesFit")  # PostFilter nominated a node; victims are going
     clock.now += 5  # backoff over
-    assert q.move_all_to_active_or_backoff(POD_DELETE) == 1  # a first victim went...
-    assert q.where(qpi.pod.uid) == "gated"  # ...but the preemption is still running
+    # A first victim went: worth a retry, but the preemption is still running.
+    assert q.move_all_to_active_or_backoff(POD_DELETE) == 0
+    assert q.where(qpi.pod.uid) == "gated"
     return q, gate, qpi
 
 
@@ -260,7 +271,9 @@ def _gated_preemptor(clock: Clock) -> tuple[SchedulingQueue, PreemptionGate, Que
         pytest.param(POD_DELETE, False, "active", id="last victim gone: ungated"),
         pytest.param(POD_DELETE, True, "gated", id="still preempting: gated again"),
         pytest.param(NODE_ADD, False, "gated", id="event the gate did not register"),
-        pytest.param(ClusterEvent("*", ActionType.ALL), False, "gated", id="wildcard"),
+        # Upstream 1.37: a wildcard re-runs every gated pod's PreEnqueue (none stays stuck).
+        pytest.param(ClusterEvent("*", ActionType.ALL), False, "active", id="wildcard: ungated"),
+        pytest.param(ClusterEvent("*", ActionType.ALL), True, "gated", id="wildcard: still"),
     ],
 )
 def test_a_preemption_gate_is_rerun_on_the_events_its_plugin_registered(

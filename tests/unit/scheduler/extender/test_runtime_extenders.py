@@ -3,6 +3,7 @@ ignorable vs not, the FailedScheduling message, and a full cycle through a real 
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 from corral.scheduler.config.types import Extender as ExtenderConfig
+from corral.scheduler.engine.frameworks import load_engine_config
+from corral.scheduler.engine.simulate import Simulator
 from corral.scheduler.extender import HTTPExtender, with_ignored_resources
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import FitError
@@ -288,3 +291,72 @@ def test_a_pod_scheduled_and_bound_through_a_real_extender(scripted: tuple[str, 
     assert [verb for verb, _ in script.seen] == ["filter", "prioritize", "bind"]
     assert script.seen[1][1].node_names == ["n0", "n1", "n2"]
     assert bind_plugin.bound == []
+
+
+def _kube_node(name: str, cpu: str, memory: str) -> dict[str, Any]:
+    alloc = {"cpu": cpu, "memory": memory, "pods": "110"}
+    labels = {"kubernetes.io/hostname": name}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"capacity": alloc, "allocatable": alloc}}  # fmt: skip
+
+
+def _kube_pod(name: str, requests: dict[str, str], node_name: str = "", **spec: Any) -> Any:
+    container = {"name": "c", "image": "pause", "resources": {"requests": requests}}
+    spec = {"containers": [container], **spec}
+    if node_name:
+        spec["nodeName"] = node_name
+    metadata = {"name": name, "namespace": "default", "uid": name, "labels": {"app": "x"}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+SPREAD = {
+    "maxSkew": 1,
+    "topologyKey": "kubernetes.io/hostname",
+    "whenUnsatisfiable": "ScheduleAnyway",
+    "labelSelector": {"matchLabels": {"app": "x"}},
+}
+# (nodes, running pods, the pod): "big" holds pods; in the scheduler's view "small" wins.
+Case = tuple[list[tuple[str, str, str]], list[tuple[str, dict[str, str]]], Any]
+BUSY: Case = (
+    [("big", "8", "16Gi"), ("small", "4", "8Gi")],
+    [("running", {"cpu": "6", "memory": "12Gi"})],
+    _kube_pod("p", {"cpu": "500m", "memory": "1Gi"}),
+)
+SPREAD_ON_BIG: Case = (
+    [("big", "8", "16Gi"), ("small", "4", "16Gi")],
+    [("r1", {}), ("r2", {})],
+    _kube_pod("p", {"cpu": "1", "memory": "1Gi"}, topologySpreadConstraints=[SPREAD]),
+)
+
+
+@pytest.mark.parametrize(
+    ("case", "node_cache_capable", "want"),
+    [
+        # Names back: the scheduler's own NodeInfos are scored; "big" is 81% used.
+        pytest.param(BUSY, True, "small", id="node names: scored with their pods"),
+        # Node objects back: upstream's HTTPExtender.Filter makes a new NodeInfo of each, so
+        # NodeResourcesFit sees "big" empty (93 > 87); the conformance harness found this.
+        pytest.param(BUSY, False, "big", id="node objects: Fit sees empty nodes"),
+        pytest.param(SPREAD_ON_BIG, True, "small", id="node names: spread counts the pods"),
+        # PodTopologySpread's Score counts hostname pods from the NodeInfo: none there.
+        pytest.param(SPREAD_ON_BIG, False, "big", id="node objects: spread counts none"),
+    ],
+)
+def test_nodes_returned_as_objects_are_scored_without_their_pods(
+    scripted: tuple[str, Script], case: Case, node_cache_capable: bool, want: str
+) -> None:
+    url, _ = scripted
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler"}],
+        "extenders": [{"urlPrefix": url, "filterVerb": "filter",
+                       "nodeCacheCapable": node_cache_capable}],
+    }  # fmt: skip
+    nodes, running, incoming = case
+    simulator = Simulator(load_engine_config(config))
+    for name, cpu, memory in nodes:
+        simulator.add_node(_kube_node(name, cpu, memory))
+    for name, requests in running:
+        simulator.add_running_pod(_kube_pod(name, requests, node_name="big"))
+    assert simulator.schedule(copy.deepcopy(incoming)).node == want

@@ -42,6 +42,7 @@ def test_in_tree_registry_builds_the_default_profile() -> None:
         "InterPodAffinity": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
+        "DynamicResources": 2,  # scores prioritized lists (upstream's default weight)
     }
     assert [p.name for p in fwk.post_filter] == [names.DYNAMIC_RESOURCES, names.DEFAULT_PREEMPTION]
     assert set(fwk.events_by_plugin()) >= {

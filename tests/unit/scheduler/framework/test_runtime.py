@@ -386,10 +386,10 @@ def test_failed_scheduling_message_with_in_tree_plugins() -> None:
     assert outcome.status.message == (
         "0/5 nodes are available: 2 Insufficient cpu, "
         "3 node(s) had untolerated taint(s). "
-        # PostFilter runs DynamicResources first (the pod has no claims), then DefaultPreemption:
-        # every node is UnschedulableAndUnresolvable (cpu beyond allocatable, taints), so it has
-        # no potential node; upstream joins both plugins' reasons the same way.
-        "no new claims to deallocate, "
+        # PostFilter runs DynamicResources first (the pod has no claims: a plain Unschedulable
+        # without reasons since 1.37), then DefaultPreemption: every node is
+        # UnschedulableAndUnresolvable (cpu beyond allocatable, taints), so it has no potential
+        # node; upstream joins both plugins' reasons the same way.
         "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
     )
     assert outcome.fit_error.diagnosis.unschedulable_plugins == {

@@ -199,8 +199,9 @@ def test_no_candidates_message_lists_dry_run_statuses() -> None:
     outcome, _ = schedule(cache, high(cpu="1"))
     assert outcome.status.message == (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
-        # DynamicResources' PostFilter runs first in the default set (the pod has no claims).
-        "2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: "
+        # DynamicResources' PostFilter runs first in the default set (the pod has no claims:
+        # no reason since 1.37).
+        "2 Insufficient cpu. preemption: 0/3 nodes are available: "
         "1 Preemption is not helpful for scheduling, "
         "2 No preemption victims found for incoming pod."
     )

@@ -37,10 +37,10 @@ def claim(
     spec: dict[str, Any] = {"volumeName": volume, "storageClassName": storage_class}
     if modes:
         spec["accessModes"] = list(modes)
-    return listers.PERSISTENT_VOLUME_CLAIM, {
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
-    }
+    metadata: dict[str, Any] = {"name": name, "namespace": "default"}
+    if volume:  # as the PV controller leaves a claim it has bound
+        metadata["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    return listers.PERSISTENT_VOLUME_CLAIM, {"metadata": metadata, "spec": spec}
 
 
 def storage_class(name: str, **fields: str) -> tuple[str, dict[str, Any]]:
@@ -73,7 +73,9 @@ def test_node_volume_limits_missing_claim_in_filter() -> None:
     plugin = node_volume_limits.new(None, Handle())  # type: ignore[arg-type]
     snapshot = snapshot_of([node("n")])
     status = plugin.filter(CycleState(), pod_from_json(PVC_POD), snapshot.node_info(0))
-    assert status == MISSING_CLAIM
+    assert status == Status.of(
+        UUR, 'looking up PVC default/data: persistentvolumeclaim "data" not found'
+    )
 
 
 @pytest.mark.parametrize(
@@ -100,8 +102,8 @@ def test_node_volume_limits_missing_claim_in_filter() -> None:
                 storage_class("wffc", volumeBindingMode="WaitForFirstConsumer"),
             ),
             PVC_POD,
-            Status.of(UUR, volume_binding.ERR_REASON_UNBOUND_DELAYED),
-            id="unbound wait-for-first-consumer",
+            None,
+            id="unbound wait-for-first-consumer waits for the node",
         ),
         pytest.param((claim(volume="pv-1"),), PVC_POD, None, id="bound to a missing PV"),
     ],

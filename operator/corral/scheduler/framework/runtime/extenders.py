@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -90,9 +91,34 @@ def find_nodes_that_pass_extenders(
             dtype=np.intp,
             count=-1,
         )
+        diagnosis.extender_node_objects |= result.as_node_objects
     if len(feasible) != before:
         diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
     return feasible
+
+
+def scoring_snapshot(snapshot: Snapshot, slots: npt.NDArray[np.intp]) -> Snapshot:
+    """``snapshot`` as the Score plugins see the nodes at ``slots`` after an extender returned
+    them as Node objects: upstream's ``HTTPExtender.Filter`` builds a new NodeInfo of each, so
+    no pod is on them, nothing is requested and they hold no image states (NodeResourcesFit,
+    BalancedAllocation, ImageLocality, PodTopologySpread's hostname counts). Only for Score:
+    PreScore reads upstream's snapshot lister, which still has every pod."""
+    requested = snapshot.requested.copy()
+    requested[:, slots] = 0
+    non_zero = snapshot.non_zero_requested.copy()
+    non_zero[:, slots] = 0
+    fresh = set(slots.tolist())
+    images = {
+        image: {slot: size for slot, size in holders.items() if slot not in fresh}
+        for image, holders in snapshot.images.items()
+    }
+    table = snapshot.pods
+    node_slot = table.node_slot.copy()
+    node_slot[np.isin(node_slot, slots)] = -1  # -1: a row on no node of the snapshot
+    pods = replace(table, node_slot=node_slot, _memo={})
+    return replace(
+        snapshot, requested=requested, non_zero_requested=non_zero, images=images, pods=pods
+    )
 
 
 def _prioritize_one(

@@ -15,12 +15,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
+from corral.scheduler.framework import cluster_events
 from corral.scheduler.framework import interface as fw
-from corral.scheduler.framework.cluster_events import ClusterEvent
+from corral.scheduler.framework.cluster_events import ClusterEventWithHint
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.extender import Extender
-from corral.scheduler.framework.listers import ObjectLister, PodNominator, PreemptionExecutor
+from corral.scheduler.framework.listers import (
+    ObjectLister,
+    ObjectUpdater,
+    PodNominator,
+    PreemptionExecutor,
+    ResourceClaimWriter,
+)
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime import nominated
 from corral.scheduler.framework.runtime.waiting_pods import (
@@ -119,6 +126,8 @@ class Framework:
         objects: ObjectLister | None = None,
         nominator: PodNominator | None = None,
         preemption_executor: PreemptionExecutor | None = None,
+        claim_writer: ResourceClaimWriter | None = None,
+        object_updater: ObjectUpdater | None = None,
     ) -> None:
         self.profile = profile
         self.clock = clock
@@ -126,6 +135,8 @@ class Framework:
         self._objects = objects
         self._nominator = nominator
         self._preemption_executor = preemption_executor
+        self._claim_writer = claim_writer
+        self._object_updater = object_updater
         self._snapshot: Snapshot | None = None
         # Set by the PodScheduler that runs this framework (preemption asks them too).
         self._extenders: tuple[Extender, ...] = ()
@@ -233,6 +244,14 @@ class Framework:
             out.append(plugin)
         return out
 
+    def close(self) -> None:
+        """Tell plugins that wait in the binding cycle (VolumeBinding's PreBind) to stop: the
+        engine is stopping. A plugin opts in with a ``close()`` method."""
+        for plugin in self.plugins.values():
+            close = getattr(plugin, "close", None)
+            if callable(close):
+                close()
+
     # --- Handle -----------------------------------------------------------------------------
 
     @property
@@ -263,6 +282,14 @@ class Framework:
     @property
     def preemption_executor(self) -> PreemptionExecutor | None:
         return self._preemption_executor
+
+    @property
+    def claim_writer(self) -> ResourceClaimWriter | None:
+        return self._claim_writer
+
+    @property
+    def object_updater(self) -> ObjectUpdater | None:
+        return self._object_updater
 
     @property
     def extenders(self) -> tuple[Extender, ...]:
@@ -329,9 +356,9 @@ class Framework:
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self.queue_sort.less(a, b)
 
-    def events_by_plugin(self) -> dict[str, tuple[ClusterEvent, ...]]:
+    def events_by_plugin(self) -> dict[str, tuple[ClusterEventWithHint, ...]]:
         return {
-            name: tuple(p.events_to_register())
+            name: tuple(cluster_events.with_hint(e) for e in p.events_to_register())
             for name, p in self.plugins.items()
             if isinstance(p, fw.EnqueueExtensions)
         }
@@ -390,7 +417,9 @@ class Framework:
             if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, s.with_plugin(pl.name)
             if not s.is_rejected:
-                return None, _error("running PostFilter plugin", pl.name, s)
+                # Upstream returns the plugin's error as it is (AsStatus(s.AsError())): its
+                # message alone becomes the FailedScheduling text's PostFilter part.
+                return None, Status.error(s.message).with_plugin(pl.name)
             reasons.extend(s.reasons)
             rejector = rejector or pl.name
             if r is not None:

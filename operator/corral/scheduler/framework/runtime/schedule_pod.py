@@ -101,7 +101,9 @@ class PodScheduler:
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             return ScheduleResult(snapshot.names[int(feasible[0])], evaluated, 1, feasible)
-        total, per_plugin = self._prioritize(state, pod, snapshot, feasible)
+        total, per_plugin = self._prioritize(
+            state, pod, snapshot, feasible, as_node_objects=diagnosis.extender_node_objects
+        )
         top = total.max()
         ties = np.flatnonzero(total == top)
         chosen = int(feasible[int(ties[self.rng.randrange(len(ties))])])
@@ -245,8 +247,17 @@ class PodScheduler:
     # --- score ------------------------------------------------------------------------------
 
     def _prioritize(
-        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: npt.NDArray[np.intp]
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        slots: npt.NDArray[np.intp],
+        *,
+        as_node_objects: bool = False,
     ) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.int64]]]:
+        """``as_node_objects``: an extender returned the nodes as Node objects; PreScore still
+        reads the whole snapshot (upstream's shared lister), Score sees them as new NodeInfos
+        (``ext.scoring_snapshot``)."""
         fwk = self.fwk
         if not fwk.has_score_plugins and not self.extenders:
             return np.ones(len(slots), dtype=np.int64), {}
@@ -255,10 +266,11 @@ class PodScheduler:
             raise StatusError(s)
         total = np.zeros(len(slots), dtype=np.int64)
         per_plugin: dict[str, npt.NDArray[np.int64]] = {}
+        scoring = ext.scoring_snapshot(snapshot, slots) if as_node_objects else snapshot
         for step in fwk.score_steps:
             if step.name in state.skip_score_plugins:
                 continue
-            scores, s = _score_one(step, state, pod, snapshot, slots)
+            scores, s = _score_one(step, state, pod, scoring, slots)
             if s is not None and not s.is_success:
                 msg = f"running Score plugins: plugin {step.name!r} failed with: {s.message}"
                 raise StatusError(Status.error(msg).with_plugin(step.name))

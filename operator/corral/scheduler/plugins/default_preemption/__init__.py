@@ -34,7 +34,13 @@ from typing import Any, Final
 from corral.scheduler.config import plugin_args
 from corral.scheduler.config.args import DefaultPreemptionArgs
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import (
+    ASSIGNED_POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from corral.scheduler.framework.extender import Victims
@@ -223,8 +229,16 @@ class DefaultPreemption:
             return _prefixed(Code.ERROR, s.message)
         return None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (ClusterEvent(POD, ActionType.DELETE),)
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Registered so that a preemptor it gates gets PreEnqueue again when a victim goes;
+        # whether the deletion helps is for the pod's other rejectors' hints to say (upstream).
+        return (
+            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), _never_by_itself),
+        )
+
+
+def _never_by_itself(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    return QueueingHint.QUEUE_SKIP
 
 
 def _evictable(executor: listers.PreemptionExecutor | None) -> Callable[[PodInfo], bool]:

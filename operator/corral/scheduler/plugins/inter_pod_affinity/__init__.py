@@ -14,7 +14,14 @@ from typing import Final
 
 from corral.scheduler.config import plugin_args
 from corral.scheduler.config.args import InterPodAffinityArgs
-from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import (
+    ASSIGNED_POD,
+    NODE,
+    TARGET_POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
     FilterVerdict,
@@ -28,7 +35,7 @@ from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import helper, names
-from corral.scheduler.plugins.inter_pod_affinity import filtering, scoring
+from corral.scheduler.plugins.inter_pod_affinity import filtering, queueing, scoring
 from corral.scheduler.plugins.inter_pod_affinity.filtering import (
     ERR_REASON_AFFINITY,
     ERR_REASON_ANTI_AFFINITY,
@@ -149,10 +156,20 @@ class InterPodAffinity:
         scoring.normalize(scores)
         return None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
         return (
-            ClusterEvent(POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+            ClusterEventWithHint(
+                ClusterEvent(ASSIGNED_POD, pod_actions), queueing.after_assigned_pod_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(TARGET_POD, ActionType.UPDATE_POD_LABEL),
+                queueing.after_target_pod_label_update,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                queueing.after_node_change,
+            ),
         )
 
 

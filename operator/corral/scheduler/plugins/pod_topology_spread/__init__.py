@@ -17,7 +17,16 @@ import numpy as np
 from corral.scheduler.config import plugin_args
 from corral.scheduler.config.args import PodTopologySpreadArgs
 from corral.scheduler.config.decode import encode
-from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework import cluster_events as ev
+from corral.scheduler.framework.cluster_events import (
+    ASSIGNED_POD,
+    NODE,
+    TARGET_POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import (
     FilterVerdict,
@@ -29,9 +38,9 @@ from corral.scheduler.framework.interface import (
 )
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
-from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.framework.types import NodeInfo, NodeRecord, PodInfo
 from corral.scheduler.plugins import helper, names
-from corral.scheduler.plugins.pod_topology_spread import common, filtering, scoring
+from corral.scheduler.plugins.pod_topology_spread import common, filtering, queueing, scoring
 from corral.scheduler.plugins.pod_topology_spread.filtering import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -162,17 +171,41 @@ class PodTopologySpread:
             scoring.normalize(s, scores)
         return None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (
-            ClusterEvent(POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-            ClusterEvent(
-                NODE,
-                ActionType.ADD
-                | ActionType.DELETE
-                | ActionType.UPDATE_NODE_LABEL
-                | ActionType.UPDATE_NODE_TAINT,
-            ),
+    # --- queueing hints (see queueing.py) ---------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        own = ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL
+        node_actions = (
+            ActionType.ADD
+            | ActionType.DELETE
+            | ActionType.UPDATE_NODE_LABEL
+            | ActionType.UPDATE_NODE_TAINT
         )
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(ASSIGNED_POD, pod_actions), self.hint_assigned_pod_change
+            ),
+            ClusterEventWithHint(ClusterEvent(TARGET_POD, own), self.hint_target_pod_change),
+            ClusterEventWithHint(ClusterEvent(NODE, node_actions), self.hint_node_change),
+        )
+
+    def hint_assigned_pod_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        original, modified = ev.as_objects(old, new, PodInfo)
+        constraints = self._constraints(pod, common.DO_NOT_SCHEDULE)
+        return queueing.after_assigned_pod_change(constraints, pod, original, modified)
+
+    def hint_target_pod_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        original, modified = ev.as_objects(old, new, PodInfo)
+        assert original is not None
+        assert modified is not None
+        constraints = self._constraints(pod, common.DO_NOT_SCHEDULE)
+        return queueing.after_target_pod_change(constraints, original, modified)
+
+    def hint_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        original, modified = ev.as_objects(old, new, NodeRecord)
+        constraints = self._constraints(pod, common.DO_NOT_SCHEDULE)
+        return queueing.after_node_change(constraints, original, modified)
 
 
 def new(args: object, handle: Handle) -> PodTopologySpread:

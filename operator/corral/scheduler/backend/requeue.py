@@ -1,0 +1,158 @@
+"""Whether a cluster event may make a rejected pod schedulable (upstream ``isPodWorthRequeuing``)
+and the events seen while pods were in flight (upstream ``inFlightEvents``).
+
+- A pod with no rejector (it failed on an error) is retried after its backoff on any event.
+- A wildcard event retries every pod after its backoff, unless it names another pod.
+- Otherwise only the hints of the pod's rejectors (unschedulable and Pending plugins) that
+  registered a matching event are asked. ``QUEUE`` from a Pending plugin means *at once*
+  (skipping backoff: the plugin was waiting for exactly this), from an unschedulable plugin
+  *after backoff*; ``QUEUE_SKIP`` from every one leaves the pod where it waits.
+- With hints off (upstream's old ``SchedulerQueueingHints=false``), every matching
+  registration of a rejector counts as ``QUEUE``.
+
+:class:`InFlightEvents` keeps, while any pod is in flight, the events the queue received in
+order, so a pod that comes back unschedulable is judged against the events that happened during
+its own cycle (upstream ``clusterEventsForPod``); events older than every in-flight pod are
+dropped.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import itertools
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from corral.scheduler.framework import cluster_events as events
+from corral.scheduler.framework.cluster_events import (
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
+
+log = logging.getLogger(__name__)
+
+Registrations = Mapping[str, Sequence[ClusterEventWithHint]]
+
+
+class Strategy(enum.IntEnum):
+    """Where a waiting pod goes (upstream ``queueingStrategy``), in increasing priority."""
+
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+def worth_requeuing(
+    qpi: QueuedPodInfo,
+    event: ClusterEvent,
+    old: object,
+    new: object,
+    registrations: Registrations,
+    *,
+    hints: bool = True,
+) -> Strategy:
+    rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+    if not rejectors:
+        return Strategy.AFTER_BACKOFF
+    if event.resource == events.WILDCARD:
+        if new is not None and not (isinstance(new, PodInfo) and new.uid == qpi.pod.uid):
+            return Strategy.SKIP  # a wildcard meant for one other pod
+        return Strategy.AFTER_BACKOFF
+    strategy = Strategy.SKIP
+    for plugin in sorted(rejectors):  # sorted: the same hints run in the same order each time
+        for reg in registrations.get(plugin, ()):
+            if not event.matches(reg.event):
+                continue
+            if hints and _hint(plugin, reg, qpi.pod, old, new) is QueueingHint.QUEUE_SKIP:
+                continue
+            if plugin in qpi.pending_plugins:
+                return Strategy.IMMEDIATELY
+            if not qpi.pending_plugins:
+                return Strategy.AFTER_BACKOFF
+            strategy = Strategy.AFTER_BACKOFF  # a Pending plugin may still say IMMEDIATELY
+    return strategy
+
+
+def _hint(
+    plugin: str, reg: ClusterEventWithHint, pod: PodInfo, old: object, new: object
+) -> QueueingHint:
+    if reg.hint is None:
+        return QueueingHint.QUEUE
+    try:
+        return reg.hint(pod, old, new)
+    except Exception:  # a broken hint must not strand the pod
+        log.exception("queueing hint of %s failed for pod %s; treated as Queue", plugin, pod.key)
+        return QueueingHint.QUEUE
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    seq: int
+    event: ClusterEvent
+    old: object
+    new: object
+
+
+class InFlightEvents:
+    """Events received while pods were in flight. Not thread-safe: the queue's lock guards it."""
+
+    def __init__(self) -> None:
+        self._seq = itertools.count()
+        self._pods: dict[str, int] = {}  # in-flight pod uid -> seq when it was popped
+        self._events: collections.deque[_Seen] = collections.deque()
+
+    def popped(self, uid: str) -> None:
+        self._pods.setdefault(uid, next(self._seq))
+
+    def __contains__(self, uid: str) -> bool:
+        return uid in self._pods
+
+    def record(self, event: ClusterEvent, old: object, new: object) -> None:
+        """Keep ``event`` when some pod is in flight (upstream ``addEventIfAnyInFlight``)."""
+        if self._pods:
+            self._events.append(_Seen(next(self._seq), event, old, new))
+
+    def since_popped(self, uid: str) -> list[tuple[ClusterEvent, object, object]] | None:
+        """The events received since ``uid`` was popped; None when it is not in flight."""
+        start = self._pods.get(uid)
+        if start is None:
+            return None
+        return [(e.event, e.old, e.new) for e in self._events if e.seq > start]
+
+    def done(self, uid: str) -> None:
+        if self._pods.pop(uid, None) is None:
+            return
+        oldest = min(self._pods.values(), default=None)
+        while self._events and (oldest is None or self._events[0].seq < oldest):
+            self._events.popleft()
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+
+def in_flight_strategy(
+    qpi: QueuedPodInfo,
+    seen: Sequence[tuple[ClusterEvent, object, object]] | None,
+    registrations: Registrations,
+    *,
+    hints: bool = True,
+) -> Strategy:
+    """Upstream ``determineSchedulingHintForInFlightPod``: the best strategy any event seen
+    during the pod's cycle earns it; after backoff for a pod without rejectors or unknown
+    events."""
+    if not (qpi.unschedulable_plugins or qpi.pending_plugins) or seen is None:
+        return Strategy.AFTER_BACKOFF
+    best = Strategy.SKIP
+    for event, old, new in seen:
+        strategy = worth_requeuing(qpi, event, old, new, registrations, hints=hints)
+        if strategy is Strategy.IMMEDIATELY:
+            return strategy
+        if strategy is Strategy.AFTER_BACKOFF:
+            best = strategy
+            if not qpi.pending_plugins:
+                return best
+    return best

@@ -1,0 +1,48 @@
+"""The API side of DynamicResources: ResourceClaim reads and writes for the binding cycle.
+
+Implements :class:`corral.scheduler.framework.listers.ResourceClaimWriter` over the engine's
+client, paced by the engine's token bucket like bindings. Errors carry the API server's message
+(upstream's PreBind wraps it: ``add allocation and reservation to claim ns/name: <message>``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from corral.k8s import ApiError, Client
+from corral.k8s.ratelimit import TokenBucket
+from corral.scheduler.framework.listers import Object, WriteError
+
+_PATH: Final = "/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{name}"
+
+
+class ApiClaimWriter:
+    def __init__(self, client: Client, bucket: TokenBucket) -> None:
+        self.client = client
+        self.bucket = bucket
+
+    def get(self, namespace: str, name: str) -> Object:
+        return self._call("GET", _path(namespace, name), None)
+
+    def update(self, claim: Object) -> Object:
+        return self._call("PUT", _path_of(claim), claim)
+
+    def update_status(self, claim: Object) -> Object:
+        return self._call("PUT", _path_of(claim) + "/status", claim)
+
+    def _call(self, method: str, path: str, body: Object | None) -> Object:
+        self.bucket.wait()
+        try:
+            result: dict[str, Any] = self.client.request(method, path, body=body)
+        except ApiError as err:
+            raise WriteError(err.message or str(err), conflict=err.conflict) from err
+        return result
+
+
+def _path(namespace: str, name: str) -> str:
+    return _PATH.format(namespace=namespace, name=name)
+
+
+def _path_of(claim: Object) -> str:
+    meta = claim.get("metadata") or {}
+    return _path(meta.get("namespace") or "", meta.get("name") or "")

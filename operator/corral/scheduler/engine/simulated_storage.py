@@ -1,0 +1,92 @@
+"""The storage controllers of a simulation: what VolumeBinding's PreBind writes is completed at
+once, as the PV controller and a provisioner would complete it on a real cluster.
+
+``update(kind, obj)`` (the ``ObjectUpdater`` seam) stores ``obj`` with the next
+``resourceVersion``, then:
+- a PersistentVolume whose ``claimRef`` names a claim: the PV is ``Bound`` (its ``claimRef``
+  gets the claim's uid) and the claim names it, ``Bound`` and ``pv.kubernetes.io/bind-completed``
+  as the PV controller leaves them;
+- a claim carrying ``volume.kubernetes.io/selected-node``: a new PV ``pvc-<namespace>-<name>``
+  of the requested size and the claim's class, with node affinity to that node's hostname (a
+  local volume, the simplest topology a provisioner reports), bound to the claim as above.
+Capacity objects are not decremented (real drivers publish new CSIStorageCapacities later).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any, Final
+
+from corral.scheduler.backend.objects import MODIFIED, ObjectStore
+from corral.scheduler.framework import listers
+
+Object = Mapping[str, Any]
+SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
+BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
+HOSTNAME: Final = "kubernetes.io/hostname"
+
+
+class SimulatedStorage:
+    def __init__(self, objects: ObjectStore) -> None:
+        self.objects = objects
+        self._versions = itertools.count(1_000_000)
+
+    def _store(self, kind: str, obj: Object) -> dict[str, Any]:
+        meta = {**(obj.get("metadata") or {}), "resourceVersion": str(next(self._versions))}
+        stored = {**obj, "metadata": meta}
+        self.objects.apply(kind, MODIFIED, stored)
+        return stored
+
+    def update(self, kind: str, obj: Object) -> Object:
+        stored = self._store(kind, obj)
+        if kind == listers.PERSISTENT_VOLUME:
+            ref = (stored.get("spec") or {}).get("claimRef")
+            if ref is not None:
+                self._bind(stored, str(ref.get("namespace", "")), str(ref.get("name", "")))
+        elif kind == listers.PERSISTENT_VOLUME_CLAIM:
+            node = ((stored.get("metadata") or {}).get("annotations") or {}).get(SELECTED_NODE)
+            if node and not (stored.get("spec") or {}).get("volumeName"):
+                self._provision(stored, str(node))
+        return stored
+
+    def _provision(self, claim: Object, node: str) -> None:
+        meta = claim.get("metadata") or {}
+        spec = claim.get("spec") or {}
+        size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "0")
+        term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": [node]}]}
+        volume = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"pvc-{meta.get('namespace', '')}-{meta.get('name', '')}"},
+            "spec": {
+                "capacity": {"storage": size},
+                "accessModes": list(spec.get("accessModes") or ()),
+                "storageClassName": spec.get("storageClassName") or "",
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
+                "claimRef": {"namespace": meta.get("namespace", ""), "name": meta.get("name")},
+            },
+        }
+        self._bind(self._store(listers.PERSISTENT_VOLUME, volume),
+                   str(meta.get("namespace", "")), str(meta.get("name", "")))  # fmt: skip
+
+    def _bind(self, volume: Object, namespace: str, name: str) -> None:
+        claim = self.objects.get(listers.PERSISTENT_VOLUME_CLAIM, namespace, name)
+        if claim is None:
+            return
+        meta = claim.get("metadata") or {}
+        uid = str(meta.get("uid") or f"simulated-claim-{namespace}-{name}")
+        volume_name = str((volume.get("metadata") or {}).get("name", ""))
+        spec = volume.get("spec") or {}
+        self._store(listers.PERSISTENT_VOLUME, {
+            **volume,
+            "spec": {**spec, "claimRef": {**spec.get("claimRef", {}), "uid": uid}},
+            "status": {"phase": "Bound"},
+        })  # fmt: skip
+        self._store(listers.PERSISTENT_VOLUME_CLAIM, {
+            **claim,
+            "metadata": {**meta, "uid": uid,
+                         "annotations": {**(meta.get("annotations") or {}), BIND_COMPLETED: "yes"}},
+            "spec": {**(claim.get("spec") or {}), "volumeName": volume_name},
+            "status": {"phase": "Bound"},
+        })  # fmt: skip

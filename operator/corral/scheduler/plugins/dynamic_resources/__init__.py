@@ -1,0 +1,27 @@
+"""DynamicResources: scheduling pods with ResourceClaims (dynamic resource allocation).
+
+:mod:`.plugin` is the plugin; :mod:`.allocator` allocates devices from ResourceSlices as
+upstream's structured allocator (:mod:`.pools` gathers a node's pools, :mod:`.constraints`
+holds a claim's constraints), :mod:`.cel` evaluates device selectors, :mod:`.claims` resolves
+a pod's claims.
+"""
+
+from __future__ import annotations
+
+from corral.scheduler.plugins.dynamic_resources.plugin import (
+    ERR_CANNOT_ALLOCATE,
+    ERR_NOT_AVAILABLE,
+    MSG_DEALLOCATED,
+    NAME,
+    DynamicResources,
+    new,
+)
+
+__all__ = [
+    "ERR_CANNOT_ALLOCATE",
+    "ERR_NOT_AVAILABLE",
+    "MSG_DEALLOCATED",
+    "NAME",
+    "DynamicResources",
+    "new",
+]

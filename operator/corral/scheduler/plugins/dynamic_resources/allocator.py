@@ -1,0 +1,664 @@
+"""The structured-parameters allocator: devices for a node's unallocated claims.
+
+Upstream's ``k8s.io/dynamic-resource-allocation/structured`` with the features the pinned
+release turns on and this allocator implements: admin access, prioritized lists
+(``firstAvailable``), partitionable devices (shared counters), device taints and tolerations.
+Consumable capacity (``allowMultipleAllocations``, request ``capacity``) and binding
+conditions are not implemented: such devices are allocated whole, once, and never wait.
+
+The search is upstream's depth-first backtracking, in the same order: claims, their requests,
+each request's devices; within a request the pools in (driver, pool) order, their slices and
+devices in order; a ``firstAvailable`` request tries its subrequests in order. ``All`` mode
+takes every matching device of the node or fails. :meth:`Allocator.allocate` returns ``None``
+when the claims do not fit the node and raises :class:`AllocationError` for what no node can
+fix (a missing DeviceClass, a selector that does not compile or fails at run time): the
+scheduler reports that as an error instead of trying other nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Final
+
+from corral.scheduler.config import quantity as q
+from corral.scheduler.plugins.dynamic_resources import cel
+from corral.scheduler.plugins.dynamic_resources.constraints import (
+    Constraint,
+    DistinctAttribute,
+    MatchAttribute,
+)
+from corral.scheduler.plugins.dynamic_resources.pools import (
+    Node,
+    Pool,
+    PoolID,
+    SliceIndex,
+    gather_pools,
+    node_matches,
+)
+
+Json = Mapping[str, Any]
+RESULTS_MAX_SIZE: Final = 32  # resourceapi.AllocationResultsMaxSize
+EXACT_COUNT: Final = "ExactCount"
+ALL: Final = "All"
+
+
+DeviceKey = tuple[str, str, str]  # device ID, slice name, slice resourceVersion
+MatchCache = dict[tuple[str, str, str, str], bool]  # (expression, *DeviceKey) → matches
+
+
+class AllocationError(Exception):
+    """Allocation cannot succeed on any node; the message is upstream's."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class DeviceID:
+    driver: str
+    pool: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A request with ``exactly``, or one subrequest of ``firstAvailable`` (``parent`` set)."""
+
+    name: str
+    parent: str
+    class_name: str
+    mode: str
+    count: int
+    admin_access: bool | None
+    selectors: tuple[Json, ...]
+    tolerations: tuple[Json, ...]
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent else self.name
+
+    @property
+    def base_name(self) -> str:
+        return self.parent or self.name
+
+    @property
+    def sub_name(self) -> str:
+        return self.name if self.parent else ""
+
+
+def _request(raw: Json, parent: str = "") -> Request:
+    body = raw if parent else (raw.get("exactly") or {})
+    return Request(
+        name=raw.get("name") or "",
+        parent=parent,
+        class_name=body.get("deviceClassName") or "",
+        mode=body.get("allocationMode") or EXACT_COUNT,
+        count=int(body.get("count") or 1),
+        admin_access=None if parent else body.get("adminAccess"),
+        selectors=tuple(body.get("selectors") or ()),
+        tolerations=tuple(body.get("tolerations") or ()),
+    )
+
+
+def claim_key(claim: Json) -> str:
+    """``namespace/name`` (``name`` alone without a namespace), as upstream's klog.KObj."""
+    meta = claim.get("metadata") or {}
+    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+    return f"{namespace}/{name}" if namespace else name
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    id: DeviceID
+    device: Json
+    slice: Json
+    pool: Pool
+
+
+@dataclass(slots=True)
+class _RequestData:
+    request: Request
+    cls: Json | None
+    num_devices: int
+    all_devices: list[_Candidate] = field(default_factory=list)
+    selected_sub: int = 0
+
+
+@dataclass(slots=True)
+class _Result:
+    request: Request
+    candidate: _Candidate
+
+
+class _MaxSizeExceededError(Exception):
+    """A claim's results would exceed RESULTS_MAX_SIZE: backtrack to another subrequest."""
+
+
+class Allocator:
+    """One scheduling cycle's allocator: the cluster's classes, slices and allocated devices.
+
+    ``allocated`` are the devices other claims hold (in-flight allocations included). Device
+    variables and selector results are cached per (expression, slice name and
+    resourceVersion, device) across nodes and :meth:`allocate` calls; ``match_cache`` may be
+    shared between cycles (a slice's update changes its resourceVersion).
+    """
+
+    def __init__(
+        self,
+        classes: Mapping[str, Json],
+        slices: Sequence[Json] | SliceIndex,
+        allocated: Set[DeviceID],
+        match_cache: MatchCache | None = None,
+    ) -> None:
+        self.classes = classes
+        self.slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
+        self.allocated = allocated
+        self.matches = match_cache if match_cache is not None else {}
+        self.variables: dict[DeviceKey, dict[str, Any]] = {}
+        self.available: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
+
+    def allocate(self, node: Node, claims: Sequence[Json]) -> list[Json] | None:
+        return _Run(self, node, claims).run()
+
+
+class _Run:
+    """One :meth:`Allocator.allocate` call: the search state for one node."""
+
+    def __init__(self, alloc: Allocator, node: Node, claims: Sequence[Json]) -> None:
+        self.a = alloc
+        self.node = node
+        self.claims = claims
+        self.pools = gather_pools(alloc.slices, node)
+        self.requests: list[list[list[_RequestData]]] = []  # claim → request → subrequests
+        self.constraints: list[list[Constraint]] = []
+        self.results: list[list[_Result]] = [[] for _ in claims]
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.consumed: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
+
+    def run(self) -> list[Json] | None:
+        for ci, claim in enumerate(self.claims):
+            self._prepare(ci, claim)
+        try:
+            done = self._allocate_one(0, 0, 0, 0, sub=False)
+        except _MaxSizeExceededError:
+            done = False
+        if not done:
+            if any(p.invalid for p in self.pools):
+                raise AllocationError("invalid resource pools were encountered")
+            return None
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+
+    # --- preparation ---------------------------------------------------------------------
+
+    def _prepare(self, ci: int, claim: Json) -> None:
+        devices = (claim.get("spec") or {}).get("devices") or {}
+        per_claim = 0
+        requests: list[list[_RequestData]] = []
+        for raw in devices.get("requests") or ():
+            subs = raw.get("firstAvailable") or ()
+            if subs:
+                data = [
+                    self._request_data(ci, claim, _request(s, raw.get("name") or "")) for s in subs
+                ]
+            else:
+                data = [self._request_data(ci, claim, _request(raw))]
+            least = min(d.num_devices for d in data)
+            if least > RESULTS_MAX_SIZE - per_claim:
+                raise AllocationError(
+                    f"claim {claim_key(claim)}, request {raw.get('name') or ''}: adding {least}"
+                    f" devices exceeds the claim limit of {RESULTS_MAX_SIZE}, with {per_claim}"
+                    " already accounted for"
+                )
+            per_claim += least
+            requests.append(data)
+        self.requests.append(requests)
+        constraints: list[Constraint] = []
+        for i, raw in enumerate(devices.get("constraints") or ()):
+            names = frozenset(raw.get("requests") or ())
+            if raw.get("matchAttribute"):
+                constraints.append(MatchAttribute(names, raw["matchAttribute"]))
+            elif raw.get("distinctAttribute"):
+                constraints.append(DistinctAttribute(names, raw["distinctAttribute"]))
+            else:
+                raise AllocationError(
+                    f"claim {claim_key(claim)}, constraint #{i}: empty constraint"
+                    " (unsupported constraint type?)"
+                )
+        self.constraints.append(constraints)
+
+    def _request_data(self, ci: int, claim: Json, request: Request) -> _RequestData:
+        where = f"claim {claim_key(claim)}, request {request.name}"
+        for i, selector in enumerate(request.selectors):
+            if not (selector.get("cel") or {}).get("expression"):
+                raise AllocationError(
+                    f"{where}, selector #{i}: CEL expression empty (unsupported selector type?)"
+                )
+        if not request.class_name:
+            raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
+        cls = self.a.classes.get(request.class_name)
+        if cls is None:
+            raise AllocationError(
+                f"{where}: could not retrieve device class {request.class_name}:"
+                f' deviceclass.resource.k8s.io "{request.class_name}" not found'
+            )
+        data = _RequestData(request, cls, request.count)
+        if request.mode == ALL:
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocationError(
+                        f"{where}: asks for all devices, but resource pool {pool.id} is"
+                        " currently being updated"
+                    )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"{where}: asks for all devices, but resource pool {pool.id} is"
+                        " currently invalid"
+                    )
+                for candidate in self._candidates(pool):
+                    if self._selectable(ci, data, candidate):
+                        data.all_devices.append(candidate)
+            data.num_devices = len(data.all_devices)
+        elif request.mode != EXACT_COUNT:
+            raise AllocationError(f"{where}: unsupported count mode {request.mode}")
+        return data
+
+    def _candidates(self, pool: Pool) -> list[_Candidate]:
+        return [
+            _Candidate(DeviceID(pool.id.driver, pool.id.pool, d.get("name") or ""), d, s, pool)
+            for s in pool.slices
+            for d in (s.get("spec") or {}).get("devices") or ()
+        ]
+
+    # --- the search ----------------------------------------------------------------------
+
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, *, sub: bool) -> bool:
+        if ci >= len(self.claims):
+            return True
+        if ri >= len(self.requests[ci]):
+            try:
+                return self._allocate_one(ci + 1, 0, 0, 0, sub=False)
+            except _MaxSizeExceededError:
+                return False
+        subs = self.requests[ci][ri]
+        if not sub and subs[0].request.parent:
+            all_exceeded = True
+            for index in range(len(subs)):
+                try:
+                    success = self._allocate_one(ci, ri, index, di, sub=True)
+                except _MaxSizeExceededError:
+                    continue
+                all_exceeded = False
+                if success:
+                    subs[0].selected_sub = index
+                    return True
+            if all_exceeded:
+                raise _MaxSizeExceededError
+            return False
+        data = subs[si]
+        request = data.request
+        if request.mode == ALL and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self._allocate_one(ci, ri + 1, 0, 0, sub=False)
+        if data.num_devices - di > RESULTS_MAX_SIZE - len(self.results[ci]):
+            raise _MaxSizeExceededError
+        if di == 0 and request.mode != ALL and not self._enough(ci, data):
+            return False
+        if request.mode == ALL:
+            candidate = data.all_devices[di]
+            undo = self._allocate_device(ci, data, candidate, must=True)
+            if undo is None:
+                return False
+            if self._allocate_one(ci, ri, si, di + 1, sub=sub):
+                return True
+            undo()
+            return False
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for candidate in self._candidates(pool):
+                if request.admin_access and ci in self.allocating.get(candidate.id, ()):
+                    continue
+                if not request.admin_access and self._in_use(candidate.id):
+                    continue
+                if not self._selectable(ci, data, candidate):
+                    continue
+                undo = self._allocate_device(ci, data, candidate, must=False)
+                if undo is None:
+                    continue
+                try:
+                    if self._allocate_one(ci, ri, si, di + 1, sub=sub):
+                        return True
+                except _MaxSizeExceededError:
+                    undo()
+                    raise
+                undo()
+        return False
+
+    def _enough(self, ci: int, data: _RequestData) -> bool:
+        """Whether the node has as many free devices matching the request as it asks for: an
+        upper bound that only prunes searches bound to fail (upstream's search would try every
+        order of the devices first). After a selector error it does not prune: the search
+        reports the error as upstream's does."""
+        wanted, found = data.num_devices, 0
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for candidate in self._candidates(pool):
+                if data.request.admin_access:
+                    if ci in self.allocating.get(candidate.id, ()):
+                        continue
+                elif self._in_use(candidate.id):
+                    continue
+                try:
+                    if not self._selectable(ci, data, candidate):
+                        continue
+                except AllocationError:
+                    return True
+                found += 1
+                if found >= wanted:
+                    return True
+        return False
+
+    def _in_use(self, device: DeviceID) -> bool:
+        return device in self.a.allocated or bool(self.allocating.get(device))
+
+    def _allocate_device(
+        self, ci: int, data: _RequestData, candidate: _Candidate, *, must: bool
+    ) -> Any:
+        request = data.request
+        if request.admin_access and ci in self.allocating.get(candidate.id, ()):
+            return None
+        if not request.admin_access and self._in_use(candidate.id):
+            return None
+        counters = bool(candidate.device.get("consumesCounters"))
+        if counters and not self._reserve_counters(candidate):
+            return None
+        added = 0
+
+        def rollback() -> None:
+            for constraint in reversed(self.constraints[ci][:added]):
+                constraint.remove(request.base_name, request.sub_name)
+            if counters:
+                self._release_counters(candidate)
+
+        if _taint_prevents(candidate.device, request):
+            rollback()
+            return None
+        for constraint in self.constraints[ci]:
+            if not constraint.add(
+                request.base_name, request.sub_name, candidate.device, candidate.id.driver
+            ):
+                rollback()
+                if must:
+                    raise AllocationError(
+                        f"claim {claim_key(self.claims[ci])}, request {request.name}: cannot add"
+                        f" device {candidate.id} because a claim constraint would not be satisfied"
+                    )
+                return None
+            added += 1
+        self.allocating.setdefault(candidate.id, set()).add(ci)
+        self.results[ci].append(_Result(request, candidate))
+
+        def undo() -> None:
+            self.results[ci].pop()
+            self.allocating[candidate.id].discard(ci)
+            rollback()
+
+        return undo
+
+    # --- selection -----------------------------------------------------------------------
+
+    def _selectable(self, ci: int, data: _RequestData, candidate: _Candidate) -> bool:
+        device = candidate.device
+        if device.get("bindingConditions"):
+            return False  # binding conditions are not implemented: never wait on a device
+        if data.cls is not None:
+            selectors = (data.cls.get("spec") or {}).get("selectors") or ()
+            where = f"class {(data.cls.get('metadata') or {}).get('name') or ''}"
+            if not self._selectors_match(where, selectors, candidate):
+                return False
+        where = f"claim {claim_key(self.claims[ci])}"
+        if not self._selectors_match(where, data.request.selectors, candidate):
+            return False
+        if (candidate.slice.get("spec") or {}).get("perDeviceNodeSelection"):
+            return node_matches(
+                self.node,
+                device.get("nodeName") or "",
+                bool(device.get("allNodes")),
+                device.get("nodeSelector"),
+            )
+        return True
+
+    def _selectors_match(
+        self, where: str, selectors: Sequence[Json], candidate: _Candidate
+    ) -> bool:
+        for i, selector in enumerate(selectors):
+            expression = (selector.get("cel") or {}).get("expression") or ""
+            key = (expression, *_device_key(candidate))
+            cached = self.a.matches.get(key)
+            if cached is None:
+                cached = self._evaluate(where, i, expression, candidate)
+                self.a.matches[key] = cached
+            if not cached:
+                return False
+        return True
+
+    def _evaluate(self, where: str, index: int, expression: str, candidate: _Candidate) -> bool:
+        compiled = cel.compile_selector(expression)
+        if isinstance(compiled, cel.SelectorError):
+            raise AllocationError(f"{where}: selector #{index}: CEL compile error: {compiled}")
+        variables = self.a.variables.get(_device_key(candidate))
+        if variables is None:
+            device = candidate.device
+            variables = cel.activation(
+                cel.Device(
+                    candidate.id.driver,
+                    device.get("attributes") or {},
+                    device.get("capacity") or {},
+                    bool(device.get("allowMultipleAllocations")),
+                )
+            )
+            self.a.variables[_device_key(candidate)] = variables
+        try:
+            return compiled.matches(variables)
+        except cel.SelectorError as err:
+            raise AllocationError(
+                f"{where}: selector #{index} on device {candidate.id}: CEL runtime error: {err}"
+            ) from err
+
+    # --- counters (partitionable devices) ------------------------------------------------
+
+    def _available(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
+        cache = self.a.available
+        if pool.id not in cache:
+            available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            for slice_ in pool.slices + pool.other_slices:
+                for device in (slice_.get("spec") or {}).get("devices") or ():
+                    if (
+                        DeviceID(pool.id.driver, pool.id.pool, device.get("name") or "")
+                        not in self.a.allocated
+                    ):
+                        continue
+                    _add_consumption(available, device, -1, only_known=True)
+            cache[pool.id] = available
+        return cache[pool.id]
+
+    def _reserve_counters(self, candidate: _Candidate) -> bool:
+        available = self._available(candidate.pool)
+        consumed = self.consumed.setdefault(candidate.pool.id, {})
+        _add_consumption(consumed, candidate.device, +1, only_known=False)
+        for set_name, counters in available.items():
+            for name, value in counters.items():
+                if value < consumed.get(set_name, {}).get(name, Fraction(0)):
+                    self._release_counters(candidate)
+                    return False
+        return True
+
+    def _release_counters(self, candidate: _Candidate) -> None:
+        _add_consumption(self.consumed[candidate.pool.id], candidate.device, -1, only_known=False)
+
+    # --- the result ----------------------------------------------------------------------
+
+    def _result(self, ci: int, claim: Json) -> Json:
+        results = []
+        for r in self.results[ci]:
+            entry: dict[str, Any] = {
+                "request": r.request.full_name,
+                "driver": r.candidate.id.driver,
+                "pool": r.candidate.id.pool,
+                "device": r.candidate.id.device,
+            }
+            if r.request.admin_access:
+                entry["adminAccess"] = True
+            if r.request.tolerations:
+                entry["tolerations"] = [dict(t) for t in r.request.tolerations]
+            results.append(entry)
+        allocation: dict[str, Any] = {"devices": {"results": results}}
+        config = self._config(ci, claim)
+        if config:
+            allocation["devices"]["config"] = config
+        selector = _node_selector([r.candidate for r in self.results[ci]])
+        if selector is not None:
+            allocation["nodeSelector"] = selector
+        return allocation
+
+    def _selected(self, ci: int) -> list[_RequestData]:
+        return [subs[subs[0].selected_sub] for subs in self.requests[ci]]
+
+    def _config(self, ci: int, claim: Json) -> list[dict[str, Any]]:
+        config: list[dict[str, Any]] = []
+        selected = self._selected(ci)
+        by_class: dict[str, list[dict[str, Any]]] = {}
+        for data in selected:
+            if data.cls is None:
+                continue
+            name = (data.cls.get("metadata") or {}).get("name") or ""
+            if name in by_class:
+                for entry in by_class[name]:
+                    entry["requests"].append(data.request.full_name)
+                continue
+            by_class[name] = []
+            for raw in (data.cls.get("spec") or {}).get("config") or ():
+                entry = {
+                    "source": "FromClass",
+                    "requests": [data.request.full_name],
+                    **_config_body(raw),
+                }
+                by_class[name].append(entry)
+                config.append(entry)
+        full_names = [d.request.full_name for d in selected]
+        base_names = [d.request.base_name for d in selected]
+        for raw in ((claim.get("spec") or {}).get("devices") or {}).get("config") or ():
+            wanted = list(raw.get("requests") or ())
+            if not wanted or any(n in wanted for n in base_names + full_names):
+                config.append({"source": "FromClaim", "requests": wanted, **_config_body(raw)})
+        for entry in config:
+            wanted = entry.get("requests") or []
+            if wanted and all(
+                b in wanted or f in wanted for b, f in zip(base_names, full_names, strict=True)
+            ):
+                entry["requests"] = []
+        for entry in config:
+            if not entry["requests"]:
+                del entry["requests"]
+        return config
+
+
+def _device_key(candidate: _Candidate) -> DeviceKey:
+    """A device of one version of a slice: a changed slice has a new resourceVersion."""
+    meta = candidate.slice.get("metadata") or {}
+    rv = meta.get("resourceVersion") or ""
+    return (str(candidate.id), meta.get("name") or "", rv)
+
+
+def _config_body(raw: Json) -> dict[str, Any]:
+    return {k: v for k, v in raw.items() if k not in ("requests", "source")}
+
+
+def _add_consumption(
+    counters: dict[str, dict[str, Fraction]], device: Json, sign: int, *, only_known: bool
+) -> None:
+    for consumption in device.get("consumesCounters") or ():
+        set_name = consumption.get("counterSet") or ""
+        target = counters.get(set_name) if only_known else counters.setdefault(set_name, {})
+        if target is None:
+            continue
+        for name, value in (consumption.get("counters") or {}).items():
+            if only_known and name not in target:
+                continue
+            amount = q.parse(str((value or {}).get("value", "0")))
+            target[name] = target.get(name, Fraction(0)) + sign * amount
+
+
+def _taint_prevents(device: Json, request: Request) -> bool:
+    for taint in device.get("taints") or ():
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
+            _tolerates(t, taint) for t in request.tolerations
+        ):
+            return True
+    return False
+
+
+def _tolerates(toleration: Json, taint: Json) -> bool:
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return operator == "Exists"
+
+
+def _node_selector(candidates: list[_Candidate]) -> Json | None:
+    """The allocation's nodeSelector: one node's name, or the slices' selectors combined."""
+    fields: list[Json] = []
+    expressions: list[Json] = []
+    for candidate in candidates:
+        spec = candidate.slice.get("spec") or {}
+        source = candidate.device if spec.get("perDeviceNodeSelection") else spec
+        if source.get("nodeName"):
+            return {
+                "nodeSelectorTerms": [
+                    {
+                        "matchFields": [
+                            {
+                                "key": "metadata.name",
+                                "operator": "In",
+                                "values": [source["nodeName"]],
+                            }
+                        ]
+                    }
+                ]
+            }
+        terms = (source.get("nodeSelector") or {}).get("nodeSelectorTerms")
+        if terms is None or not terms:
+            continue
+        if len(terms) > 1:
+            raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+        _add_requirements(terms[0].get("matchFields") or (), fields)
+        _add_requirements(terms[0].get("matchExpressions") or (), expressions)
+    if not fields and not expressions:
+        return None
+    term: dict[str, Any] = {}
+    if expressions:
+        term["matchExpressions"] = expressions
+    if fields:
+        term["matchFields"] = fields
+    return {"nodeSelectorTerms": [term]}
+
+
+def _add_requirements(source: Sequence[Json], target: list[Json]) -> None:
+    for requirement in source:
+        if not any(
+            r.get("key") == requirement.get("key")
+            and r.get("operator") == requirement.get("operator")
+            and set(r.get("values") or ()) == set(requirement.get("values") or ())
+            for r in target
+        ):
+            target.append(requirement)

@@ -1,0 +1,79 @@
+"""A pod's ResourceClaims (upstream ``resourceclaim.Name`` / ``IsForPod`` and the plugin's
+``foreachPodResourceClaim``), with upstream's error texts.
+
+``spec.resourceClaims[i]`` names a claim (``resourceClaimName``) or a template
+(``resourceClaimTemplateName``): then the claim is the one the resourceclaim controller recorded
+in ``status.resourceClaimStatuses`` for that entry (no entry yet: not created yet; an entry
+without a name: no claim needed), and it must be owned by the pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from corral.scheduler.framework import listers
+from corral.scheduler.framework.types import PodInfo
+
+Json = Mapping[str, Any]
+
+
+class ClaimError(Exception):
+    """The pod's claims cannot be resolved now (unschedulable until an event changes that)."""
+
+
+def pod_claims(pod: PodInfo, objects: listers.ObjectLister) -> list[Json]:
+    """The pod's claims, in ``spec.resourceClaims`` order; raises :class:`ClaimError`."""
+    spec = pod.raw.get("spec") or {}
+    statuses = (pod.raw.get("status") or {}).get("resourceClaimStatuses") or ()
+    out: list[Json] = []
+    for entry in spec.get("resourceClaims") or ():
+        name, check_owner = _claim_name(pod, entry, statuses)
+        if not name:
+            continue
+        claim = objects.get(listers.RESOURCE_CLAIM, pod.namespace, name)
+        if claim is None:
+            raise ClaimError(f'resourceclaim.resource.k8s.io "{name}" not found')
+        meta = claim.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            raise ClaimError(f'resourceclaim "{name}" is being deleted')
+        if check_owner and not _owned_by(meta, pod.uid):
+            raise ClaimError(
+                f"ResourceClaim {pod.namespace}/{name} was not created for Pod"
+                f" {pod.namespace}/{pod.name} (Pod is not owner)"
+            )
+        out.append(claim)
+    return out
+
+
+def _claim_name(pod: PodInfo, entry: Json, statuses: Any) -> tuple[str, bool]:
+    if entry.get("resourceClaimName"):
+        return str(entry["resourceClaimName"]), False
+    if entry.get("resourceClaimTemplateName"):
+        for status in statuses:
+            if status.get("name") == entry.get("name"):
+                return str(status.get("resourceClaimName") or ""), True
+        raise ClaimError(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
+    raise ClaimError(
+        f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{entry.get("name") or ""}":'
+        " none of the supported fields are set"
+    )
+
+
+def _owned_by(meta: Json, uid: str) -> bool:
+    return any(
+        ref.get("uid") == uid and ref.get("controller") for ref in meta.get("ownerReferences") or ()
+    )
+
+
+def reserved_for(claim: Json, uid: str) -> bool:
+    return any(r.get("uid") == uid for r in (claim.get("status") or {}).get("reservedFor") or ())
+
+
+def uid_of(claim: Json) -> str:
+    return str((claim.get("metadata") or {}).get("uid") or "")
+
+
+def key_of(claim: Json) -> str:
+    meta = claim.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"

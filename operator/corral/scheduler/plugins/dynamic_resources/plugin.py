@@ -1,0 +1,493 @@
+"""DynamicResources: pods with ResourceClaims get devices from ResourceSlices, as upstream 1.37.
+
+- PreEnqueue: the pod's claims exist (template claims created by the resourceclaim controller
+  and owned by the pod), none is being deleted.
+- PreFilter: gathers the claims; an allocated claim restricts the pod to its allocation's
+  nodeSelector; an unallocated one needs its DeviceClasses, and the cycle gets an
+  :class:`~.allocator.Allocator` over the cluster's slices and the devices in use (allocated
+  claims' and in-flight allocations'). A claim another pod is allocating now makes the pod wait.
+- Filter: the allocated claims must be available on the node; the unallocated ones must all be
+  allocated from the devices that node reaches ("cannot allocate all claims").
+- Score: prioritized lists: a subrequest chosen earlier scores higher (8 - index), normalized.
+- Reserve/Unreserve: the node's allocations become in-flight, so no other pod gets their
+  devices; Unreserve forgets them and takes back a reservation PreBind already wrote.
+- PreBind: per claim, the finalizer, then status.allocation (with allocationTimestamp) and the
+  pod in status.reservedFor, retried on conflicts as upstream.
+- PostFilter: the first claim unavailable on some node and reserved for no other pod is
+  deallocated ("deallocation of ResourceClaim completed"), so the next attempt may allocate it
+  elsewhere; otherwise plain Unschedulable. After an earlier PreFilter plugin rejected the pod
+  there is no state: an Error "not found", as upstream (DefaultPreemption then does not run).
+
+Every rejection is UnschedulableAndUnresolvable (upstream's statusUnschedulable); a problem no
+node can fix (bad CEL, a missing class name) is an Error.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import numpy as np
+
+from corral.scheduler.framework import listers
+from corral.scheduler.framework import nodeselector as ns
+from corral.scheduler.framework.cluster_events import (
+    NODE,
+    TARGET_POD,
+    ActionType,
+    ClusterEvent,
+)
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import NodeToStatus
+from corral.scheduler.framework.interface import (
+    Handle,
+    PostFilterResult,
+    PreFilterExtensions,
+    PreFilterResult,
+    Scores,
+    Slots,
+)
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins.dynamic_resources.allocator import (
+    AllocationError,
+    Allocator,
+    DeviceID,
+    MatchCache,
+    claim_key,
+)
+from corral.scheduler.plugins.dynamic_resources.claims import (
+    ClaimError,
+    key_of,
+    pod_claims,
+    reserved_for,
+    uid_of,
+)
+from corral.scheduler.plugins.dynamic_resources.pools import Node, SliceIndex
+
+NAME: Final = names.DYNAMIC_RESOURCES
+STATE_KEY: Final = "PreFilter" + NAME
+ERR_CANNOT_ALLOCATE: Final = "cannot allocate all claims"
+ERR_NOT_AVAILABLE: Final = "resourceclaim not available on the node"
+MSG_DEALLOCATED: Final = "deallocation of ResourceClaim completed"
+ERR_NO_STATE: Final = "not found"  # upstream's CycleState.Read error (fwk.ErrNotFound)
+FINALIZER: Final = "resource.kubernetes.io/delete-protection"
+FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
+_RETRIES: Final = 5  # client-go retry.DefaultRetry.Steps
+_MATCH_CACHE_MAX: Final = 200_000
+
+Json = Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class _State:
+    claims: list[Json]
+    available_on: list[ns.NodeSelector | None]  # an allocated claim's nodes (None: any)
+    to_allocate: list[int]  # indexes of the unallocated claims
+    allocator: Allocator | None = None
+    node_allocations: dict[str, list[Json]] = field(default_factory=dict)
+    unavailable: set[int] = field(default_factory=set)
+    chosen: dict[int, Json] = field(default_factory=dict)  # index → allocation, from Reserve
+
+    def clone(self) -> _State:
+        return self  # as upstream's stateData: shared by the cycle's clones
+
+
+class DynamicResources:
+    name: str = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+        self._lock = threading.Lock()  # in-flight allocations: scheduling vs binding threads
+        self._in_flight: dict[str, tuple[str, tuple[DeviceID, ...]]] = {}  # uid → (key, devices)
+        self._matches: MatchCache = {}
+        # Derived from the informers' objects, rebuilt when their kind's generation moves.
+        self._in_use: tuple[int, frozenset[DeviceID]] = (-1, frozenset())
+        self._class_map: tuple[int, dict[str, Json]] = (-1, {})
+        self._slices: tuple[int, SliceIndex] = (-1, SliceIndex(()))
+
+    # --- PreEnqueue / PreFilter ------------------------------------------------------------
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        objects = self._handle.objects
+        if not pod.has_resource_claims or objects is None:
+            return None
+        try:
+            pod_claims(pod, objects)
+        except ClaimError as err:
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
+        return None
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        # Written first, as upstream's: PostFilter finds no state only when an earlier
+        # PreFilter plugin rejected the pod (and then fails with upstream's "not found").
+        state.write(STATE_KEY, _State([], [], []))
+        objects = self._handle.objects
+        if not pod.has_resource_claims:
+            return None, Status(Code.SKIP)
+        if objects is None:
+            return None, Status.error("DynamicResources: no informers for ResourceClaims")
+        try:
+            claims = pod_claims(pod, objects)
+        except ClaimError as err:
+            return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
+        if not claims:
+            return None, Status(Code.SKIP)
+        s = _State(claims, [None] * len(claims), [])
+        for index, claim in enumerate(claims):
+            allocation = (claim.get("status") or {}).get("allocation")
+            if allocation is not None:
+                selector = allocation.get("nodeSelector")
+                s.available_on[index] = ns.parse_node_selector(selector) if selector else None
+                continue
+            with self._lock:
+                pending = uid_of(claim) in self._in_flight
+            if pending:
+                return None, _unschedulable(
+                    f"resource claim {claim_key(claim)} is in the process of being allocated"
+                )
+            status = _validate_classes(claim, objects)
+            if status is not None:
+                return None, status
+            s.to_allocate.append(index)
+        if s.to_allocate:
+            if len(self._matches) > _MATCH_CACHE_MAX:
+                self._matches.clear()
+            s.allocator = Allocator(
+                self._classes(objects),
+                self._slice_index(objects),
+                self._devices_in_use(objects),
+                self._matches,
+            )
+        state.write(STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    def _classes(self, objects: listers.ObjectLister) -> dict[str, Json]:
+        generation = objects.generation(listers.DEVICE_CLASS)
+        if self._class_map[0] != generation:
+            by_name = {
+                (c.get("metadata") or {}).get("name") or "": c
+                for c in objects.list(listers.DEVICE_CLASS)
+            }
+            self._class_map = (generation, by_name)
+        return self._class_map[1]
+
+    def _slice_index(self, objects: listers.ObjectLister) -> SliceIndex:
+        generation = objects.generation(listers.RESOURCE_SLICE)
+        if self._slices[0] != generation:
+            self._slices = (generation, SliceIndex(objects.list(listers.RESOURCE_SLICE)))
+        return self._slices[1]
+
+    def _devices_in_use(self, objects: listers.ObjectLister) -> frozenset[DeviceID]:
+        generation = objects.generation(listers.RESOURCE_CLAIM)
+        if self._in_use[0] != generation:
+            self._in_use = (generation, _allocated_devices(objects.list(listers.RESOURCE_CLAIM)))
+        allocated = self._in_use[1]
+        with self._lock:
+            for uid, (key, devices) in list(self._in_flight.items()):
+                namespace, _, name = key.partition("/")
+                current = objects.get(listers.RESOURCE_CLAIM, namespace, name)
+                if current is None or uid_of(current) != uid or _allocation_of(current):
+                    del self._in_flight[uid]  # the informer has it (or it is gone)
+                else:
+                    allocated = allocated | frozenset(devices)
+        return allocated
+
+    # --- Filter ----------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        s = state.read(STATE_KEY, _State)
+        if s is None:
+            return helper.missing_state(STATE_KEY)
+        unavailable = [
+            i
+            for i, selector in enumerate(s.available_on)
+            if selector is not None and not ns.selector_matches(selector, node.labels, node.name)
+        ]
+        if s.allocator is not None:
+            claims = [s.claims[i] for i in s.to_allocate]
+            try:
+                allocations = s.allocator.allocate(Node(node.name, node.labels), claims)
+            except AllocationError as err:
+                return Status.error(str(err))
+            if allocations is None or len(allocations) != len(claims):
+                return _unschedulable(ERR_CANNOT_ALLOCATE)
+            s.node_allocations[node.name] = allocations
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return _unschedulable(ERR_NOT_AVAILABLE)
+        return None
+
+    # --- PostFilter ------------------------------------------------------------------------
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        s = state.read(STATE_KEY, _State)
+        if s is None:
+            return None, Status.error(ERR_NO_STATE)
+        writer = self._handle.claim_writer
+        if writer is None:
+            return None, Status(Code.UNSCHEDULABLE)
+        for index in sorted(s.unavailable):
+            claim = s.claims[index]
+            consumers = (claim.get("status") or {}).get("reservedFor") or ()
+            if len(consumers) > 1 or (consumers and consumers[0].get("uid") != pod.uid):
+                continue
+            update = copy.deepcopy(dict(claim))
+            status = update.setdefault("status", {})
+            for key in ("reservedFor", "allocation", "devices"):
+                status.pop(key, None)
+            try:
+                writer.update_status(update)
+            except listers.WriteError as err:
+                return None, Status.error(str(err))
+            return None, Status.of(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
+        return None, Status(Code.UNSCHEDULABLE)
+
+    # --- Score -----------------------------------------------------------------------------
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status | None:
+        s = state.read(STATE_KEY, _State)
+        return Status(Code.SKIP) if s is None or not s.to_allocate else None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        s = state.read(STATE_KEY, _State)
+        if s is None:
+            return 0, None
+        return _score(s, s.node_allocations.get(node.name)), None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> tuple[Scores, Status | None]:
+        s = state.read(STATE_KEY, _State)
+        out = np.zeros(len(slots), dtype=np.int64)
+        if s is not None:
+            for i, slot in enumerate(slots):
+                out[i] = _score(s, s.node_allocations.get(snapshot.names[int(slot)]))
+        return out, None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: Scores) -> Status | None:
+        helper.default_normalize_score(scores, reverse=False)
+        return None
+
+    # --- Reserve / Unreserve ---------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s = state.read(STATE_KEY, _State)
+        if s is None or s.allocator is None:
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if allocations is None:
+            return Status.error("claim allocation not found for node")
+        with self._lock:
+            for index, allocation in zip(s.to_allocate, allocations, strict=True):
+                claim = s.claims[index]
+                s.chosen[index] = allocation
+                self._in_flight[uid_of(claim)] = (key_of(claim), _devices(allocation))
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        s = state.read(STATE_KEY, _State)
+        if s is None:
+            return
+        with self._lock:
+            for index in s.chosen:
+                self._in_flight.pop(uid_of(s.claims[index]), None)
+        writer = self._handle.claim_writer
+        if writer is None:
+            return
+        for claim in s.claims:
+            meta = claim.get("metadata") or {}
+            try:
+                current = writer.get(meta.get("namespace") or "", meta.get("name") or "")
+                if reserved_for(current, pod.uid):
+                    update = copy.deepcopy(dict(current))
+                    update["status"]["reservedFor"] = [
+                        r for r in update["status"]["reservedFor"] if r.get("uid") != pod.uid
+                    ]
+                    writer.update_status(update)
+            except listers.WriteError:
+                continue  # upstream logs and goes on: the claim controller cleans up
+
+    # --- PreBind ---------------------------------------------------------------------------
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s = state.read(STATE_KEY, _State)
+        writer = self._handle.claim_writer
+        if s is None or writer is None:
+            return None  # no claims, or no API to write to (corral simulate)
+        for index, claim in enumerate(s.claims):
+            if reserved_for(claim, pod.uid) and index not in s.chosen:
+                continue
+            try:
+                _bind_claim(writer, claim, s.chosen.get(index), pod)
+            except listers.WriteError as err:
+                return Status.error(str(err))
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (
+            ClusterEvent(
+                NODE,
+                ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+            ),
+            ClusterEvent(
+                listers.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
+            ),
+            # The pod's own update (upstream TargetPod): its generated claims got names.
+            ClusterEvent(TARGET_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+            ClusterEvent(listers.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+            ClusterEvent(listers.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE),
+        )
+
+
+def _unschedulable(message: str) -> Status:
+    return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
+
+
+def _validate_classes(claim: Json, objects: listers.ObjectLister) -> Status | None:
+    for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        if request.get("exactly") is not None:
+            wanted = [(request.get("name") or "", request["exactly"].get("deviceClassName"))]
+        elif request.get("firstAvailable"):
+            wanted = [
+                (f"{request.get('name') or ''}/{sub.get('name') or ''}", sub.get("deviceClassName"))
+                for sub in request["firstAvailable"]
+            ]
+        else:
+            return Status.error(f"request {request.get('name') or ''}: unsupported request type")
+        for name, cls in wanted:
+            if not cls:
+                return Status.error(f"request {name}: unsupported request type")
+            if objects.get(listers.DEVICE_CLASS, "", cls) is None:
+                return _unschedulable(f"request {name}: device class {cls} does not exist")
+    return None
+
+
+def _allocation_of(claim: Json) -> Json | None:
+    allocation: Json | None = (claim.get("status") or {}).get("allocation")
+    return allocation
+
+
+def _devices(allocation: Json, *, skip_admin: bool = True) -> tuple[DeviceID, ...]:
+    return tuple(
+        DeviceID(r.get("driver") or "", r.get("pool") or "", r.get("device") or "")
+        for r in (allocation.get("devices") or {}).get("results") or ()
+        if not (skip_admin and r.get("adminAccess"))
+    )
+
+
+def _allocated_devices(claims: Sequence[Json]) -> frozenset[DeviceID]:
+    """Devices held by allocated claims; admin access does not hold a device."""
+    out: set[DeviceID] = set()
+    for claim in claims:
+        allocation = _allocation_of(claim)
+        if allocation is not None:
+            out.update(_devices(allocation))
+    return frozenset(out)
+
+
+def _score(s: _State, allocations: list[Json] | None) -> int:
+    """Upstream ``computeScore``: per claim, FIRST_AVAILABLE_MAX - index of the chosen
+    subrequest of each prioritized-list request."""
+    if allocations is None:
+        return 0
+    total = 0
+    pending = iter(allocations)
+    for index, claim in enumerate(s.claims):
+        allocation = _allocation_of(claim)
+        if allocation is None:
+            allocation = next(pending, None) if index in s.to_allocate else None
+        if allocation is None:
+            continue
+        chosen = {
+            r.get("request")
+            for r in (allocation.get("devices") or {}).get("results") or ()
+            if "/" in (r.get("request") or "")
+        }
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            for i, sub in enumerate(request.get("firstAvailable") or ()):
+                if f"{request.get('name')}/{sub.get('name')}" in chosen:
+                    total += FIRST_AVAILABLE_MAX - i
+    return total
+
+
+def _bind_claim(
+    writer: listers.ResourceClaimWriter, claim: Json, allocation: Json | None, pod: PodInfo
+) -> None:
+    """Upstream ``bindClaim``: finalizer, allocation and reservation, retried on conflict."""
+    current: dict[str, Any] = copy.deepcopy(dict(claim))
+    key = claim_key(claim)
+    for attempt in range(_RETRIES):
+        if attempt:
+            meta = current.get("metadata") or {}
+            current = dict(writer.get(meta.get("namespace") or "", meta.get("name") or ""))
+        try:
+            _bind_once(writer, current, allocation, pod, key)
+        except listers.WriteError as err:
+            if err.conflict and attempt + 1 < _RETRIES:
+                continue
+            raise
+        return
+
+
+def _bind_once(
+    writer: listers.ResourceClaimWriter,
+    claim: dict[str, Any],
+    allocation: Json | None,
+    pod: PodInfo,
+    key: str,
+) -> None:
+    meta = claim.setdefault("metadata", {})
+    status = claim.setdefault("status", {})
+    if meta.get("deletionTimestamp"):
+        raise listers.WriteError(f"claim {key} got deleted in the meantime")
+    if allocation is not None:
+        if status.get("allocation"):
+            raise listers.WriteError(f"claim {key} got allocated elsewhere in the meantime")
+        if FINALIZER not in (meta.get("finalizers") or ()):
+            meta["finalizers"] = [*(meta.get("finalizers") or ()), FINALIZER]
+            try:
+                claim.update(copy.deepcopy(dict(writer.update(claim))))
+            except listers.WriteError as err:
+                raise listers.WriteError(
+                    f"add finalizer to claim {key}: {err}", conflict=err.conflict
+                ) from err
+            status = claim.setdefault("status", {})
+        status["allocation"] = copy.deepcopy(dict(allocation))
+    status["reservedFor"] = [
+        *(status.get("reservedFor") or ()),
+        {"resource": "pods", "name": pod.name, "uid": pod.uid},
+    ]
+    if not status.get("allocation"):
+        raise listers.WriteError(f"claim {key} got deallocated elsewhere in the meantime")
+    if not status["allocation"].get("allocationTimestamp"):
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        status["allocation"]["allocationTimestamp"] = now
+    try:
+        writer.update_status(claim)
+    except listers.WriteError as err:
+        what = (
+            "add allocation and reservation to" if allocation is not None else "add reservation to"
+        )
+        raise listers.WriteError(f"{what} claim {key}: {err}", conflict=err.conflict) from err
+
+
+def new(args: object, handle: Handle) -> DynamicResources:
+    # DynamicResourcesArgs: filterTimeout (upstream bounds one node's allocation, 10s default)
+    # and bindingTimeout (binding conditions) are accepted; neither is enforced here.
+    return DynamicResources(handle)

@@ -1,0 +1,159 @@
+"""Scenario kinds: registered, reproducible, each reaching what it is for; preemption verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench.conformance import kinds
+from bench.conformance.compare import Decision, Trace
+from bench.conformance.generate import Scenario
+from bench.conformance.kinds.extended import GPU
+from bench.conformance.kinds.preemption import compare_preemption
+from bench.schedulers import SchedulerConfig
+
+from corral.scheduler.engine.frameworks import load_engine_config
+
+JSON = dict[str, Any]
+
+
+def _requests(pod: JSON) -> list[JSON]:
+    spec = pod["spec"]
+    return [spec.get("resources", {}), *(c.get("resources", {}) for c in spec["containers"])]
+
+
+def _priority_values(s: Scenario) -> list[int]:
+    return [s.priority_classes[p["spec"]["priorityClassName"]][0] for p in s.running + s.pods]
+
+
+def _reaches(kind: str, s: Scenario) -> bool:
+    """What the kind exists for, present in its scenario."""
+    if kind == "basic":
+        return not s.profile and any("affinity" in p["spec"] for p in s.pods)
+    if kind == "pod-level":
+        return sum("resources" in p["spec"] for p in s.pods) >= len(s.pods) // 2
+    if kind == "extended":
+        return any(GPU in n["status"]["allocatable"] for n in s.nodes) and any(
+            GPU in r.get("limits", {}) for p in s.pods for r in _requests(p)
+        )
+    if kind == "profiles":
+        return bool(s.profile["pluginConfig"])
+    if kind == "preemption":
+        values = _priority_values(s)
+        policies = {s.priority_classes[p["spec"]["priorityClassName"]][1] for p in s.pods}
+        return len(set(values)) == len(values) and policies == {"PreemptLowerPriority"}
+    if kind == "extenders":
+        labels = [n["metadata"]["labels"] for n in s.nodes]
+        return any("example.corral.dev/allowed" not in x for x in labels)
+    if kind == "large":
+        return len(s.nodes) >= 300
+    if kind == "storage":
+        claims = {v["persistentVolumeClaim"]["claimName"] for p in s.pods
+                  for v in p["spec"].get("volumes", [])}  # fmt: skip
+        return any(c.startswith("bound-") for c in claims) and "too-big" in claims
+    if kind == "dra":
+        slices = [o for o in s.objects if o["kind"] == "ResourceSlice"]
+        claims = {
+            c["resourceClaimTemplateName"]
+            for p in s.pods
+            for c in p["spec"].get("resourceClaims", ())
+        }
+        return len(slices) >= 2 and len(claims) >= 5
+    raise AssertionError(f"no expectation for kind {kind!r}: add one")
+
+
+@pytest.mark.parametrize("kind", kinds.names())
+def test_every_kind_is_reproducible_and_reaches_its_point(kind: str) -> None:
+    first = kinds.scenario(kind, 5, pods=40)
+    assert first.to_json() == kinds.scenario(kind, 5, pods=40).to_json()
+    assert first.to_json() != kinds.scenario(kind, 6, pods=40).to_json()
+    assert first.kind == kind
+    assert len(first.pods) >= 40
+    assert _reaches(kind, first)
+    assert Scenario.from_json(first.to_json()) == first
+
+
+@pytest.mark.parametrize("kind", kinds.names())
+def test_every_kinds_profiles_are_valid(kind: str) -> None:
+    """A profile upstream refuses stops a whole run: the generator makes valid ones only."""
+    for seed in range(1, 31):
+        profile = kinds.scenario(kind, seed, nodes=3, running=3, pods=1).profile
+        config = {"apiVersion": "kubescheduler.config.k8s.io/v1",
+                  "kind": "KubeSchedulerConfiguration",
+                  "profiles": [{"schedulerName": "s", **profile}]}  # fmt: skip
+        load_engine_config(config)
+
+
+def test_the_basic_kind_is_the_recorded_generator() -> None:
+    from bench.conformance.generate import generate  # noqa: PLC0415
+
+    assert kinds.scenario("basic", 3, nodes=10, running=20, pods=5) == generate(
+        3, nodes=10, running=20, pods=5
+    )
+
+
+def test_an_unknown_kind_is_named_with_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"unknown scenario kind 'gpus'; expected one of basic, "):
+        kinds.scenario("gpus", 1)
+
+
+def test_a_kind_registered_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"scenario kind 'basic' registered twice"):
+        kinds.register(kinds.get("basic"))
+
+
+def test_a_recording_without_a_kind_reads_as_basic() -> None:
+    data = kinds.scenario("basic", 1, pods=2).to_json()
+    for key in ("kind", "profile", "objects"):
+        del data[key]
+    assert Scenario.from_json(data).kind == "basic"
+
+
+ON_A = ["team-a/run-1", "team-a/run-2"]
+FIT = "0/2 nodes are available: 2 Insufficient cpu."
+PLACED = Decision(node="a", message=FIT, nominated="a", victims=ON_A)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "agree", "kind"),
+    [
+        pytest.param(Decision(node="a", message=FIT, nominated="a", victims=ON_A[::-1]), True,
+                     "preempted", id="same-node-and-victims-in-any-order"),
+        pytest.param(Decision(node="a", message="other", nominated="a", victims=ON_A), False,
+                     "message-differs", id="other-preempting-message"),
+        pytest.param(Decision(node="b", message=FIT, nominated="b", victims=ON_A), False,
+                     "nominated-differs", id="other-node"),
+        pytest.param(Decision(node="a", message=FIT, nominated="a", victims=ON_A[:1]), False,
+                     "victims-differ", id="fewer-victims"),
+        pytest.param(Decision(node="a"), False, "nominated-differs",
+                     id="placed-without-preempting"),
+        pytest.param(Decision(timed_out=True), False, "timeout", id="no-decision"),
+    ],
+)  # fmt: skip
+def test_preemption_verdicts(candidate: Decision, agree: bool, kind: str) -> None:
+    verdict = compare_preemption(PLACED, Trace(bound="a"), candidate)
+    assert (verdict.agree, verdict.kind) == (agree, kind), verdict.detail
+
+
+def test_a_message_still_decides_when_nobody_preempts() -> None:
+    unschedulable = Decision(reason="Unschedulable", message="0/2 nodes are available: x.")
+    other = Decision(reason="Unschedulable", message="0/2 nodes are available: y.")
+    assert compare_preemption(unschedulable, Trace(), unschedulable).kind == "unschedulable"
+    assert compare_preemption(unschedulable, Trace(), other).kind == "message-differs"
+
+
+class _Cluster:
+    directory = Path("/nowhere")
+
+
+def test_a_profile_and_disabled_plugins_merge_in_the_rendered_config() -> None:
+    config = SchedulerConfig(
+        scheduler_name="s",
+        disabled_plugins=("ImageLocality",),
+        profile_extra={"plugins": {"multiPoint": {"disabled": [{"name": "NodePorts"}]}}},
+        config_extra={"extenders": [{"urlPrefix": "http://127.0.0.1:1"}]},
+    ).render(_Cluster())  # type: ignore[arg-type]
+    disabled = config["profiles"][0]["plugins"]["multiPoint"]["disabled"]
+    assert disabled == [{"name": "NodePorts"}, {"name": "ImageLocality"}]
+    assert config["extenders"] == [{"urlPrefix": "http://127.0.0.1:1"}]

@@ -1,0 +1,142 @@
+"""NodeVolumeLimits as upstream 1.37's CSILimits: what counts against a driver's limit (CSI PVs,
+unbound claims by provisioner, translated in-tree volumes, VolumeAttachments) and
+VolumeLimitScaling's missing-driver check."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from corral.scheduler.backend.objects import ObjectStore
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework import listers
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.plugins import node_volume_limits
+from support.builders import node, pod, snapshot_of
+from support.storage import csi_driver, pv, pvc, storage_class
+
+KINDS = {
+    "PersistentVolume": listers.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": listers.PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": listers.STORAGE_CLASS,
+    "CSIDriver": listers.CSI_DRIVER,
+    "CSINode": listers.CSI_NODE,
+    "VolumeAttachment": listers.VOLUME_ATTACHMENT,
+}
+EXCEEDED = Status.of(Code.UNSCHEDULABLE, node_volume_limits.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+EBS = "ebs.csi.aws.com"
+
+
+class Handle:
+    def __init__(self, objects: Sequence[Mapping[str, Any]]) -> None:
+        self.objects = ObjectStore()
+        for obj in objects:
+            self.objects.apply(KINDS[obj["kind"]], "ADDED", obj)
+
+
+def csi_node(limit: int | None, driver: str = EBS) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": driver}
+    if limit is not None:
+        entry["allocatable"] = {"count": limit}
+    return {"kind": "CSINode", "metadata": {"name": "n"}, "spec": {"drivers": [entry]}}
+
+
+def csi_pv(name: str, handle: str, driver: str = EBS) -> dict[str, Any]:
+    out = pv(name)
+    del out["spec"]["hostPath"]
+    out["spec"]["csi"] = {"driver": driver, "volumeHandle": handle}
+    return out
+
+
+def ebs_pv(name: str, volume_id: str) -> dict[str, Any]:
+    out = pv(name)
+    del out["spec"]["hostPath"]
+    out["spec"]["awsElasticBlockStore"] = {"volumeID": volume_id}
+    return out
+
+
+def attachment(pv_name: str, node_name: str = "n", attacher: str = EBS) -> dict[str, Any]:
+    return {"kind": "VolumeAttachment", "metadata": {"name": f"va-{pv_name}"},
+            "spec": {"attacher": attacher, "nodeName": node_name,
+                     "source": {"persistentVolumeName": pv_name}}}  # fmt: skip
+
+
+def with_volumes(name: str, *volumes: dict[str, Any], node_name: str = "") -> dict[str, Any]:
+    raw = pod(name)
+    raw["spec"]["volumes"] = list(volumes)
+    if node_name:
+        raw["spec"]["nodeName"] = node_name
+    return raw
+
+
+def claim_volume(claim: str) -> dict[str, Any]:
+    return {"name": claim, "persistentVolumeClaim": {"claimName": claim}}
+
+
+def verdict(objects: list[dict[str, Any]], new: dict[str, Any],
+            running: Sequence[dict[str, Any]] = ()) -> Status | None:  # fmt: skip
+    plugin = node_volume_limits.new(None, Handle(objects))  # type: ignore[arg-type]
+    snapshot = snapshot_of([node("n")], list(running))
+    return plugin.filter(CycleState(), pod_from_json(new), snapshot.node_info(0))
+
+
+BOUND = pvc("a", volume="pv-a", bound=True)
+NEW_POD = with_volumes("p", claim_volume("a"))
+
+
+@pytest.mark.parametrize(
+    ("objects", "new", "running", "want"),
+    [
+        pytest.param([csi_node(1), BOUND, csi_pv("pv-a", "h-a")], NEW_POD, (), None,
+                     id="one CSI volume within the limit"),
+        pytest.param([csi_node(0), BOUND, csi_pv("pv-a", "h-a")], NEW_POD, (), EXCEEDED,
+                     id="limit 0"),
+        pytest.param([csi_node(None), BOUND, csi_pv("pv-a", "h-a")], NEW_POD, (), None,
+                     id="a driver without a limit"),
+        pytest.param([csi_node(1), BOUND, pvc("b", volume="pv-b", bound=True),
+                      csi_pv("pv-a", "h-a"), csi_pv("pv-b", "h-b")], NEW_POD,
+                     [with_volumes("old", claim_volume("b"), node_name="n")], EXCEEDED,
+                     id="a running pod's volume counts"),
+        pytest.param([csi_node(1), BOUND, csi_pv("pv-a", "h-a")], NEW_POD,
+                     [with_volumes("old", claim_volume("a"), node_name="n")], None,
+                     id="a volume shared with a running pod counts once"),
+        pytest.param([csi_node(1), BOUND, csi_pv("pv-a", "h-a"), csi_pv("pv-x", "h-x"),
+                      attachment("pv-x")], NEW_POD, (), EXCEEDED,
+                     id="a VolumeAttachment on the node counts"),
+        pytest.param([csi_node(1), BOUND, csi_pv("pv-a", "h-a"), csi_pv("pv-x", "h-x"),
+                      attachment("pv-x", node_name="other")], NEW_POD, (), None,
+                     id="a VolumeAttachment elsewhere does not"),
+        pytest.param([csi_node(0), pvc("a", storage_class="gp3"),
+                      storage_class("gp3", EBS)], NEW_POD, (), EXCEEDED,
+                     id="an unbound claim counts by its provisioner"),
+        pytest.param([csi_node(0), pvc("a", volume="gone", bound=True),
+                      storage_class("wffc", EBS)], NEW_POD, (), EXCEEDED,
+                     id="a claim whose PV is missing counts by its class"),
+        pytest.param([csi_node(0), pvc("a", storage_class="old"),
+                      storage_class("old", "kubernetes.io/aws-ebs")], NEW_POD, (), EXCEEDED,
+                     id="an in-tree provisioner counts as its CSI driver"),
+        pytest.param([csi_node(0), BOUND, ebs_pv("pv-a", "aws://us-east-1a/vol-1")], NEW_POD,
+                     (), EXCEEDED, id="an in-tree EBS PV counts as ebs.csi.aws.com"),
+        pytest.param([csi_node(0)], with_volumes("p", {"name": "x",
+                      "awsElasticBlockStore": {"volumeID": "vol-1"}}), (), EXCEEDED,
+                     id="an inline EBS volume counts as ebs.csi.aws.com"),
+        pytest.param([BOUND, ebs_pv("pv-a", "vol-1")], NEW_POD, (), None,
+                     id="no CSINode: in-tree volumes are not migrated, nothing counts"),
+        pytest.param([csi_node(0, "other.csi"), BOUND, csi_pv("pv-a", "h-a"),
+                      csi_driver(EBS) | {"spec": {"preventPodSchedulingIfMissing": True}}],
+                     NEW_POD, (), Status.of(Code.UNSCHEDULABLE,
+                                            f"{EBS} CSI driver is not installed on the node"),
+                     id="VolumeLimitScaling: the driver must be on the node"),
+        pytest.param([csi_node(None, "other.csi"), BOUND, csi_pv("pv-a", "h-a"),
+                      csi_driver(EBS)], NEW_POD, (), None,
+                     id="VolumeLimitScaling: a driver that does not opt in"),
+    ],
+)  # fmt: skip
+def test_node_volume_limits(
+    objects: list[dict[str, Any]], new: dict[str, Any], running: Sequence[dict[str, Any]],
+    want: Status | None,
+) -> None:  # fmt: skip
+    assert verdict(objects, new, running) == want
