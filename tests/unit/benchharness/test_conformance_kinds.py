@@ -145,3 +145,23 @@ def test_a_profile_and_disabled_plugins_merge_in_the_rendered_config() -> None:
     disabled = config["profiles"][0]["plugins"]["multiPoint"]["disabled"]
     assert disabled == [{"name": "NodePorts"}, {"name": "ImageLocality"}]
     assert config["extenders"] == [{"urlPrefix": "http://127.0.0.1:1"}]
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "out", "err"),
+    [
+        pytest.param(["--list-kinds"], 0, "preemption   full nodes", "", id="list"),
+        pytest.param(["--kinds", "basic,gpus"], 2, "",
+                     "unknown scenario kind 'gpus'; expected one of basic, extended, ",
+                     id="unknown-kind"),
+    ],
+)  # fmt: skip
+def test_the_command_line_names_the_kinds(
+    capsys: pytest.CaptureFixture[str], argv: list[str], code: int, out: str, err: str
+) -> None:
+    from bench.conformance.__main__ import main  # noqa: PLC0415
+
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    assert out in captured.out
+    assert err in captured.err
