@@ -19,6 +19,9 @@ from corral.testing.nodes import wait_ready
 # vanishing between two schedulers' decisions would change the state under the conformance
 # comparison. So the harness removes it itself from Ready nodes, as the controller would.
 LIFECYCLE_TAINT_PREFIX = "node.kubernetes.io/"
+# The node lifecycle controller keeps this one on every cordoned node (TaintNodesByCondition);
+# removing it only races the controller, which adds it back within seconds.
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 
 def _ready(node: JSON) -> bool:
@@ -28,11 +31,15 @@ def _ready(node: JSON) -> bool:
     )
 
 
+def _is_lifecycle(taint: JSON, node: JSON) -> bool:
+    key = str(taint.get("key", ""))
+    if key == UNSCHEDULABLE_TAINT and node.get("spec", {}).get("unschedulable"):
+        return False  # a cordoned node's own taint: kept, as the controller would
+    return key.startswith(LIFECYCLE_TAINT_PREFIX)
+
+
 def _lifecycle_tainted(node: JSON) -> bool:
-    return any(
-        t.get("key", "").startswith(LIFECYCLE_TAINT_PREFIX)
-        for t in node.get("spec", {}).get("taints") or []
-    )
+    return any(_is_lifecycle(t, node) for t in node.get("spec", {}).get("taints") or [])
 
 
 def make_schedulable(client: Client, names: list[str], *, timeout: float | None = None) -> None:
@@ -49,11 +56,7 @@ def clear_lifecycle_taints(client: Client, names: Iterable[str], *, timeout: flo
     deadline = time.monotonic() + timeout
 
     def clear(node: JSON) -> None:
-        keep = [
-            t
-            for t in node["spec"].get("taints") or []
-            if not t.get("key", "").startswith(LIFECYCLE_TAINT_PREFIX)
-        ]
+        keep = [t for t in node["spec"].get("taints") or [] if not _is_lifecycle(t, node)]
         with contextlib.suppress(ApiError):  # the controller may win the race: fine
             client.request(
                 "PATCH",
