@@ -19,8 +19,6 @@ from corral.testing.nodes import wait_ready
 # vanishing between two schedulers' decisions would change the state under the conformance
 # comparison. So the harness removes it itself from Ready nodes, as the controller would.
 LIFECYCLE_TAINT_PREFIX = "node.kubernetes.io/"
-# The node lifecycle controller keeps this one on every cordoned node (TaintNodesByCondition);
-# removing it only races the controller, which adds it back within seconds.
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 
@@ -31,15 +29,15 @@ def _ready(node: JSON) -> bool:
     )
 
 
-def _is_lifecycle(taint: JSON, node: JSON) -> bool:
-    key = str(taint.get("key", ""))
-    if key == UNSCHEDULABLE_TAINT and node.get("spec", {}).get("unschedulable"):
-        return False  # a cordoned node's own taint: kept, as the controller would
-    return key.startswith(LIFECYCLE_TAINT_PREFIX)
-
-
 def _lifecycle_tainted(node: JSON) -> bool:
-    return any(_is_lifecycle(t, node) for t in node.get("spec", {}).get("taints") or [])
+    """A lifecycle taint still to lift; a cordoned node's ``node.kubernetes.io/unschedulable``
+    is not one (the node lifecycle controller puts it back at once)."""
+    spec = node.get("spec", {})
+    return any(
+        t.get("key", "").startswith(LIFECYCLE_TAINT_PREFIX)
+        and not (spec.get("unschedulable") and t.get("key") == UNSCHEDULABLE_TAINT)
+        for t in spec.get("taints") or []
+    )
 
 
 def make_schedulable(client: Client, names: list[str], *, timeout: float | None = None) -> None:
@@ -56,7 +54,13 @@ def clear_lifecycle_taints(client: Client, names: Iterable[str], *, timeout: flo
     deadline = time.monotonic() + timeout
 
     def clear(node: JSON) -> None:
-        keep = [t for t in node["spec"].get("taints") or [] if not _is_lifecycle(t, node)]
+        spec = node["spec"]
+        # A cordoned node keeps its unschedulable taint: lifting it only races the controller.
+        keep = [
+            t
+            for t in spec.get("taints") or []
+            if not _lifecycle_tainted({"spec": {**spec, "taints": [t]}})
+        ]
         with contextlib.suppress(ApiError):  # the controller may win the race: fine
             client.request(
                 "PATCH",

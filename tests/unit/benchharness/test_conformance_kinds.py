@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench import cluster
 from bench.conformance import kinds, replay
 from bench.conformance.compare import Decision, Trace
 from bench.conformance.generate import Scenario
@@ -169,23 +168,6 @@ def test_the_command_line_names_the_kinds(
 
 
 UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
-NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
-
-
-@pytest.mark.parametrize(
-    ("cordoned", "taints", "lifecycle"),
-    [
-        pytest.param(False, [NOT_READY], True, id="not-ready: lifted"),
-        pytest.param(False, [UNSCHEDULABLE], True, id="unschedulable on a schedulable node"),
-        pytest.param(True, [UNSCHEDULABLE], False, id="a cordoned node keeps its own taint"),
-        pytest.param(True, [{"key": "gpu", "effect": "NoSchedule"}], False, id="user taint"),
-    ],
-)
-def test_only_lifecycle_taints_are_lifted(
-    cordoned: bool, taints: list[JSON], lifecycle: bool
-) -> None:
-    node = {"spec": {"unschedulable": cordoned, "taints": taints}}
-    assert cluster._lifecycle_tainted(node) is lifecycle
 
 
 def test_the_replay_taints_cordoned_nodes_as_the_controller_does() -> None:
