@@ -95,7 +95,7 @@ $(BENCH_STAMP): $(STAMP)
 bench: venv control-plane $(BENCH_STAMP)  ## Corral vs upstream kube-scheduler, default sizes, twice (bench/results/)
 	$(BIN)/python -m bench run --repeat 2 $(BENCH_ARGS)
 
-conformance: venv control-plane  ## Corral's decisions vs upstream kube-scheduler's: 6 scenario kinds x 6 seeds, 2,162 pods
+conformance: venv control-plane  ## Corral's decisions vs upstream kube-scheduler's: 6 scenario kinds x 6 seeds, 2,172 pods
 	$(BIN)/python -m bench.conformance --kinds $(CONFORMANCE_KINDS) --seeds 1-6 --candidates corral $(CONFORMANCE_ARGS)
 
 bench-protocol: venv control-plane $(BENCH_STAMP)  ## the protocol, default sizes: 6 ABBA pairs per workload, lean and pinned (~75 min, idle machine)

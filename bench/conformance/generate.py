@@ -125,6 +125,11 @@ def make_node(rng: random.Random, index: int) -> JSON:
         spec["taints"] = [dict(rng.choice(TAINTS))]
     if rng.random() < 0.05:
         spec["unschedulable"] = True
+        # What the node lifecycle controller adds to a cordoned node; created with it, the
+        # state is the same from the first pod on (PodTopologySpread's nodeTaintsPolicy).
+        spec.setdefault("taints", []).append(
+            {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+        )
     resources = {"cpu": str(cpu), "memory": f"{memory_gi}Gi", "pods": str(pods)}
     return {
         "apiVersion": "v1",

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from bench.cluster import UNSCHEDULABLE_TAINT
 from bench.conformance import kinds
 from bench.conformance.generate import Scenario
 from corral.scheduler.engine.frameworks import load_engine_config
@@ -88,6 +89,19 @@ def replayable(data: JSON) -> bool:
     return kinds.get(data["scenario"].get("kind", "basic")).replayable
 
 
+def _as_controlled(node: JSON) -> JSON:
+    """The node as the live cluster holds it: the node lifecycle controller taints a cordoned
+    node (PodTopologySpread's nodeTaintsPolicy: Honor then leaves it out of its counts)."""
+    if not node.get("spec", {}).get("unschedulable"):
+        return node
+    taints = node["spec"].get("taints") or []
+    if any(t.get("key") == UNSCHEDULABLE_TAINT for t in taints):
+        return node
+    node = copy.deepcopy(node)
+    node["spec"]["taints"] = [*taints, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}]
+    return node
+
+
 def replay_seed(data: JSON) -> Iterator[Replayed]:
     """Judge Corral on every pod of one recorded seed (of a ``replayable`` kind)."""
     scenario, results = data["scenario"], data["report"]["results"]
@@ -103,7 +117,7 @@ def replay_seed(data: JSON) -> Iterator[Replayed]:
         for obj in objects:
             simulator.add_object(obj)
         for node in scenario["nodes"]:
-            simulator.add_node(node)
+            simulator.add_node(_as_controlled(node))
         for pod in (*scenario["running"], *placed):
             simulator.add_running_pod(pod)
         original = scenario["pods"][index]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.conformance import kinds
+from bench.conformance import kinds, replay
 from bench.conformance.compare import Decision, Trace
 from bench.conformance.generate import Scenario
 from bench.conformance.kinds.extended import GPU
@@ -157,3 +157,34 @@ def test_a_profile_and_disabled_plugins_merge_in_the_rendered_config() -> None:
     disabled = config["profiles"][0]["plugins"]["multiPoint"]["disabled"]
     assert disabled == [{"name": "NodePorts"}, {"name": "ImageLocality"}]
     assert config["extenders"] == [{"urlPrefix": "http://127.0.0.1:1"}]
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "out", "err"),
+    [
+        pytest.param(["--list-kinds"], 0, "preemption   full nodes", "", id="list"),
+        pytest.param(["--kinds", "basic,gpus"], 2, "",
+                     "unknown scenario kind 'gpus'; expected one of basic, extended, ",
+                     id="unknown-kind"),
+    ],
+)  # fmt: skip
+def test_the_command_line_names_the_kinds(
+    capsys: pytest.CaptureFixture[str], argv: list[str], code: int, out: str, err: str
+) -> None:
+    from bench.conformance.__main__ import main  # noqa: PLC0415
+
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    assert out in captured.out
+    assert err in captured.err
+
+
+UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+def test_the_replay_taints_cordoned_nodes_as_the_controller_does() -> None:
+    node: JSON = {"metadata": {"name": "n"}, "spec": {"unschedulable": True}}
+    assert replay._as_controlled(node)["spec"]["taints"] == [UNSCHEDULABLE]
+    assert "taints" not in node["spec"]  # the scenario itself is left alone
+    plain: JSON = {"metadata": {"name": "m"}, "spec": {}}
+    assert replay._as_controlled(plain) is plain
