@@ -214,7 +214,7 @@ def ensure_helm() -> Path:
 
 @dataclass(frozen=True)
 class StorageBinaries:
-    """csi-provisioner, csi-capacity-driver and local-path-provisioner (``build-storage.sh``)."""
+    """csi-provisioner and csi-capacity-driver (``build-storage.sh``)."""
 
     directory: Path
 

@@ -220,3 +220,50 @@ def test_seed_sample_schedules_with_its_storage_plugins(
         wait_until("the LVM claim handed to the node with room", lambda: selected() == nodes[zb])
     finally:
         kube.delete("storage.k8s.io/v1", "StorageClass", lvm)
+
+
+def test_statefulset_replicas_get_volumes_where_corral_put_them(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    csi_storage: CsiStorage,
+) -> None:
+    """A StatefulSet of 3 replicas with a WaitForFirstConsumer volumeClaimTemplate on the
+    provisioner's class: every pod bound by Corral, every claim provisioned in the zone of the
+    node Corral chose for its pod."""
+    zones = [f"{namespace}-{z}" for z in "abc"]
+    nodes = [fake_nodes(1, labels={ZONE_LABEL: z, "pool": namespace})[0] for z in zones]
+    csi_storage.register_nodes(nodes)
+    sc = f"{namespace}-csi"
+    csi_storage.storage_class(sc)
+    csi_storage.set_capacity(dict.fromkeys(zones, 10 * GI))
+    wait_until("capacity published", lambda: len(published(csi_storage, sc)) == 3)
+    name = f"corral-{uuid.uuid4().hex[:6]}"
+    engines(engine_config(cluster.kubeconfig, name))
+    template = pod("unused", namespace, name, nodeSelector={"pool": namespace})
+    volume = {"metadata": {"name": "data"}, "spec": claim("data", namespace, sc, "2Gi")["spec"]}
+    spec = {
+        "replicas": 3,
+        "serviceName": "db",
+        "podManagementPolicy": "Parallel",
+        "selector": {"matchLabels": {"app": "db"}},
+        "template": {"metadata": {"labels": {"app": "db"}}, "spec": template["spec"]},
+        "volumeClaimTemplates": [volume],
+    }
+    kube.create({"apiVersion": "apps/v1", "kind": "StatefulSet",
+                 "metadata": {"name": "db", "namespace": namespace}, "spec": spec})  # fmt: skip
+    replicas = [f"db-{i}" for i in range(3)]
+
+    def placed() -> bool:
+        pods = {p["metadata"]["name"]: p for p in kube.list_items("v1", "Pod", namespace)}
+        return all(pods.get(r, {}).get("spec", {}).get("nodeName") for r in replicas)
+
+    wait_until("3 replicas bound", placed, timeout=180)
+    for replica in replicas:
+        node = kube.get("v1", "Node", node_of(kube, namespace, replica))
+        wait_until(f"data-{replica} Bound",
+                   lambda r=replica: phase(kube, namespace, f"data-{r}") == "Bound")  # fmt: skip
+        zone = node["metadata"]["labels"][ZONE_LABEL]
+        assert volume_zone(kube, namespace, f"data-{replica}") == zone
