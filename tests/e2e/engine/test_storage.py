@@ -51,6 +51,15 @@ def two_zones(
     return nodes
 
 
+def csi_class(namespace: str, storage: CsiStorage, capacity: dict[str, int]) -> str:
+    """A WaitForFirstConsumer class of the driver, once ``capacity`` is published for it."""
+    sc = f"{namespace}-csi"
+    storage.storage_class(sc)
+    storage.set_capacity(capacity)
+    wait_until("capacity published", lambda: published(storage, sc) == capacity)
+    return sc
+
+
 def published(storage: CsiStorage, storage_class: str) -> dict[str, int]:
     """zone -> bytes, from the CSIStorageCapacity objects the provisioner maintains."""
     out = {}
@@ -95,11 +104,7 @@ def test_upstream_scheduler_gets_a_volume_in_its_nodes_zone(
     and the driver's capacity there shrinks by the volume."""
     nodes = two_zones(namespace, fake_nodes, csi_storage)
     za, zb = nodes
-    sc = f"{namespace}-csi"
-    csi_storage.storage_class(sc)
-    csi_storage.set_capacity({za: 10 * GI, zb: 10 * GI})
-    wait_until("capacity published for both zones",
-               lambda: published(csi_storage, sc) == {za: 10 * GI, zb: 10 * GI})  # fmt: skip
+    sc = csi_class(namespace, csi_storage, {za: 10 * GI, zb: 10 * GI})
     kube.create(claim("data", namespace, sc, "4Gi"))
     kube.create(pod_with_claims("p", namespace, "default-scheduler", "data",
                                 nodeSelector={HOSTNAME: nodes[zb]}))  # fmt: skip
@@ -127,10 +132,7 @@ def test_corral_waits_for_capacity_then_provisions_in_its_zone(
     lands there and its claim is provisioned in that zone."""
     nodes = two_zones(namespace, fake_nodes, csi_storage)
     za, zb = nodes
-    sc = f"{namespace}-csi"
-    csi_storage.storage_class(sc)
-    csi_storage.set_capacity({za: 1 * GI, zb: 1 * GI})
-    wait_until("capacity published", lambda: len(published(csi_storage, sc)) == 2)
+    sc = csi_class(namespace, csi_storage, {za: 1 * GI, zb: 1 * GI})
     name = f"corral-{uuid.uuid4().hex[:6]}"
     engines(engine_config(cluster.kubeconfig, name))
     kube.create(claim("data", namespace, sc, "5Gi"))
@@ -176,10 +178,7 @@ def test_seed_sample_schedules_with_its_storage_plugins(
     itself and the device class, and the pod goes to the node that has room."""
     nodes = two_zones(namespace, fake_nodes, csi_storage)
     za, zb = nodes
-    sc = f"{namespace}-csi"
-    csi_storage.storage_class(sc)
-    csi_storage.set_capacity({za: 5 * GI, zb: 5 * GI})
-    wait_until("capacity published", lambda: len(published(csi_storage, sc)) == 2)
+    sc = csi_class(namespace, csi_storage, {za: 5 * GI, zb: 5 * GI})
     name, config = seed_sample_config(cluster.kubeconfig)
     engines(config)
     pool = {"pool": namespace}
@@ -236,10 +235,7 @@ def test_statefulset_replicas_get_volumes_where_corral_put_them(
     zones = [f"{namespace}-{z}" for z in "abc"]
     nodes = [fake_nodes(1, labels={ZONE_LABEL: z, "pool": namespace})[0] for z in zones]
     csi_storage.register_nodes(nodes)
-    sc = f"{namespace}-csi"
-    csi_storage.storage_class(sc)
-    csi_storage.set_capacity(dict.fromkeys(zones, 10 * GI))
-    wait_until("capacity published", lambda: len(published(csi_storage, sc)) == 3)
+    sc = csi_class(namespace, csi_storage, dict.fromkeys(zones, 10 * GI))
     name = f"corral-{uuid.uuid4().hex[:6]}"
     engines(engine_config(cluster.kubeconfig, name))
     template = pod("unused", namespace, name, nodeSelector={"pool": namespace})
