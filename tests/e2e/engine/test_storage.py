@@ -5,14 +5,16 @@ the seed-000 sample (config/samples/seed-storage.yaml) with its two storage plug
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from corral.api import load_profile
+from corral.api import OperatorDefaults, load_profile
 from corral.k8s import JSON, Client
+from corral.k8s.kubeconfig import write_token_kubeconfig
 from corral.render import render
 from corral.scheduler.config import quantity
 from corral.testing import LocalCluster
@@ -25,6 +27,7 @@ GI = 2**30
 HOSTNAME = "kubernetes.io/hostname"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 REASON_SPACE = "did not have enough free storage"  # upstream VolumeBinding's
+RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
 
 def claim(name: str, namespace: str, storage_class: str, size: str) -> JSON:
@@ -147,15 +150,27 @@ def test_corral_waits_for_capacity_then_provisions_in_its_zone(
     assert volume_zone(kube, namespace, "data") == zb
 
 
-def seed_sample_config(kubeconfig: Path) -> tuple[str, JSON]:
-    """The sample's rendered KubeSchedulerConfiguration as its Deployment would run it, with
-    the admin kubeconfig and without leader election (one local engine)."""
-    rendered = render(load_profile(yaml.safe_load(SAMPLE.read_text())))
+@pytest.fixture
+def seed_sample(kube: Client, namespace: str, tmp_path: Path) -> Iterator[tuple[str, JSON]]:
+    """The sample rendered into ``namespace`` as the operator would: its RBAC applied for real
+    and its KubeSchedulerConfiguration (leader election on) run with its ServiceAccount's
+    token, so the engine has exactly the rights the rendered profile grants."""
+    profile = load_profile(yaml.safe_load(SAMPLE.read_text()),
+                           operator=OperatorDefaults(namespace=namespace))  # fmt: skip
+    rendered = render(profile)
+    rbac = [o for o in rendered.objects if o["kind"] in RBAC_KINDS]
+    for obj in rbac:
+        kube.apply(obj, field_manager="corral-tests")
+    (account,) = [o["metadata"]["name"] for o in rbac if o["kind"] == "ServiceAccount"]
+    kubeconfig = tmp_path / "seed-storage.kubeconfig"
+    write_token_kubeconfig(kubeconfig, kube, kube.request_token(namespace, account), account)
     config: JSON = yaml.safe_load(rendered.config_yaml)
     config["clientConnection"] = {"kubeconfig": str(kubeconfig)}
-    config["leaderElection"] = {"leaderElect": False}
-    (profile,) = config["profiles"]
-    return str(profile["schedulerName"]), config
+    (scheduler,) = config["profiles"]
+    yield str(scheduler["schedulerName"]), config
+    for obj in rbac:
+        if obj["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+            kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"])
 
 
 def set_lvm_free(kube: Client, node: str, device_class: str, amount: int) -> None:
@@ -166,20 +181,21 @@ def set_lvm_free(kube: Client, node: str, device_class: str, amount: int) -> Non
 
 def test_seed_sample_schedules_with_its_storage_plugins(
     kube: Client,
-    cluster: LocalCluster,
     namespace: str,
     fake_nodes: Callable[..., list[str]],
     engines: Callable[..., EngineProcess],
     csi_storage: CsiStorage,
+    seed_sample: tuple[str, JSON],
 ) -> None:
-    """seed-storage.yaml as rendered: CheckCSIStorageCapacity refuses two claims that fit one
-    by one (upstream's VolumeBinding lets them through) but not together, until the zone
-    grows; LvmVolumeCapacity refuses nodes whose TopoLVM free capacity is too small, naming
-    itself and the device class, and the pod goes to the node that has room."""
+    """seed-storage.yaml as rendered (its config, its RBAC): CheckCSIStorageCapacity refuses
+    two claims that fit one by one (upstream's VolumeBinding lets them through) but not
+    together, until the zone grows; LvmVolumeCapacity refuses nodes whose TopoLVM free
+    capacity is too small, naming itself and the device class, and the pod goes to the node
+    that has room."""
     nodes = two_zones(namespace, fake_nodes, csi_storage)
     za, zb = nodes
     sc = csi_class(namespace, csi_storage, {za: 5 * GI, zb: 5 * GI})
-    name, config = seed_sample_config(cluster.kubeconfig)
+    name, config = seed_sample
     engines(config)
     pool = {"pool": namespace}
     kube.create(claim("a", namespace, sc, "3Gi"))
