@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane node image lint unit e2e test fuzz compat demo demo-down clean
+.PHONY: help venv lock control-plane node storage image lint unit e2e test fuzz compat demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -36,6 +36,9 @@ control-plane:  ## build (or reuse, cached by version under ~/.cache/corral/bin)
 node:  ## build (or reuse, cached by version) the real node's kubelet, kube-proxy, containerd, pause
 	@hack/build-node >/dev/null
 
+storage:  ## build (or reuse, cached by version) the CSI external-provisioner and driver of the volume tests
+	@hack/build-storage >/dev/null
+
 image: venv  ## build the image from the Dockerfile with buildah: dist/corral-<version>.tar (localhost/corral:<version>)
 	@hack/image --out dist
 
@@ -48,10 +51,10 @@ lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
 unit: venv  ## unit tests only (no control plane)
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-e2e: venv control-plane node  ## end-to-end tests against the real local control plane
+e2e: venv control-plane node storage  ## end-to-end tests against the real local control plane
 	$(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
 
-test: venv control-plane node lint  ## everything: lint, types, import contracts, unit and e2e tests
+test: venv control-plane node storage lint  ## everything: lint, types, import contracts, unit and e2e tests
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
 
 FUZZ_SCALE ?= 20

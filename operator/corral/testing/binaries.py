@@ -202,28 +202,36 @@ def ensure_helm() -> Path:
     """The ``helm`` binary at the pinned HELM_VERSION, built from the Go module proxy into
     the cache on first use (a few minutes cold)."""
     version = load_pins()["HELM_VERSION"]
-    directory = cache_root() / f"helm-{version}"
-    helm = directory / "helm"
+    return _go_installed(
+        "helm",
+        version,
+        f"helm.sh/helm/v3/cmd/helm@{version}",
+        f"-ldflags=-s -w -X helm.sh/helm/v3/internal/version.version={version}",
+    )
+
+
+def _go_installed(name: str, version: str, package: str, *flags: str) -> Path:
+    """``<cache>/<name>-<version>/<name>``, ``go install``-ed there first if not stamped."""
+    directory = cache_root() / f"{name}-{version}"
+    binary = directory / name
     if (directory / STAMP).is_file():
-        return helm
+        return binary
     directory.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "GOBIN": str(directory), "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
-    print(f"[binaries] building helm {version} (go install)", file=sys.stderr, flush=True)
+    print(f"[binaries] building {name} {version} (go install)", file=sys.stderr, flush=True)
     result = subprocess.run(
-        ["go", "install", "-trimpath",
-         f"-ldflags=-s -w -X helm.sh/helm/v3/internal/version.version={version}",
-         f"helm.sh/helm/v3/cmd/helm@{version}"],
+        ["go", "install", "-trimpath", *flags, package],
         env=env, stdout=sys.stderr, stderr=sys.stderr, check=False,
     )  # fmt: skip
-    if result.returncode != 0 or not helm.is_file():
-        raise BinariesError(f"building helm {version} failed (exit {result.returncode})")
+    if result.returncode != 0 or not binary.is_file():
+        raise BinariesError(f"building {name} {version} failed (exit {result.returncode})")
     (directory / STAMP).touch()
-    return helm
+    return binary
 
 
 @dataclass(frozen=True)
 class StorageBinaries:
-    """csi-provisioner, csi-capacity-driver and local-path-provisioner (``build-storage.sh``)."""
+    """csi-provisioner and csi-capacity-driver (``build-storage.sh``)."""
 
     directory: Path
 
@@ -251,3 +259,11 @@ def ensure_storage_binaries(*, build: bool = True) -> StorageBinaries:
         )
     _run_build(STORAGE_BUILD_SCRIPT, "the storage components", directory)
     return StorageBinaries(directory)
+
+
+def ensure_local_path_provisioner() -> Path:
+    """Rancher's ``local-path-provisioner`` at the pinned version, ``go install``-ed from the
+    Go module proxy into the cache on first use (about 7 minutes cold)."""
+    version = load_pins()["LOCAL_PATH_PROVISIONER_VERSION"]
+    module = f"github.com/rancher/local-path-provisioner@{version}"
+    return _go_installed("local-path-provisioner", version, module)

@@ -20,7 +20,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -81,6 +83,7 @@ class CsiStorage:
     directory: Path
     namespace: str
     pids: list[tuple[int, str]] = field(default_factory=list)
+    children: list[subprocess.Popen[bytes]] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
 
     @property
@@ -176,7 +179,7 @@ class CsiStorage:
         return path
 
     def _launch(self, binaries: StorageBinaries, kubeconfig: Path) -> None:
-        logs, socket = self.directory / "logs", self.directory / "csi.sock"
+        socket = self.directory / "csi.sock"
         driver = str(binaries["csi-capacity-driver"])
         argv = [
             driver,
@@ -185,9 +188,7 @@ class CsiStorage:
             f"--topology-key={TOPOLOGY_KEY}",
             f"--capacity-file={self.capacity_file}",
         ]
-        self.pids.append(
-            (processes.spawn("csi-capacity-driver", argv, logs, self.directory).pid, driver)
-        )
+        self._spawn("csi-capacity-driver", argv, driver)
         processes.wait_for(
             "the CSI driver's socket", socket.exists, timeout=READY_TIMEOUT, alive=self._dead
         )
@@ -204,8 +205,12 @@ class CsiStorage:
         ]
         # env(1) execs the provisioner in place: the pid and argv[0] are the provisioner's.
         env_argv = ["env", f"NAMESPACE={self.namespace}", *argv]
-        proc = processes.spawn("csi-provisioner", env_argv, logs, self.directory)
-        self.pids.append((proc.pid, provisioner))
+        self._spawn("csi-provisioner", env_argv, provisioner)
+
+    def _spawn(self, name: str, argv: list[str], executable: str) -> None:
+        child = processes.spawn(name, argv, self.directory / "logs", self.directory)
+        self.children.append(child)
+        self.pids.append((child.pid, executable))
 
     def _dead(self) -> str | None:
         for pid, executable in self.pids:
@@ -253,7 +258,11 @@ class CsiStorage:
     def stop(self) -> None:
         for pid, executable in reversed(self.pids):
             processes.terminate(pid, executable)
+        for child in self.children:  # reap them
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=5)
         self.pids.clear()
+        self.children.clear()
         doomed = [(_STORAGE, "CSINode", n, None) for n in self.nodes]
         doomed += [
             (_STORAGE, "StorageClass", sc["metadata"]["name"], None)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the storage components of the volume tests from the Go module proxy and cache them:
-#   $CORRAL_BIN_CACHE (default ~/.cache/corral/bin)/storage-<provisioner>-<local-path>-driver-<hash>/
-#     csi-provisioner csi-capacity-driver local-path-provisioner
+#   $CORRAL_BIN_CACHE (default ~/.cache/corral/bin)/storage-<provisioner>-driver-<hash>/
+#     csi-provisioner csi-capacity-driver
 # keyed by the pinned versions and a hash of csi-capacity-driver/'s source (a changed driver is
 # rebuilt). A second run finds the stamp file and exits at once. Prints the directory on stdout;
 # progress goes to stderr.
@@ -14,7 +14,7 @@ source "$HERE/versions.env"
 DRIVER_SRC="$HERE/csi-capacity-driver"
 DRIVER_HASH=$(cat "$DRIVER_SRC/go.mod" "$DRIVER_SRC/go.sum" "$DRIVER_SRC/main.go" | sha256sum | cut -c1-12)
 CACHE_ROOT=${CORRAL_BIN_CACHE:-$HOME/.cache/corral/bin}
-OUT="$CACHE_ROOT/storage-$EXTERNAL_PROVISIONER_VERSION-$LOCAL_PATH_PROVISIONER_VERSION-driver-$DRIVER_HASH"
+OUT="$CACHE_ROOT/storage-$EXTERNAL_PROVISIONER_VERSION-driver-$DRIVER_HASH"
 STAMP="$OUT/.complete"
 
 log() { printf '[build-storage %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -35,7 +35,7 @@ started=$SECONDS
 step() { log "[$1] $2 (elapsed $((SECONDS - started))s)"; }
 
 # external-provisioner's go.mod carries replaces: build it as the main module, from a copy.
-step 1/3 "building csi-provisioner $EXTERNAL_PROVISIONER_VERSION"
+step 1/2 "building csi-provisioner $EXTERNAL_PROVISIONER_VERSION"
 module=github.com/kubernetes-csi/external-provisioner/v6
 go mod download "$module@$EXTERNAL_PROVISIONER_VERSION"
 cp -r "$(go env GOMODCACHE)/$module@$EXTERNAL_PROVISIONER_VERSION" "$WORK/provisioner"
@@ -43,12 +43,9 @@ chmod -R u+w "$WORK/provisioner"
 (cd "$WORK/provisioner" && go build -trimpath -ldflags "-X main.version=$EXTERNAL_PROVISIONER_VERSION" \
   -o "$OUT/csi-provisioner" ./cmd/csi-provisioner)
 
-step 2/3 "building csi-capacity-driver (csi-test $CSI_TEST_VERSION)"
+step 2/2 "building csi-capacity-driver (csi-test $CSI_TEST_VERSION)"
 cp -r "$DRIVER_SRC" "$WORK/driver"
 (cd "$WORK/driver" && go build -trimpath -o "$OUT/csi-capacity-driver" .)
-
-step 3/3 "building local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION"
-GOBIN="$OUT" go install "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION"
 
 touch "$STAMP"
 log "done in $((SECONDS - started))s: $OUT"

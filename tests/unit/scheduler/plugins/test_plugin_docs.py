@@ -38,4 +38,6 @@ def test_every_corral_plugin_has_a_readme() -> None:
         "CheckPodCountLimit",
         "CheckPodLimitResources",
         "TenantSpread",
+        "CheckCSIStorageCapacity",
+        "LvmVolumeCapacity",
     }
