@@ -19,6 +19,7 @@ from corral.testing.nodes import wait_ready
 # vanishing between two schedulers' decisions would change the state under the conformance
 # comparison. So the harness removes it itself from Ready nodes, as the controller would.
 LIFECYCLE_TAINT_PREFIX = "node.kubernetes.io/"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 
 def _ready(node: JSON) -> bool:
@@ -29,9 +30,13 @@ def _ready(node: JSON) -> bool:
 
 
 def _lifecycle_tainted(node: JSON) -> bool:
+    """A lifecycle taint still to lift; a cordoned node's ``node.kubernetes.io/unschedulable``
+    is not one (the node lifecycle controller puts it back at once)."""
+    spec = node.get("spec", {})
     return any(
         t.get("key", "").startswith(LIFECYCLE_TAINT_PREFIX)
-        for t in node.get("spec", {}).get("taints") or []
+        and not (spec.get("unschedulable") and t.get("key") == UNSCHEDULABLE_TAINT)
+        for t in spec.get("taints") or []
     )
 
 
