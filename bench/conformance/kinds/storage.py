@@ -43,13 +43,10 @@ def _claim(
 ) -> JSON:
     spec: JSON = {"accessModes": [mode], "storageClassName": storage_class,
                   "resources": {"requests": {"storage": size}}}  # fmt: skip
-    meta: JSON = {"name": name, "namespace": namespace}
     if volume:
-        # Bound from the start, as the PV controller leaves a claim (it completes the PV's side):
-        # no decision depends on how soon the controller gets to it.
         spec["volumeName"] = volume
-        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}  # fmt: skip
 
 
 def _pv(name: str, size: str, mode: str, affinity: JSON, claim: tuple[str, str]) -> JSON:
