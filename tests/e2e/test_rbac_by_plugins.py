@@ -113,8 +113,9 @@ OFF_VOLUME_BINDING = {"multiPoint": {"disabled": [{"name": "VolumeBinding"}]}}
 def test_volume_binding_updates_pvs_and_only_served_claims(
     kube: Client, namespace: str, served: str, plugins: Any, binds_volumes: bool
 ) -> None:
-    """As upstream's system:kube-scheduler: update PVs (cluster-scoped) and PVCs, here only in
-    the served namespaces; never delete or create them."""
+    """A tenant scheduler updates PVCs only in the served namespaces, and never PVs (they are
+    cluster-scoped: that would let it rebind another tenant's volume); never deletes or creates
+    them."""
     client = rendered_client(kube, namespace, served, plugins)
     bind = {"verb": "create", "resource": "pods", "subresource": "binding", "namespace": served}
     deadline = time.monotonic() + 10
@@ -123,7 +124,7 @@ def test_volume_binding_updates_pvs_and_only_served_claims(
     assert allowed(client, bind)
     pv_update = {"verb": "update", "resource": "persistentvolumes"}
     claim_update = {"verb": "update", "resource": "persistentvolumeclaims", "namespace": served}
-    assert allowed(client, pv_update) is binds_volumes
+    assert not allowed(client, pv_update)
     assert allowed(client, claim_update) is binds_volumes
     assert not allowed(client, {**claim_update, "namespace": namespace})
     assert not allowed(client, {"verb": "delete", "resource": "persistentvolumes"})

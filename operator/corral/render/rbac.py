@@ -8,7 +8,9 @@ Contract:
   events, and what plugins declare (preemption deletes pods): cluster-wide for an ordinary
   profile; with ``tenancy.namespaces`` only in those namespaces, through a Role and RoleBinding
   in each, so a tenant scheduler cannot bind anywhere else. Writes to cluster-scoped objects
-  that plugins declare (VolumeBinding's PersistentVolume updates) are cluster-wide.
+  that plugins declare (VolumeBinding's PersistentVolume updates) are granted only to a profile
+  without tenancy: a tenant scheduler provisions volumes and uses PVs pre-bound to its claims,
+  but cannot bind (so cannot take) an Available PV.
 - Secure serving: ``tokenreviews`` and ``subjectaccessreviews`` create, cluster-wide (they are
   cluster-scoped), so the engine can authenticate and authorize who scrapes ``/metrics``.
 - Leader election: in the profile's namespace, Lease ``create`` (which RBAC cannot restrict by
@@ -82,7 +84,10 @@ def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
             continue
         reads += [(g, r, READ) for g, r in info.cluster_reads]
         writes += list(info.namespaced_writes)
-        reads += list(info.cluster_writes)
+        if profile.spec.tenancy is None:
+            # A tenant must not rewrite other tenants' cluster-scoped objects (a PV's claimRef
+            # would hand it their data): cluster-scoped writes only for an untenanted profile.
+            reads += list(info.cluster_writes)
     tenancy = profile.spec.tenancy
     if tenancy is not None and tenancy.namespace_selector is not None:
         reads.append(("", "namespaces", READ))

@@ -164,7 +164,7 @@ def test_a_profile_and_disabled_plugins_merge_in_the_rendered_config() -> None:
     [
         pytest.param(["--list-kinds"], 0, "preemption   full nodes", "", id="list"),
         pytest.param(["--kinds", "basic,gpus"], 2, "",
-                     "unknown scenario kind 'gpus'; expected one of basic, extended, ",
+                     "unknown scenario kind 'gpus'; expected one of basic, dra, extended, ",
                      id="unknown-kind"),
     ],
 )  # fmt: skip

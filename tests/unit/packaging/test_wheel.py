@@ -24,7 +24,7 @@ SAMPLES = sorted(
 )
 
 # Import name -> distribution name, where they differ.
-DISTRIBUTION = {"yaml": "pyyaml", "prometheus_client": "prometheus-client"}
+DISTRIBUTION = {"yaml": "pyyaml", "prometheus_client": "prometheus-client", "celpy": "cel-python"}
 
 
 @pytest.fixture(scope="module")

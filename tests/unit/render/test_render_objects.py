@@ -123,6 +123,7 @@ def test_ordinary_profile_binds_cluster_wide() -> None:
     rules = rules_of(cr)
     assert ("", "pods/binding", "create") in rules
     assert ("", "nodes", "list") in rules
+    assert ("", "persistentvolumes", "update") in rules  # VolumeBinding binds static PVs
     assert not any(r[1] == "secrets" for r in rules)
     assert not any(r[1] == "leases" for r in rules)
 
@@ -135,9 +136,9 @@ def test_tenant_profile_binds_only_in_its_namespaces() -> None:
         ("authorization.k8s.io", "subjectaccessreviews"),
     }
     writes = {(g, r) for g, r, verb in rules_of(cr) if verb not in ("get", "list", "watch")}
-    # Secure serving's reviews, and VolumeBinding's PV updates (PVs belong to no namespace):
-    # nothing it could write to pods or claims.
-    assert writes == reviews | {("", "persistentvolumes")}
+    # Secure serving's reviews only: nothing it could write to pods or claims, and no PV update
+    # (PVs belong to no namespace: a tenant could rewrite another tenant's claimRef).
+    assert writes == reviews
     tenant_roles = [r for r in by_kind(objects, "Role") if r["metadata"]["namespace"] in ("a", "b")]
     assert [r["metadata"]["namespace"] for r in tenant_roles] == ["a", "b"]
     for role in tenant_roles:

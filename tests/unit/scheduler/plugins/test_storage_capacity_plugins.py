@@ -431,6 +431,5 @@ def test_seed_sample_demo_in_corral_simulate(capsys: pytest.CaptureFixture[str])
         "default/two-zonal-claims -> node-a  (evaluated 2 nodes, 1 feasible)",
         "default/lvm-db -> node-b  (evaluated 2 nodes, 1 feasible)",
         "default/lvm-archive: unschedulable: 0/2 nodes are available: 2 node(s) did not have "
-        'enough free LVM capacity in device class "ssd" (LvmVolumeCapacity). no new claims to '
-        "deallocate",
+        'enough free LVM capacity in device class "ssd" (LvmVolumeCapacity).',
     ]
