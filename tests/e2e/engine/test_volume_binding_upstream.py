@@ -17,14 +17,10 @@ from support.engine_process import EngineProcess, engine_config, pod, wait_until
 from support.storage import capacity, csi_driver, pv, pvc, storage_class
 
 UPSTREAM = "default-scheduler"
-# Known differences, not VolumeBinding's: (case, why). The test fails when another appears or a
-# listed one disappears.
-KNOWN = {
-    "immediate": "a PreFilter rejection before DynamicResources' PreFilter: upstream's DRA "
-    "PostFilter finds no cycle state and fails with 'not found', which ends upstream's message "
-    "('... PersistentVolumeClaims. not found'); Corral's DRA PostFilter says 'no new claims to "
-    "deallocate' and preemption runs (16dra's plugin)",
-}
+# Known differences, not VolumeBinding's: case -> why. The test fails when another appears or a
+# listed one disappears. None now: the last (an Immediate claim's message after DynamicResources'
+# PostFilter) went with 1.37's "not found".
+KNOWN: dict[str, str] = {}
 
 
 @pytest.fixture
