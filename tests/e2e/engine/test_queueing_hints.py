@@ -6,7 +6,11 @@ its rejectors registered retries it.
 The events that must not help come first: the pod's node grows a little (still too small) and
 an unrelated small node is added. A probe pod of a second profile, pinned by label to that new
 node, is the sentinel: the node watch delivers events in order, so once the probe is bound the
-engine has handled both. Then the pod's node grows enough, and the pod is bound."""
+engine has handled both. Then the pod's node grows enough, and the pod is bound.
+
+The cluster is shared: an earlier test's namespace is deleted in the background, and each of its
+bound pods deleted then is an event NodeResourcesFit's hint rightly accepts (as upstream's: a
+freed request may make room). So the test starts once no namespace is terminating."""
 
 from __future__ import annotations
 
@@ -46,6 +50,13 @@ def _set_cpu(kube: Client, node: str, cpu: str) -> None:
     )
 
 
+def _no_namespace_terminating(kube: Client) -> bool:
+    return all(
+        (ns.get("status") or {}).get("phase") != "Terminating"
+        for ns in kube.list_items("v1", "Namespace")
+    )
+
+
 def _bound(kube: Client, namespace: str, name: str) -> bool:
     return bool(kube.get("v1", "Pod", name, namespace)["spec"].get("nodeName"))
 
@@ -70,6 +81,9 @@ def test_a_rejected_pod_is_retried_only_when_a_hint_accepts_an_event(
     args: tuple[str, ...],
     retried_by_useless_events: bool,
 ) -> None:
+    wait_until(
+        "earlier tests' namespaces gone", lambda: _no_namespace_terminating(kube), timeout=120
+    )
     pool = {"pool": namespace}
     (home,) = fake_nodes(1, cpu="1", memory="2Gi", labels=pool)
     name, probe_profile = scheduler_name(), scheduler_name()
