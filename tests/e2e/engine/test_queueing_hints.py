@@ -10,7 +10,8 @@ engine has handled both. Then the pod's node grows enough, and the pod is bound.
 
 The cluster is shared: an earlier test's namespace is deleted in the background, and each of its
 bound pods deleted then is an event NodeResourcesFit's hint rightly accepts (as upstream's: a
-freed request may make room). So the test starts once no namespace is terminating."""
+freed request may make room). So the test starts once no terminating namespace has a pod left
+(such a namespace may stay Terminating for other objects' finalizers; only its pods matter)."""
 
 from __future__ import annotations
 
@@ -50,11 +51,13 @@ def _set_cpu(kube: Client, node: str, cpu: str) -> None:
     )
 
 
-def _no_namespace_terminating(kube: Client) -> bool:
-    return all(
-        (ns.get("status") or {}).get("phase") != "Terminating"
+def _no_pod_of_a_terminating_namespace(kube: Client) -> bool:
+    terminating = {
+        ns["metadata"]["name"]
         for ns in kube.list_items("v1", "Namespace")
-    )
+        if (ns.get("status") or {}).get("phase") == "Terminating"
+    }
+    return not any(p["metadata"]["namespace"] in terminating for p in kube.list_items("v1", "Pod"))
 
 
 def _bound(kube: Client, namespace: str, name: str) -> bool:
@@ -82,7 +85,7 @@ def test_a_rejected_pod_is_retried_only_when_a_hint_accepts_an_event(
     retried_by_useless_events: bool,
 ) -> None:
     wait_until(
-        "earlier tests' namespaces gone", lambda: _no_namespace_terminating(kube), timeout=120
+        "earlier tests' pods gone", lambda: _no_pod_of_a_terminating_namespace(kube), timeout=120
     )
     pool = {"pool": namespace}
     (home,) = fake_nodes(1, cpu="1", memory="2Gi", labels=pool)
