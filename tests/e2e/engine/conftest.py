@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from corral.k8s import JSON, Client
+from corral.k8s import JSON, ApiError, Client
 from support.engine_process import EngineProcess
 
 
@@ -43,3 +43,16 @@ def priorities(kube: Client) -> Iterator[tuple[str, str]]:
     yield low, high
     for name in (low, high):
         kube.delete("scheduling.k8s.io/v1", "PriorityClass", name)
+
+
+@pytest.fixture
+def cluster_scoped(kube: Client) -> Iterator[list[JSON]]:
+    """Cluster-scoped objects a test creates (StorageClasses, PVs, CSIDrivers), deleted after it."""
+    created: list[JSON] = []
+    yield created
+    for obj in reversed(created):
+        try:
+            kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"])
+        except ApiError as exc:
+            if not exc.not_found:
+                raise

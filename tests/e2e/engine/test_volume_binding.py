@@ -4,11 +4,9 @@ control plane, whose kube-controller-manager runs the real PV controller."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
-
-from corral.k8s import JSON, ApiError, Client
+from corral.k8s import JSON, Client
 from corral.testing import LocalCluster
 from support.engine_process import (
     EngineProcess,
@@ -22,19 +20,6 @@ from support.storage import capacity, csi_driver, pv, pvc, storage_class
 REASON_BIND = "didn't find available persistent volumes to bind"
 REASON_SPACE = "did not have enough free storage"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
-
-
-@pytest.fixture
-def cluster_scoped(kube: Client) -> Iterator[list[JSON]]:
-    """Cluster-scoped objects a test creates (StorageClasses, PVs), deleted afterwards."""
-    created: list[JSON] = []
-    yield created
-    for obj in reversed(created):
-        try:
-            kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"])
-        except ApiError as exc:
-            if not exc.not_found:
-                raise
 
 
 def create(kube: Client, keep: list[JSON], obj: JSON) -> JSON:

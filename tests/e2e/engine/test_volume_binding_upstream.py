@@ -6,12 +6,10 @@ on the same node (by position in its pool) or fail with the identical FailedSche
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
-
-from corral.k8s import JSON, ApiError, Client
+from corral.k8s import JSON, Client
 from corral.testing import LocalCluster
 from support.engine_process import EngineProcess, engine_config, pod, wait_until
 from support.storage import capacity, csi_driver, pv, pvc, storage_class
@@ -21,18 +19,6 @@ UPSTREAM = "default-scheduler"
 # listed one disappears. None now: the last (an Immediate claim's message after DynamicResources'
 # PostFilter) went with 1.37's "not found".
 KNOWN: dict[str, str] = {}
-
-
-@pytest.fixture
-def cluster_scoped(kube: Client) -> Iterator[list[JSON]]:
-    created: list[JSON] = []
-    yield created
-    for obj in reversed(created):
-        try:
-            kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"])
-        except ApiError as exc:
-            if not exc.not_found:
-                raise
 
 
 def _plain(obj: JSON) -> JSON:
