@@ -1,17 +1,18 @@
 """Queueing hints end to end, observed through ``scheduler_schedule_attempts_total``: a pod
-NodeResourcesFit (and NodeAffinity) rejected is retried when, and only when, an event one of
-their hints accepts arrives; with ``--feature-gates=SchedulerQueueingHints=false`` every event
-its rejectors registered retries it.
+NodeAffinity rejected is retried when, and only when, an event its hint accepts arrives; with
+``--feature-gates=SchedulerQueueingHints=false`` every event it registered retries it.
 
-The events that must not help come first: the pod's node grows a little (still too small) and
-an unrelated small node is added. A probe pod of a second profile, pinned by label to that new
+The cluster is shared and other tests' objects come and go in the background (a deleted
+namespace's pods, nodes removed at teardown), so the pod is built to be moved by nothing but
+this test: it is pinned to its node by a ``matchFields metadata.name`` term (NodeAffinity's
+PreFilter narrows the cycle to that node, so no other node's taints or load add a rejector) and
+needs a label that node lacks, so NodeAffinity alone rejects it. NodeAffinity registers only
+Node Add and Node label updates: pod deletions anywhere cannot retry it, with hints or without.
+
+The events that must not help come first: the pod's node gets a label still not the one wanted,
+and an unrelated node is added. A probe pod of a second profile, pinned by label to that new
 node, is the sentinel: the node watch delivers events in order, so once the probe is bound the
-engine has handled both. Then the pod's node grows enough, and the pod is bound.
-
-The cluster is shared: an earlier test's namespace is deleted in the background, and each of its
-bound pods deleted then is an event NodeResourcesFit's hint rightly accepts (as upstream's: a
-freed request may make room). So the test starts once no terminating namespace has a pod left
-(such a namespace may stay Terminating for other objects' finalizers; only its pods matter)."""
+engine has handled both. Then the node gets the wanted label, and the pod is bound."""
 
 from __future__ import annotations
 
@@ -44,20 +45,18 @@ def _attempts(engine: EngineProcess, profile: str, result: str) -> float:
     return 0.0
 
 
-def _set_cpu(kube: Client, node: str, cpu: str) -> None:
-    body = {"status": {"capacity": {"cpu": cpu}, "allocatable": {"cpu": cpu}}}
-    kube.request(
-        "PATCH", f"/api/v1/nodes/{node}/status", body=body, content_type=CONTENT_MERGE_PATCH
-    )
+def _label(kube: Client, node: str, key: str, value: str) -> None:
+    body = {"metadata": {"labels": {key: value}}}
+    kube.request("PATCH", f"/api/v1/nodes/{node}", body=body, content_type=CONTENT_MERGE_PATCH)
 
 
-def _no_pod_of_a_terminating_namespace(kube: Client) -> bool:
-    terminating = {
-        ns["metadata"]["name"]
-        for ns in kube.list_items("v1", "Namespace")
-        if (ns.get("status") or {}).get("phase") == "Terminating"
+def _pinned_affinity(node: str, key: str, value: str) -> dict[str, object]:
+    term = {
+        "matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}],
+        "matchExpressions": [{"key": key, "operator": "In", "values": [value]}],
     }
-    return not any(p["metadata"]["namespace"] in terminating for p in kube.list_items("v1", "Pod"))
+    required = {"nodeSelectorTerms": [term]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
 
 
 def _bound(kube: Client, namespace: str, name: str) -> bool:
@@ -84,17 +83,16 @@ def test_a_rejected_pod_is_retried_only_when_a_hint_accepts_an_event(
     args: tuple[str, ...],
     retried_by_useless_events: bool,
 ) -> None:
-    wait_until(
-        "earlier tests' pods gone", lambda: _no_pod_of_a_terminating_namespace(kube), timeout=120
-    )
-    pool = {"pool": namespace}
-    (home,) = fake_nodes(1, cpu="1", memory="2Gi", labels=pool)
+    (home,) = fake_nodes(1, cpu="4", memory="8Gi")
     name, probe_profile = scheduler_name(), scheduler_name()
     config = engine_config(cluster.kubeconfig, name)
     config["profiles"].append({"schedulerName": probe_profile})
     engine = engines(config, args=args)
-    kube.create(pod("big", namespace, name, nodeSelector=pool, requests={"cpu": "2"}))
-    wait_until("the first attempt", lambda: _attempts(engine, name, "unschedulable") >= 1)
+    affinity = _pinned_affinity(home, "pool", namespace)
+    kube.create(pod("picky", namespace, name, affinity=affinity))
+    wait_until(
+        "the first attempt", lambda: _attempts(engine, name, "unschedulable") >= 1, timeout=120
+    )
     probe_label = {"probe": namespace}
     kube.create(pod("probe", namespace, probe_profile, nodeSelector=probe_label))
 
@@ -102,19 +100,19 @@ def test_a_rejected_pod_is_retried_only_when_a_hint_accepts_an_event(
         return _attempts(engine, probe_profile, "unschedulable") >= 1
 
     wait_until("the probe's first attempt", probe_failed)
-    # Without hints, any event during an attempt retries the pod: count from here.
+    # Without hints, any registered event during an attempt retries the pod: count from here.
     before = _attempts(engine, name, "unschedulable")
 
-    _set_cpu(kube, home, "1500m")  # allocatable grew, still too small: NodeResourcesFit skips
-    fake_nodes(1, cpu="1", memory="2Gi", labels=probe_label, ready=True)  # too small, off pool
+    _label(kube, home, "pool", "elsewhere")  # a label update, still not the wanted value
+    fake_nodes(1, cpu="1", memory="2Gi", labels=probe_label, ready=True)  # added, not its node
     wait_until(
         "the probe bound: both node events handled", lambda: _bound(kube, namespace, "probe")
     )
     if retried_by_useless_events:
         wait_until("a retry", lambda: _attempts(engine, name, "unschedulable") > before)
 
-    _set_cpu(kube, home, "4")  # now it fits: NodeResourcesFit queues it
-    wait_until("the pod bound", lambda: _bound(kube, namespace, "big"))
+    _label(kube, home, "pool", namespace)  # now it matches: NodeAffinity queues it
+    wait_until("the pod bound", lambda: _bound(kube, namespace, "picky"))
     wait_until("the success counted", lambda: _attempts(engine, name, "scheduled") == 1)
     retries = _attempts(engine, name, "unschedulable") - before
     if retried_by_useless_events:
