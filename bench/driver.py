@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from bench import pinning, probe, procstat, profiling, scrape, stats
+from bench import dra_scene, pinning, probe, procstat, profiling, scrape, stats
 from bench.cluster import make_schedulable
 from bench.pinning import Pinning
 from bench.schedulers import SchedulerConfig, SchedulerProcess
@@ -364,14 +364,30 @@ def setup_cluster(
         wait_ready(admin, nodes, timeout=60.0, schedulable=True)  # proves they are, at once
     else:
         make_schedulable(admin, nodes)
+    if workload.devices_per_node:
+        dra_scene.publish(admin, nodes, workload.devices_per_node)
+        claims = dra_scene.claims_for(workload.measured_pods)
+        dra_scene.create_claims(admin, MEASURED_NAMESPACE, claims)
+        dra_scene.create_claims(admin, INIT_NAMESPACE, dra_scene.claims_for(workload.init_pods))
     if workload.init is not None and workload.init_pods:
         pods = []
         for i in range(workload.init_pods):
             obj = workload.init(f"init-{i}", INIT_NAMESPACE, scheduler_name)
             if workload.init_bound:
-                obj["spec"]["nodeName"] = nodes[i % len(nodes)]
+                obj["spec"]["nodeName"] = _init_node(workload, i, nodes)
             pods.append(obj)
         asyncio.run(_create_sync(cluster.admin, pods))
+        if workload.devices_per_node:
+            dra_scene.allocate_for_bound_pods(
+                admin, INIT_NAMESPACE, nodes, workload.devices_per_node
+            )
+
+
+def _init_node(workload: Workload, index: int, nodes: list[str]) -> str:
+    """Round-robin; a DRA workload's pod goes where its claim is allocated."""
+    if workload.devices_per_node:
+        return dra_scene.claim_node(index // dra_scene.PODS_PER_CLAIM, nodes)
+    return nodes[index % len(nodes)]
 
 
 async def _create_sync(admin: Client, objects: list[JSON]) -> None:

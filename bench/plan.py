@@ -37,6 +37,7 @@ PRIOR_PODS_PER_S: Final[dict[tuple[str, bool], float]] = {
     ("PreemptionBasic", False): 15.0,
     ("Unschedulable", False): 150.0,
     ("SchedulingWithMixedChurn", False): 170.0,
+    ("SchedulingWithResourceClaim", False): 60.0,  # a guess: never run before
     ("SchedulingBasic", True): 195.0,
     ("SchedulingPodAntiAffinity", True): 40.0,
     ("SchedulingPodAffinity", True): 50.0,
@@ -45,6 +46,7 @@ PRIOR_PODS_PER_S: Final[dict[tuple[str, bool], float]] = {
     ("PreemptionBasic", True): 10.0,
     ("Unschedulable", True): 75.0,
     ("SchedulingWithMixedChurn", True): 85.0,
+    ("SchedulingWithResourceClaim", True): 40.0,
 }
 CLUSTER_S: Final = 20.0  # control plane up and down, scheduler start, canary
 NODES_PER_S: Final = 100.0  # created and made schedulable

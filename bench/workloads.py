@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from bench.dra_scene import claim_name
+
 JSON = dict[str, Any]
 
 INIT_NAMESPACE: Final = "sched-0"
@@ -74,6 +76,14 @@ PodTemplate = Callable[[str, str, str], JSON]  # (name, namespace, scheduler nam
 
 def default_pod(name: str, namespace: str, scheduler: str) -> JSON:
     return pod(name, namespace, scheduler)
+
+
+def claim_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    """scheduler_perf's pod-with-claim-ref: no requests, one claim shared with four other pods."""
+    obj = pod(name, namespace, scheduler)
+    obj["spec"]["containers"][0]["resources"] = {"claims": [{"name": "resource"}]}
+    obj["spec"]["resourceClaims"] = [{"name": "resource", "resourceClaimName": claim_name(name)}]
+    return obj
 
 
 def _pod_term(color: str, key: str) -> JSON:
@@ -161,6 +171,9 @@ class Workload:
     zones: int = 0  # > 0: nodes spread round-robin over zone-0..zone-<zones-1>
     churn_interval: float | None = None
     churn: str = "mixed"  # mixed: SchedulingWithMixedChurn's; relabel: QueueingHintsChurn's
+    # > 0: a DRA workload (bench.dra_scene): a slice of this many devices per node, and claims
+    # for the pods, init claims allocated on the nodes their bound pods are on.
+    devices_per_node: int = 0
     description: str = ""
 
     def sized(
@@ -208,6 +221,10 @@ DEFAULT: Final[dict[str, Workload]] = {
                  description="unschedulable 9-cpu pods in the queue, then default pods"),
         Workload("SchedulingWithMixedChurn", 500, 0, 3000, default_pod, churn_interval=1.0,
                  description="a node, a Service and an unschedulable pod recreated every second"),
+        Workload("SchedulingWithResourceClaim", 200, 1000, 1000, claim_pod, claim_pod,
+                 devices_per_node=2,
+                 description="2 devices per node; 5 pods share each ResourceClaim; init claims "
+                 "use half the devices"),
     )
 }  # fmt: skip
 
@@ -232,6 +249,7 @@ FULL_SIZES: Final[dict[str, tuple[int, int, int]]] = {
     "PreemptionBasic": (1000, 4000, 1000),
     "Unschedulable": (5000, 200, 10000),
     "SchedulingWithMixedChurn": (5000, 0, 10000),
+    "SchedulingWithResourceClaim": (500, 2500, 2500),  # scheduler_perf's 5000pods_500nodes
 }
 
 

@@ -49,3 +49,21 @@ def test_one_pair_on_lean_pinned_clusters(tmp_path: Path) -> None:
     table = (out / "protocol.md").read_text()
     assert "| SchedulingBasic (3 / 3 / 10) | 1 |" in table
     assert "(0%)" in table  # one pair: the interval is the value itself, coverage 0
+
+
+@pytest.mark.timeout(300)
+def test_the_dra_workload_allocates_each_shared_claim_through_the_scheduler(tmp_path: Path) -> None:
+    """SchedulingWithResourceClaim's scene on 3 nodes: 5 init pods bound with their claim
+    allocated by the harness, 10 measured pods sharing 2 claims. Both schedulers bind every pod
+    and reserve each claim for each of its pods with one status write per pod."""
+    out = tmp_path / "run"
+    args = ["--nodes", "3", "--init-pods", "5", "--pods", str(PODS), "--out", str(out)]
+    code = main(["protocol", "--pairs", "1", "--workload", "SchedulingWithResourceClaim", *args])
+    assert code == 0
+    document = json.loads((out / "results.json").read_text())
+    for run in document["runs"]:
+        assert run["complete"], (run["scheduler"], run["error"])
+        by_kind = run["api_requests"]["by_kind"]
+        assert by_kind["POST pods/binding"] == PODS, by_kind
+        status_writes = sum(n for k, n in by_kind.items() if k.endswith("resourceclaims/status"))
+        assert status_writes >= PODS, (run["scheduler"], by_kind)

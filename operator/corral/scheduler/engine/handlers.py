@@ -112,6 +112,11 @@ class ClusterState:
         elif self.responsible_for(pod):
             old = self._pending.get(uid)
             self._pending[uid] = pod
+            if self.cache.is_assumed(uid):
+                # Assumed: its binding is under way. An update arriving now (say the
+                # PodScheduled=False patch of an earlier attempt) must not queue it again, or
+                # it would be scheduled twice; upstream's handler skips assumed pods too.
+                return
             self.nominator.observe(pod)
             if old is None:
                 self.queue.add(pod)

@@ -1,0 +1,48 @@
+"""ClusterState routes pod events: an update of a pod whose binding is under way (assumed in
+the cache) must not queue it again, as upstream's updatePodInSchedulingQueue skips it; a pod
+that is pending and not assumed is requeued by its update."""
+
+from __future__ import annotations
+
+import pytest
+
+from corral.scheduler.backend.cache import Cache
+from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.engine.handlers import ClusterState
+from corral.scheduler.plugins.priority_sort import PrioritySort
+from corral.scheduler.plugins.scheduling_gates import SchedulingGates
+from support.builders import node_record, pod, pod_info
+
+
+def _state() -> ClusterState:
+    queue = SchedulingQueue(
+        less=PrioritySort().less,
+        pre_enqueue=SchedulingGates().pre_enqueue,
+        events_by_plugin={"SchedulingGates": SchedulingGates().events_to_register()},
+    )
+    cache = Cache()
+    cache.add_node(node_record("n1", cpu="4"))
+    return ClusterState(cache, queue, {"default-scheduler"}, lambda _: True)
+
+
+@pytest.mark.parametrize(
+    ("assumed", "where"),
+    [
+        pytest.param(True, "", id="assumed: binding under way, not queued again"),
+        pytest.param(False, "active", id="not assumed: the update queues it"),
+    ],
+)
+def test_an_update_after_the_cycle(assumed: bool, where: str) -> None:
+    state = _state()
+    raw = pod("p", cpu="1")
+    raw["metadata"]["resourceVersion"] = "1"
+    state.on_pod("ADDED", raw)
+    qpi = state.queue.pop(timeout=0)
+    assert qpi is not None
+    if assumed:
+        state.cache.assume_pod(pod_info("p", cpu="1"), "n1")
+    state.queue.done(qpi.pod.uid)
+    raw["status"] = {"conditions": [{"type": "PodScheduled", "status": "False"}]}
+    raw["metadata"]["resourceVersion"] = "2"
+    state.on_pod("MODIFIED", raw)
+    assert state.queue.where(qpi.pod.uid) == where
