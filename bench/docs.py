@@ -3,7 +3,9 @@ plots, generated from results directories (never typed by hand).
 
 Each RUN is a protocol results directory; its size (default or 5,000 nodes) is read from it.
 The section has one verdict table per size and Corral's phase table; when two runs of the same
-size are given, their comparison (do they agree within their intervals?) follows. The text
+size are given, their comparison (do they agree within their intervals?) follows. Runs of one
+size over different workloads (a workload measured by an invocation of its own) are joined into
+one table first: only a run that repeats a workload is "the same protocol run again". The text
 between the two markers in the document is replaced; everything else is left as it is.
 """
 
@@ -40,13 +42,37 @@ def size_label(document: Document) -> str:
     return "5,000 nodes (scheduler_perf's sizes)" if document["mode"]["full"] else "default sizes"
 
 
+def _workloads(document: Document) -> set[str]:
+    return {str(run["workload"]) for run in document["runs"]}
+
+
+def join(documents: list[Document]) -> list[Document]:
+    """Consecutive runs over disjoint workloads read as one run (commands, times and notes of
+    both kept); a run repeating a workload of the one before starts the next."""
+    joined: list[Document] = []
+    for document in documents:
+        if joined and not _workloads(joined[-1]) & _workloads(document):
+            first = joined[-1]
+            joined[-1] = {
+                **first,
+                "runs": [*first["runs"], *document["runs"]],
+                "command": f"{first.get('command', '?')}; then {document.get('command', '?')}",
+                "finished": document.get("finished", "unfinished"),
+                "notes": [*(first.get("notes") or []), *(document.get("notes") or [])],
+            }
+        else:
+            joined.append(document)
+    return joined
+
+
 def section(documents: list[Document], plots: dict[str, str]) -> str:
     """The generated markdown; ``plots``: figure -> image path relative to the document."""
     by_size: dict[str, list[Document]] = defaultdict(list)
     for document in documents:
         by_size[size_label(document)].append(document)
     parts = []
-    for label, runs in by_size.items():
+    for label, given in by_size.items():
+        runs = join(given)
         first = runs[0]
         parts.append(f"### {label}\n\n" + summary.markdown(first))
         for other in runs[1:]:

@@ -141,3 +141,18 @@ def test_compare_command_judges_protocol_runs_and_refuses_a_mix(
     assert "**3 of 3 ratios agree.**" in capsys.readouterr().out
     assert main(["compare", str(a), str(old)]) == 2
     assert capsys.readouterr().err == "cannot compare a protocol run with a `bench run` run\n"
+
+
+def test_docs_joins_same_size_runs_over_other_workloads() -> None:
+    a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
+    other = _doc([90.0, 95.0, 99.0, 92.0, 97.0, 94.0])
+    for run in other["runs"]:
+        run["workload"] = "V"
+    other["command"], other["notes"] = "python -m bench protocol --workload V", ["busy"]
+    (joined,) = docs.join([a, other])
+    assert [s.workload for s in summary.summarize(joined)] == ["W", "V"]
+    text = docs.section([a, other], {})
+    assert re.findall(r"^#+ .*$", text, re.M) == ["### default sizes"]  # one table, no "again"
+    assert "python -m bench protocol; then python -m bench protocol --workload V" in text
+    assert "Note: busy" in text
+    assert len(docs.join([a, other, a])) == 2  # a repeated workload starts the next run
