@@ -250,7 +250,7 @@ def test_out_of_range_score_is_an_error() -> None:
             CycleState(), pod_info("p"), _cache(2).snapshot()
         )
     assert err.value.status.message == (
-        "applying score defaultWeights on Score plugins: plugin 'A' returns an invalid score 101, "
+        'applying score defaultWeights on Score plugins: plugin "A" returns an invalid score 101, '
         "it should in the range of [0, 100] after normalizing"
     )
 
@@ -362,7 +362,7 @@ def test_bind_skip_passes_to_the_next_binder_and_errors_forget() -> None:
     q = pod_info("q")
     scheduling_cycle(failing, CycleState(), q, cache.snapshot(), cache)
     assert binding_cycle(failing, CycleState(), q, "n0", cache) == Status(
-        Code.ERROR, ("running Bind plugin 'A': 409",), "A"
+        Code.ERROR, ('running Bind plugin "A": 409',), "A"
     )
     assert cache.get_pod(q.uid) is None
 
