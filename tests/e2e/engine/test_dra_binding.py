@@ -244,3 +244,53 @@ def test_claim_reserved_for_the_maximum_refuses_one_more_pod(
         ),
     )
     assert node_of(kube, env, "late") == ""
+
+
+def outcome(kube: Client, env: Env, name: str, scheduler: str) -> tuple[JSON, str, str]:
+    """One pod through the failure path, then the success path: its first allocation (without
+    the timestamp), the FailedScheduling message of the failed binding, and its node. The pod
+    and its claim are gone after."""
+    kube.create(pod(name, env.namespace, scheduler, nodeSelector=env.selector,
+                    resourceClaims=[{"name": "gpu",
+                                     "resourceClaimTemplateName": "one-gpu"}]))  # fmt: skip
+    claim = allocated_for_the_pod(kube, env)
+    allocation = dict(claim["status"]["allocation"])
+    del allocation["allocationTimestamp"]
+    set_condition(kube, claim, FAILED, "NoLink", "unplugged")
+    claim_name = claim["metadata"]["name"]
+
+    def failure() -> str:
+        for e in kube.list_items(
+            "v1", "Event", env.namespace, field_selector="reason=FailedScheduling"
+        ):
+            if e["involvedObject"]["name"] == name and "device binding" in e["message"]:
+                return str(e["message"])
+        return ""
+
+    wait_until(f"{name}'s failed binding reported", lambda: bool(failure()), timeout=60)
+    message = failure().replace(claim_name, "<claim>")
+    set_condition(kube, allocated_for_the_pod(kube, env, fresh=True), READY, "Attached")
+    wait_until(f"{name} bound", lambda: bool(node_of(kube, env, name)), timeout=60)
+    node = node_of(kube, env, name)
+    kube.request(
+        "DELETE",
+        f"/api/v1/namespaces/{env.namespace}/pods/{name}",
+        body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+    )
+    wait_until(f"{name}'s claim gone", lambda: not the_claim(kube, env), timeout=60)
+    return allocation, message, node
+
+
+def test_same_binding_outcome_as_upstream(kube: Client, binding_device: Callable[..., Env]) -> None:
+    """Upstream kube-scheduler (``default-scheduler``) and Corral, one after the other, on the
+    same device. Known difference: upstream quotes the plugin in ``running PreBind plugin %q``
+    with double quotes, Corral's framework with single ones (all its wrapped plugin errors)."""
+    env = binding_device()
+    upstream = outcome(kube, env, "ref", "default-scheduler")
+    ours = outcome(kube, env, "corral", env.scheduler)
+    allocation, message, node = upstream
+    message = message.replace('plugin "DynamicResources"', "plugin 'DynamicResources'")
+    assert ours == (allocation, message, node)
+    assert message == prebind_error(
+        'device binding failed: claim=<claim>, reason=NoLink, message="unplugged"'
+    )
