@@ -3,7 +3,7 @@
 :mod:`.plugin` is the plugin; :mod:`.allocator` allocates devices from ResourceSlices as
 upstream's structured allocator (:mod:`.pools` gathers a node's pools, :mod:`.constraints`
 holds a claim's constraints), :mod:`.cel` evaluates device selectors, :mod:`.claims` resolves
-a pod's claims.
+a pod's claims, :mod:`.binding` holds the device binding conditions' rules and PreBind's wait.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 Upstream's ``k8s.io/dynamic-resource-allocation/structured`` with the features the pinned
 release turns on and this allocator implements: admin access, prioritized lists
-(``firstAvailable``), partitionable devices (shared counters), device taints and tolerations.
-Consumable capacity (``allowMultipleAllocations``, request ``capacity``) and binding
-conditions are not implemented: such devices are allocated whole, once, and never wait.
+(``firstAvailable``), partitionable devices (shared counters), device taints and tolerations,
+binding conditions (:mod:`.binding`: such pools come last, results copy the conditions).
+Consumable capacity (``allowMultipleAllocations``, request ``capacity``) is not implemented:
+such devices are allocated whole, once.
 
 The search is upstream's depth-first backtracking, in the same order: claims, their requests,
 each request's devices; within a request the pools in (driver, pool) order, their slices and
@@ -12,18 +13,20 @@ devices in order; a ``firstAvailable`` request tries its subrequests in order. `
 takes every matching device of the node or fails. :meth:`Allocator.allocate` returns ``None``
 when the claims do not fit the node and raises :class:`AllocationError` for what no node can
 fix (a missing DeviceClass, a selector that does not compile or fails at run time): the
-scheduler reports that as an error instead of trying other nodes.
+scheduler reports that as an error instead of trying other nodes. A search still running at its
+``deadline`` (upstream's filterTimeout) raises :class:`AllocationTimeoutError`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Final
 
 from corral.scheduler.config import quantity as q
-from corral.scheduler.plugins.dynamic_resources import cel
+from corral.scheduler.plugins.dynamic_resources import binding, cel
 from corral.scheduler.plugins.dynamic_resources.constraints import (
     Constraint,
     DistinctAttribute,
@@ -50,6 +53,10 @@ MatchCache = dict[tuple[str, str, str, str], bool]  # (expression, *DeviceKey) �
 
 class AllocationError(Exception):
     """Allocation cannot succeed on any node; the message is upstream's."""
+
+
+class AllocationTimeoutError(Exception):
+    """The search for one node ran past its deadline (upstream: the Filter context's)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -159,18 +166,24 @@ class Allocator:
         self.variables: dict[DeviceKey, dict[str, Any]] = {}
         self.available: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
 
-    def allocate(self, node: Node, claims: Sequence[Json]) -> list[Json] | None:
-        return _Run(self, node, claims).run()
+    def allocate(
+        self, node: Node, claims: Sequence[Json], deadline: float | None = None
+    ) -> list[Json] | None:
+        """``deadline``: a :func:`time.monotonic` instant the search may not run past."""
+        return _Run(self, node, claims, deadline).run()
 
 
 class _Run:
     """One :meth:`Allocator.allocate` call: the search state for one node."""
 
-    def __init__(self, alloc: Allocator, node: Node, claims: Sequence[Json]) -> None:
+    def __init__(
+        self, alloc: Allocator, node: Node, claims: Sequence[Json], deadline: float | None
+    ) -> None:
         self.a = alloc
         self.node = node
         self.claims = claims
-        self.pools = gather_pools(alloc.slices, node)
+        self.deadline = deadline
+        self.pools = binding.pools_last(gather_pools(alloc.slices, node))
         self.requests: list[list[list[_RequestData]]] = []  # claim → request → subrequests
         self.constraints: list[list[Constraint]] = []
         self.results: list[list[_Result]] = [[] for _ in claims]
@@ -274,6 +287,8 @@ class _Run:
     # --- the search ----------------------------------------------------------------------
 
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, *, sub: bool) -> bool:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationTimeoutError
         if ci >= len(self.claims):
             return True
         if ri >= len(self.requests[ci]):
@@ -413,8 +428,6 @@ class _Run:
 
     def _selectable(self, ci: int, data: _RequestData, candidate: _Candidate) -> bool:
         device = candidate.device
-        if device.get("bindingConditions"):
-            return False  # binding conditions are not implemented: never wait on a device
         if data.cls is not None:
             selectors = (data.cls.get("spec") or {}).get("selectors") or ()
             where = f"class {(data.cls.get('metadata') or {}).get('name') or ''}"
@@ -515,12 +528,13 @@ class _Run:
                 entry["adminAccess"] = True
             if r.request.tolerations:
                 entry["tolerations"] = [dict(t) for t in r.request.tolerations]
+            entry.update(binding.result_fields(r.candidate.device))
             results.append(entry)
         allocation: dict[str, Any] = {"devices": {"results": results}}
         config = self._config(ci, claim)
         if config:
             allocation["devices"]["config"] = config
-        selector = _node_selector([r.candidate for r in self.results[ci]])
+        selector = _node_selector([r.candidate for r in self.results[ci]], self.node.name)
         if selector is not None:
             allocation["nodeSelector"] = selector
         return allocation
@@ -615,23 +629,20 @@ def _tolerates(toleration: Json, taint: Json) -> bool:
     return operator == "Exists"
 
 
-def _node_selector(candidates: list[_Candidate]) -> Json | None:
-    """The allocation's nodeSelector: one node's name, or the slices' selectors combined."""
+def _node_selector(candidates: list[_Candidate], node_name: str) -> Json | None:
+    """The allocation's nodeSelector: the node's name when a device is local to it or binds to
+    it (``bindsToNode``), else the slices' selectors combined."""
     fields: list[Json] = []
     expressions: list[Json] = []
     for candidate in candidates:
         spec = candidate.slice.get("spec") or {}
         source = candidate.device if spec.get("perDeviceNodeSelection") else spec
-        if source.get("nodeName"):
+        if source.get("nodeName") or candidate.device.get("bindsToNode"):
             return {
                 "nodeSelectorTerms": [
                     {
                         "matchFields": [
-                            {
-                                "key": "metadata.name",
-                                "operator": "In",
-                                "values": [source["nodeName"]],
-                            }
+                            {"key": "metadata.name", "operator": "In", "values": [node_name]}
                         ]
                     }
                 ]

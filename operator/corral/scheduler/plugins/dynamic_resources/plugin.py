@@ -6,13 +6,20 @@
   nodeSelector; an unallocated one needs its DeviceClasses, and the cycle gets an
   :class:`~.allocator.Allocator` over the cluster's slices and the devices in use (allocated
   claims' and in-flight allocations'). A claim another pod is allocating now makes the pod wait.
-- Filter: the allocated claims must be available on the node; the unallocated ones must all be
-  allocated from the devices that node reaches ("cannot allocate all claims").
+- Filter: the allocated claims must be available on the node, and not failed or timed out
+  waiting for binding conditions; the unallocated ones must all be allocated from the devices
+  that node reaches ("cannot allocate all claims"), within ``filterTimeout`` (default 10s, 0:
+  no limit; past it an Error "node N: timed out trying to allocate devices", so the pod backs
+  off and retries).
 - Score: prioritized lists: a subrequest chosen earlier scores higher (8 - index), normalized.
 - Reserve/Unreserve: the node's allocations become in-flight, so no other pod gets their
   devices; Unreserve forgets them and takes back a reservation PreBind already wrote.
 - PreBind: per claim, the finalizer, then status.allocation (with allocationTimestamp) and the
-  pod in status.reservedFor, retried on conflicts as upstream.
+  pod in status.reservedFor, retried on conflicts as upstream; then, if a device has binding
+  conditions, it waits for them up to ``bindingTimeout`` (default 10m; :mod:`.binding`). The
+  API server caps status.reservedFor at 256 entries (ResourceClaimReservedForMaxSize): upstream
+  does not check that itself (``CanBeReserved`` is always true), its PreBind gets the API
+  server's refusal, and so does Corral's.
 - PostFilter: the first claim unavailable on some node and reserved for no other pod is
   deallocated ("deallocation of ResourceClaim completed"), so the next attempt may allocate it
   elsewhere; otherwise plain Unschedulable. After an earlier PreFilter plugin rejected the pod
@@ -26,13 +33,16 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import numpy as np
 
+from corral.scheduler.config import args as config_args
+from corral.scheduler.config import parse_duration, plugin_args
 from corral.scheduler.framework import listers
 from corral.scheduler.framework import nodeselector as ns
 from corral.scheduler.framework.cluster_events import (
@@ -55,8 +65,10 @@ from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import helper, names
+from corral.scheduler.plugins.dynamic_resources import binding
 from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
+    AllocationTimeoutError,
     Allocator,
     DeviceID,
     MatchCache,
@@ -90,6 +102,7 @@ class _State:
     claims: list[Json]
     available_on: list[ns.NodeSelector | None]  # an allocated claim's nodes (None: any)
     to_allocate: list[int]  # indexes of the unallocated claims
+    binding_failed: set[int] = field(default_factory=set)  # allocated, unusable (binding)
     allocator: Allocator | None = None
     node_allocations: dict[str, list[Json]] = field(default_factory=dict)
     unavailable: set[int] = field(default_factory=set)
@@ -102,8 +115,21 @@ class _State:
 class DynamicResources:
     name: str = NAME
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(
+        self,
+        handle: Handle,
+        filter_timeout: float = 10.0,
+        binding_timeout: float = binding.BINDING_TIMEOUT_DEFAULT,
+    ) -> None:
         self._handle = handle
+        self.filter_timeout = filter_timeout  # seconds; 0: no limit
+        self.binding_timeout = binding_timeout
+        # PreBind's wait ends early when the engine stops (upstream cancels its context);
+        # seams for tests of the wait (a fake clock, no real sleeping).
+        self._closing = threading.Event()
+        self.sleep: Callable[[float], object] = self._closing.wait
+        self.clock: Callable[[], float] = time.monotonic
+        self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._lock = threading.Lock()  # in-flight allocations: scheduling vs binding threads
         self._in_flight: dict[str, tuple[str, tuple[DeviceID, ...]]] = {}  # uid → (key, devices)
         self._matches: MatchCache = {}
@@ -147,6 +173,8 @@ class DynamicResources:
             if allocation is not None:
                 selector = allocation.get("nodeSelector")
                 s.available_on[index] = ns.parse_node_selector(selector) if selector else None
+                if binding.unusable(claim, self.binding_timeout, self.now()):
+                    s.binding_failed.add(index)
                 continue
             with self._lock:
                 pending = uid_of(claim) in self._in_flight
@@ -213,14 +241,18 @@ class DynamicResources:
         unavailable = [
             i
             for i, selector in enumerate(s.available_on)
-            if selector is not None and not ns.selector_matches(selector, node.labels, node.name)
+            if (selector is not None and not ns.selector_matches(selector, node.labels, node.name))
+            or i in s.binding_failed
         ]
         if s.allocator is not None:
             claims = [s.claims[i] for i in s.to_allocate]
+            deadline = time.monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
             try:
-                allocations = s.allocator.allocate(Node(node.name, node.labels), claims)
+                allocations = s.allocator.allocate(Node(node.name, node.labels), claims, deadline)
             except AllocationError as err:
                 return Status.error(str(err))
+            except AllocationTimeoutError:
+                return Status.error(f"node {node.name}: timed out trying to allocate devices")
             if allocations is None or len(allocations) != len(claims):
                 return _unschedulable(ERR_CANNOT_ALLOCATE)
             s.node_allocations[node.name] = allocations
@@ -334,10 +366,38 @@ class DynamicResources:
             if reserved_for(claim, pod.uid) and index not in s.chosen:
                 continue
             try:
-                _bind_claim(writer, claim, s.chosen.get(index), pod)
+                s.claims[index] = _bind_claim(writer, claim, s.chosen.get(index), pod)
             except listers.WriteError as err:
                 return Status.error(str(err))
-        return None
+        if not binding.pending(s.claims):
+            return None
+        message = binding.wait(
+            s.claims,
+            self._current,
+            self.binding_timeout,
+            clock=self.clock,
+            sleep=self.sleep,
+            now=self.now,
+            stopped=self._closing.is_set,
+        )
+        return None if message is None else Status.error(message)
+
+    def _current(self, claim: Json) -> Json | None:
+        """The claim as the informers have it, or as PreBind wrote it if that is newer (upstream
+        reads its assume cache)."""
+        objects = self._handle.objects
+        if objects is None:
+            return claim
+        meta = claim.get("metadata") or {}
+        namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+        seen = objects.get(listers.RESOURCE_CLAIM, namespace, name)
+        if seen is None or uid_of(seen) != uid_of(claim):
+            return seen
+        return claim if _version(claim) > _version(seen) else seen
+
+    def close(self) -> None:
+        """Stop every PreBind wait at once (the engine is stopping or lost its lease)."""
+        self._closing.set()
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (
@@ -426,10 +486,16 @@ def _score(s: _State, allocations: list[Json] | None) -> int:
     return total
 
 
+def _version(claim: Json) -> int:
+    text = str((claim.get("metadata") or {}).get("resourceVersion") or "0")
+    return int(text) if text.isdigit() else 0
+
+
 def _bind_claim(
     writer: listers.ResourceClaimWriter, claim: Json, allocation: Json | None, pod: PodInfo
-) -> None:
-    """Upstream ``bindClaim``: finalizer, allocation and reservation, retried on conflict."""
+) -> Json:
+    """Upstream ``bindClaim``: finalizer, allocation and reservation, retried on conflict;
+    returns the claim as stored."""
     current: dict[str, Any] = copy.deepcopy(dict(claim))
     key = claim_key(claim)
     for attempt in range(_RETRIES):
@@ -437,12 +503,12 @@ def _bind_claim(
             meta = current.get("metadata") or {}
             current = dict(writer.get(meta.get("namespace") or "", meta.get("name") or ""))
         try:
-            _bind_once(writer, current, allocation, pod, key)
+            return _bind_once(writer, current, allocation, pod, key)
         except listers.WriteError as err:
             if err.conflict and attempt + 1 < _RETRIES:
                 continue
             raise
-        return
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _bind_once(
@@ -451,7 +517,7 @@ def _bind_once(
     allocation: Json | None,
     pod: PodInfo,
     key: str,
-) -> None:
+) -> Json:
     meta = claim.setdefault("metadata", {})
     status = claim.setdefault("status", {})
     if meta.get("deletionTimestamp"):
@@ -479,7 +545,7 @@ def _bind_once(
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         status["allocation"]["allocationTimestamp"] = now
     try:
-        writer.update_status(claim)
+        return writer.update_status(claim)
     except listers.WriteError as err:
         what = (
             "add allocation and reservation to" if allocation is not None else "add reservation to"
@@ -488,6 +554,7 @@ def _bind_once(
 
 
 def new(args: object, handle: Handle) -> DynamicResources:
-    # DynamicResourcesArgs: filterTimeout (upstream bounds one node's allocation, 10s default)
-    # and bindingTimeout (binding conditions) are accepted; neither is enforced here.
-    return DynamicResources(handle)
+    a: config_args.DynamicResourcesArgs = plugin_args(NAME, args)  # defaulted: both are set
+    return DynamicResources(
+        handle, parse_duration(a.filter_timeout or "0s"), parse_duration(a.binding_timeout or "0s")
+    )
