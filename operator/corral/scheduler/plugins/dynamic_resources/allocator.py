@@ -25,11 +25,11 @@ scheduler reports that as an error instead of trying other nodes.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Final
+from uuid import uuid4
 
 from corral.scheduler.config import quantity as q
 from corral.scheduler.plugins.dynamic_resources import capacity as cap
@@ -604,14 +604,14 @@ class _Run:
                 "pool": r.candidate.id.pool,
                 "device": r.candidate.id.device,
             }
+            if r.consumed is not None:  # a share of a device
+                entry["shareID"] = str(uuid4())
+                if r.consumed:
+                    entry["consumedCapacity"] = {k: v.text for k, v in r.consumed.items()}
             if r.request.admin_access:
                 entry["adminAccess"] = True
             if r.request.tolerations:
                 entry["tolerations"] = [dict(t) for t in r.request.tolerations]
-            if r.consumed is not None:
-                entry["shareID"] = str(uuid.uuid4())
-                if r.consumed:
-                    entry["consumedCapacity"] = {k: v.text for k, v in r.consumed.items()}
             results.append(entry)
         allocation: dict[str, Any] = {"devices": {"results": results}}
         config = self._config(ci, claim)

@@ -5,8 +5,7 @@
 - PreFilter: gathers the claims; an allocated claim restricts the pod to its allocation's
   nodeSelector; an unallocated one needs its DeviceClasses, and the cycle gets an
   :class:`~.allocator.Allocator` over the cluster's slices and the devices in use (allocated
-  claims' and in-flight allocations', dedicated or shared with their consumed capacity:
-  :mod:`.in_use`). A claim another pod is allocating now makes the pod wait.
+  claims' and in-flight allocations'). A claim another pod is allocating now makes the pod wait.
 - Filter: the allocated claims must be available on the node; the unallocated ones must all be
   allocated from the devices that node reaches ("cannot allocate all claims").
 - Score: prioritized lists: a subrequest chosen earlier scores higher (8 - index), normalized.
