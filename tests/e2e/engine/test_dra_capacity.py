@@ -1,11 +1,15 @@
 """Consumable capacity end to end: one device with ``allowMultipleAllocations`` and a memory
 capacity under a request policy, shared by the claims of several pods until the capacity is
-used up; each claim's status records its shareID and the consumed (rounded-up) amount."""
+used up; each claim's status records its shareID and the consumed (rounded-up) amount. Per
+request policy, the decision and the consumed amount (its text too) are upstream
+kube-scheduler's (the cluster's default-scheduler) for the same pod."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+
+import pytest
 
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import LocalCluster
@@ -111,6 +115,112 @@ def test_shared_device_serves_claims_until_its_capacity_is_used_up(
             if c.get("status", {}).get("reservedFor")
         }
         assert reserved == {"second", "third"}
+    finally:
+        kube.delete(API_VERSION, "ResourceSlice", slice_name)
+        kube.delete(API_VERSION, "DeviceClass", cls)
+
+
+# (policy of the device's 8Gi memory, requested memory): what each claim consumes is compared
+# with what upstream kube-scheduler writes, text included (rounding and the step's format).
+POLICY_CASES = [
+    pytest.param(None, None, id="no-policy-no-request"),
+    pytest.param(None, "1500Mi", id="no-policy"),
+    pytest.param({"default": "1Gi", "validRange": {"min": "1Gi", "step": "1Gi"}}, None,
+                 id="range-default"),
+    pytest.param({"default": "1Gi", "validRange": {"min": "1Gi", "step": "1Gi"}}, "1500Mi",
+                 id="range-binary-step"),
+    pytest.param({"default": "1Ki", "validRange": {"min": "1Ki", "step": "1k"}}, "2000",
+                 id="range-decimal-step-from-binary-min"),
+    pytest.param({"default": "1k", "validRange": {"min": "1k", "step": "2k"}}, "1500",
+                 id="range-decimal-step"),
+    pytest.param({"default": "2Gi", "validValues": ["2Gi", "4Gi"]}, "3Gi", id="valid-values"),
+    pytest.param({"default": "2Gi", "validRange": {"min": "2Gi", "max": "4Gi"}}, "6Gi",
+                 id="over-max"),
+]  # fmt: skip
+
+
+def _decide(kube: Client, p: JSON) -> tuple[str, JSON | None]:
+    """The pod's node (or its unschedulable message) and its claim's consumedCapacity; the pod
+    and its claim are gone after."""
+    namespace, name = p["metadata"]["namespace"], p["metadata"]["name"]
+    kube.create(p)
+    outcome: list[tuple[str, JSON | None]] = []
+
+    def decided() -> bool:
+        current = kube.get("v1", "Pod", name, namespace)
+        if current["spec"].get("nodeName"):
+            (claim,) = claims_in(kube, namespace)
+            allocation = claim.get("status", {}).get("allocation")
+            if allocation is None:
+                return False
+            (result,) = allocation["devices"]["results"]
+            assert len(result["shareID"]) == 36
+            outcome.append((current["spec"]["nodeName"], result.get("consumedCapacity")))
+            return True
+        for c in current.get("status", {}).get("conditions", []):
+            if c["type"] == "PodScheduled" and c["status"] == "False" and c.get("message"):
+                outcome.append((str(c["message"]), None))
+                return True
+        return False
+
+    wait_until(f"a decision for {name}", decided, timeout=60)
+    kube.request(
+        "DELETE",
+        f"/api/v1/namespaces/{namespace}/pods/{name}",
+        body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+    )
+    wait_until(
+        f"{name} and its claim gone",
+        lambda: not pods_in(kube, namespace) and not claims_in(kube, namespace),
+        timeout=60,
+    )
+    return outcome[0]
+
+
+@pytest.mark.parametrize(("policy", "wanted"), POLICY_CASES)
+def test_consumed_capacity_as_upstream_writes_it(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    policy: JSON | None,
+    wanted: str | None,
+) -> None:
+    pool = {"pool": namespace}
+    (node,) = fake_nodes(1, cpu="8", memory="16Gi", labels=pool)
+    driver = f"vgpu-{uuid.uuid4().hex[:6]}.corral.test"
+    memory: JSON = {"value": "8Gi"}
+    if policy is not None:
+        memory["requestPolicy"] = policy
+    slice_name = f"{node}-{driver}"
+    kube.create({
+        "apiVersion": API_VERSION, "kind": "ResourceSlice", "metadata": {"name": slice_name},
+        "spec": {"driver": driver, "nodeName": node,
+                 "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "vgpu-0", "allowMultipleAllocations": True,
+                              "capacity": {"memory": memory}}]},
+    })  # fmt: skip
+    cls = f"vgpu-{uuid.uuid4().hex[:6]}"
+    kube.create(device_class(cls, f'device.driver == "{driver}"'))
+    exactly: JSON = {"deviceClassName": cls}
+    if wanted is not None:
+        exactly["capacity"] = {"requests": {"memory": wanted}}
+    kube.create({
+        "apiVersion": API_VERSION, "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "slice-of-gpu", "namespace": namespace},
+        "spec": {"spec": {"devices": {"requests": [{"name": "vgpu", "exactly": exactly}]}}},
+    })  # fmt: skip
+    try:
+        corral = scheduler_name()
+        engines(engine_config(cluster.kubeconfig, corral))
+
+        def copy(name: str, scheduler: str) -> JSON:
+            return with_claim(pod(name, namespace, scheduler, nodeSelector=pool), "slice-of-gpu")
+
+        upstream = _decide(kube, copy("ref", "default-scheduler"))
+        ours = _decide(kube, copy("corral", corral))
+        assert ours == upstream
     finally:
         kube.delete(API_VERSION, "ResourceSlice", slice_name)
         kube.delete(API_VERSION, "DeviceClass", cls)
