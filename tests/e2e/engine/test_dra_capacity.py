@@ -133,6 +133,9 @@ POLICY_CASES = [
                  id="range-decimal-step-from-binary-min"),
     pytest.param({"default": "1k", "validRange": {"min": "1k", "step": "2k"}}, "1500",
                  id="range-decimal-step"),
+    # DRAFractionalCapacityRange is off at 1.37's defaults: whole units (250m rounds to 1).
+    pytest.param({"default": "100m", "validRange": {"min": "100m", "step": "100m"}}, "250m",
+                 id="fractional-range-gate-off"),
     pytest.param({"default": "2Gi", "validValues": ["2Gi", "4Gi"]}, "3Gi", id="valid-values"),
     pytest.param({"default": "2Gi", "validRange": {"min": "2Gi", "max": "4Gi"}}, "6Gi",
                  id="over-max"),
