@@ -106,6 +106,22 @@ class Case:
 D1 = DeviceID(DRIVER_A, POOL1, DEV1)
 PLAIN_CLASS = [device_class(CLASS_A, DRIVER_A)]
 MODE_B = f'device.attributes["{DRIVER_A}"].mode == "b"'
+STRING_IS = f'device.attributes["{DRIVER_A}"].stringAttribute == "{{}}"'
+MEMORY_AT_LEAST = f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("{{}}")) >= 0'
+
+
+def kind(value: str) -> str:
+    return f'device.attributes["{DRIVER_A}"].kind == "{value}"'
+
+
+def attrs(**values: str) -> Json:
+    return {k: {"string": v} for k, v in values.items()}
+
+
+def uses_memory(amount: str) -> Json:
+    return {"counterSet": "counter-set-1", "counters": {"memory": {"value": amount}}}
+
+
 USES_C = {"counterSet": "counter-set-1", "counters": {"c": {"value": "1"}}}
 COUNTERS_C = resource_slice(
     "slice-2",
@@ -593,6 +609,200 @@ CASES = [
         ),
         None,
         id="distinct-constraint-one-multi-allocatable-device-with-distinct-constraint",
+    ),
+    pytest.param(
+        Case(
+            [
+                claim(
+                    CLAIM0,
+                    request(REQ0, CLASS_A, 1, kind("shared")),
+                    request(REQ1, CLASS_A, 1, kind("counteronly")),
+                )
+            ],
+            [
+                slice_of(
+                    shared(DEV1, attributes=attrs(kind="shared"), consumesCounters=[USES_C]),
+                    device(DEV2, attributes=attrs(kind="shared")),
+                    device(DEV3, attributes=attrs(kind="counteronly"), consumesCounters=[USES_C]),
+                    count=2,
+                ),
+                COUNTERS_C,
+            ],
+            classes=PLAIN_CLASS,
+        ),
+        [on_node1(result(REQ0, DRIVER_A, POOL1, DEV2), result(REQ1, DRIVER_A, POOL1, DEV3))],
+        id="partitionable-consumable-capacity-backtrack-releases-counter",
+    ),
+    pytest.param(
+        Case(
+            [
+                claim(CLAIM0, request(REQ0, CLASS_A, 1, STRING_IS.format("cap"), **wants("2"))),
+                claim(
+                    CLAIM1,
+                    first_available(
+                        REQ0,
+                        sub_request(
+                            "subReq-0",
+                            CLASS_A,
+                            1,
+                            STRING_IS.format("cap"),
+                            allocationMode="All",
+                            capacity={"requests": {CAP0: "2"}},
+                        ),
+                        sub_request("subReq-1", CLASS_A, 1, STRING_IS.format("fb")),
+                    ),
+                    constraints=[{"matchAttribute": STRING}],
+                ),
+            ],
+            [
+                slice_of(
+                    shared(DEV1, {CAP0: "2"}, attributes=attrs(stringAttribute="cap")),
+                    device(DEV2, attributes=attrs(stringAttribute="fb")),
+                )
+            ],
+            classes=PLAIN_CLASS,
+        ),
+        [
+            on_node1(share(REQ0, DEV1, {CAP0: "2"})),
+            on_node1(result(f"{REQ0}/subReq-1", DRIVER_A, POOL1, DEV2)),
+        ],
+        id="consumable-capacity-rejection-rolls-back-constraints",
+    ),
+    pytest.param(
+        Case(
+            [
+                claim(CLAIM0, request(REQ0, CLASS_A, 1, kind("shared"))),
+                claim(
+                    CLAIM1,
+                    request(REQ1, CLASS_A, 1, f"{kind('shared')} || {kind('fallback')}"),
+                    request("req-2", CLASS_A, 1, kind("gate")),
+                    request("req-3", CLASS_A, 1, kind("shared")),
+                    constraints=[{"matchAttribute": STRING, "requests": [REQ1, "req-2"]}],
+                ),
+            ],
+            [
+                slice_of(
+                    shared(
+                        DEV1,
+                        attributes=attrs(kind="shared", stringAttribute="red"),
+                        consumesCounters=[USES_C],
+                    ),
+                    device(DEV2, attributes=attrs(kind="fallback", stringAttribute="blue")),
+                    device(DEV3, attributes=attrs(kind="gate", stringAttribute="blue")),
+                    count=2,
+                ),
+                COUNTERS_C,
+            ],
+            classes=PLAIN_CLASS,
+        ),
+        [
+            on_node1(share(REQ0, DEV1)),
+            on_node1(
+                result(REQ1, DRIVER_A, POOL1, DEV2),
+                result("req-2", DRIVER_A, POOL1, DEV3),
+                share("req-3", DEV1),
+            ),
+        ],
+        id="partitionable-empty-capacity-multiple-share-backtrack-keeps-counter-ownership",
+    ),
+    pytest.param(
+        Case(
+            [
+                claim(
+                    CLAIM0,
+                    request(REQ0, CLASS_A),
+                    first_available(
+                        REQ1,
+                        sub_request("subReq-0", CLASS_A, 1, MEMORY_AT_LEAST.format("6Gi")),
+                        sub_request("subReq-1", CLASS_A, 1, MEMORY_AT_LEAST.format("4Gi")),
+                    ),
+                )
+            ],
+            [
+                slice_of(
+                    shared(DEV1, {"memory": "4Gi"}, consumesCounters=[uses_memory("4Gi")]),
+                    shared(DEV2, {"memory": "6Gi"}, consumesCounters=[uses_memory("6Gi")]),
+                    shared(DEV3, {"memory": "4Gi"}, consumesCounters=[uses_memory("4Gi")]),
+                    count=2,
+                ),
+                resource_slice(
+                    "slice-2",
+                    NODE1,
+                    POOL1,
+                    DRIVER_A,
+                    count=2,
+                    sharedCounters=[
+                        {"name": "counter-set-1", "counters": {"memory": {"value": "8Gi"}}}
+                    ],
+                ),
+            ],
+        ),
+        [
+            on_node1(
+                share(REQ0, DEV1, {"memory": "4Gi"}),
+                share(f"{REQ1}/subReq-1", DEV3, {"memory": "4Gi"}),
+            )
+        ],
+        id="allow-multiple-allocations-with-partitionable-device",
+    ),
+    pytest.param(
+        Case(
+            [
+                claim(
+                    CLAIM0,
+                    request(REQ0, CLASS_A, 1, **wants("2")),
+                    request(REQ1, CLASS_A, 1, **wants("2")),
+                    constraints=[{"distinctAttribute": STRING}],
+                )
+            ],
+            [
+                slice_of(
+                    shared(
+                        DEV1,
+                        {CAP0: ranged("4")},
+                        attributes=attrs(stringAttribute="stringAttributeValue1"),
+                    ),
+                    count=2,
+                ),
+                resource_slice(
+                    "slice-2",
+                    NODE1,
+                    POOL1,
+                    DRIVER_A,
+                    shared(
+                        DEV2,
+                        {CAP0: ranged("4")},
+                        attributes=attrs(stringAttribute="stringAttributeValue2"),
+                    ),
+                    count=2,
+                ),
+            ],
+        ),
+        [on_node1(share(REQ0, DEV1, {CAP0: "2"}), share(REQ1, DEV2, {CAP0: "2"}))],
+        id="distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint",
+    ),
+    pytest.param(
+        Case(
+            [claim(CLAIM0, request(REQ0, CLASS_A, 1, **wants("200m")))],
+            [
+                slice_of(
+                    shared(
+                        DEV1,
+                        {
+                            CAP0: {
+                                "value": "1",
+                                "requestPolicy": {
+                                    "default": "200m",
+                                    "validRange": {"min": "200m", "step": "100m", "max": "1"},
+                                },
+                            }
+                        },
+                    )
+                )
+            ],
+        ),
+        [on_node1(share(REQ0, DEV1, {CAP0: "1"}))],
+        id="consumable-capacity-fractional-range-gate-disabled",
     ),
     # Corral's own: two requests of one claim share a device until its capacity is used up.
     pytest.param(
