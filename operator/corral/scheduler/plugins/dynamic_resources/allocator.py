@@ -56,6 +56,7 @@ ALL: Final = "All"
 
 DeviceKey = tuple[str, str, str]  # device ID, slice name, slice resourceVersion
 MatchCache = dict[tuple[str, str, str, str], bool]  # (expression, *DeviceKey) → matches
+_CAPACITY_FITS: Final = "\0capacity"  # a MatchCache key: not an expression, the capacity check
 
 
 class AllocationError(Exception):
@@ -481,17 +482,27 @@ class _Run:
         requests = data.request.capacity
         if not capacities and not requests:
             return True
+        # A dedicated device nobody shares, asked for no capacity: the answer depends on the
+        # slice alone, cached as selector results are (errors are not cached).
+        fixed = not requests and not candidate.device.get("allowMultipleAllocations")
+        fixed = fixed and candidate.id not in self.a.shared
+        key = (_CAPACITY_FITS, *_device_key(candidate))
+        if fixed and key in self.a.matches:
+            return self.a.matches[key]
         none: dict[str, Fraction] = {}
         in_use = none if static else self.a.shared.get(candidate.id, none)
         allocating = none if static else self.allocating_capacity.get(candidate.id, none)
         try:
-            return cap.fits(requests, capacities, in_use, allocating)
+            fits = cap.fits(requests, capacities, in_use, allocating)
         except cap.CapacityError as err:
             device = candidate.id.device if static else str(candidate.id)
             raise AllocationError(
                 f"claim {claim_key(self.claims[ci])}, request {data.request.name}: {action}"
                 f" capacity for device {device}: {err}"
             ) from err
+        if fixed:
+            self.a.matches[key] = fits
+        return fits
 
     def _consumed(
         self, ci: int, data: _RequestData, candidate: _Candidate
