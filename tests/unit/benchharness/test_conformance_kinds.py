@@ -52,6 +52,13 @@ def _reaches(kind: str, s: Scenario) -> bool:
         claims = {v["persistentVolumeClaim"]["claimName"] for p in s.pods
                   for v in p["spec"].get("volumes", [])}  # fmt: skip
         return any(c.startswith("bound-") for c in claims) and "too-big" in claims
+    if kind == "dra-capacity":
+        devices = [d for o in s.objects if o["kind"] == "ResourceSlice"
+                   for d in o["spec"]["devices"]]  # fmt: skip
+        holders = [o for o in s.objects if o["kind"] == "ResourceClaim"]
+        shares = [r for h in holders for r in h["status"]["allocation"]["devices"]["results"]
+                  if "shareID" in r]  # fmt: skip
+        return any(d.get("allowMultipleAllocations") for d in devices) and bool(shares)
     if kind == "dra":
         slices = [o for o in s.objects if o["kind"] == "ResourceSlice"]
         claims = {
@@ -164,7 +171,7 @@ def test_a_profile_and_disabled_plugins_merge_in_the_rendered_config() -> None:
     [
         pytest.param(["--list-kinds"], 0, "preemption   full nodes", "", id="list"),
         pytest.param(["--kinds", "basic,gpus"], 2, "",
-                     "unknown scenario kind 'gpus'; expected one of basic, dra, extended, ",
+                     "unknown scenario kind 'gpus'; expected one of basic, dra, dra-capacity, ",
                      id="unknown-kind"),
     ],
 )  # fmt: skip

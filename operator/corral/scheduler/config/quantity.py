@@ -97,3 +97,11 @@ def milli_value(amount: Fraction) -> int:
     if abs(milli) >= 2**63:
         raise QuantityError(f"quantity {float(amount):g} is out of range in thousandths")
     return milli
+
+
+def exact(text: str | int | float) -> Fraction:
+    """The exact amount without :func:`parse`'s int64 bound: DRA device capacities and
+    capacity requests may pass it, and upstream compares them exactly."""
+    if not isinstance(text, str | int | float):
+        raise QuantityError(f"quantity is a {type(text).__name__}, not a number or a string")
+    return _parse(text)

@@ -1,11 +1,18 @@
 """The structured-parameters allocator: devices for a node's unallocated claims.
 
-Upstream's ``k8s.io/dynamic-resource-allocation/structured`` with the features the pinned
-release turns on and this allocator implements: admin access, prioritized lists
-(``firstAvailable``), partitionable devices (shared counters), device taints and tolerations,
-binding conditions (:mod:`.binding`: such pools come last, results copy the conditions).
-Consumable capacity (``allowMultipleAllocations``, request ``capacity``) is not implemented:
-such devices are allocated whole, once.
+Upstream's ``k8s.io/dynamic-resource-allocation/structured`` (its ``incubating`` variant, which
+the default gates select) with the features the pinned release turns on and this allocator
+implements: admin access, prioritized lists (``firstAvailable``), partitionable devices (shared
+counters), device taints and tolerations, consumable capacity, binding conditions (:mod:`.binding`:
+such pools come last, results copy the conditions).
+
+Consumable capacity (:mod:`.capacity` computes it): a device with ``allowMultipleAllocations``
+is never "in use"; any number of claims, and requests of one claim, share it while each
+request's consumption (its ``capacity.requests`` under the capacity's ``requestPolicy``) fits
+beside what allocated claims (``shared``) and the current attempt hold. Each such result gets a
+new ``shareID`` and its ``consumedCapacity``; its shared counters are charged once, by the
+first share. Every device, shared or not, must have the capacities a request names and room
+for them.
 
 The search is upstream's depth-first backtracking, in the same order: claims, their requests,
 each request's devices; within a request the pools in (driver, pool) order, their slices and
@@ -24,9 +31,11 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Final
+from uuid import uuid4
 
 from corral.scheduler.config import quantity as q
 from corral.scheduler.plugins.dynamic_resources import binding, cel
+from corral.scheduler.plugins.dynamic_resources import capacity as cap
 from corral.scheduler.plugins.dynamic_resources.constraints import (
     Constraint,
     DistinctAttribute,
@@ -49,6 +58,7 @@ ALL: Final = "All"
 
 DeviceKey = tuple[str, str, str]  # device ID, slice name, slice resourceVersion
 MatchCache = dict[tuple[str, str, str, str], bool]  # (expression, *DeviceKey) → matches
+_CAPACITY_FITS: Final = "\0capacity"  # a MatchCache key: not an expression, the capacity check
 
 
 class AllocationError(Exception):
@@ -81,6 +91,7 @@ class Request:
     admin_access: bool | None
     selectors: tuple[Json, ...]
     tolerations: tuple[Json, ...]
+    capacity: Json | None = None  # capacity.requests: name → quantity
 
     @property
     def full_name(self) -> str:
@@ -106,6 +117,7 @@ def _request(raw: Json, parent: str = "") -> Request:
         admin_access=None if parent else body.get("adminAccess"),
         selectors=tuple(body.get("selectors") or ()),
         tolerations=tuple(body.get("tolerations") or ()),
+        capacity=(body.get("capacity") or {}).get("requests"),
     )
 
 
@@ -137,6 +149,7 @@ class _RequestData:
 class _Result:
     request: Request
     candidate: _Candidate
+    consumed: dict[str, cap.Consumed] | None = None  # set for a shared device
 
 
 class _MaxSizeExceededError(Exception):
@@ -146,7 +159,8 @@ class _MaxSizeExceededError(Exception):
 class Allocator:
     """One scheduling cycle's allocator: the cluster's classes, slices and allocated devices.
 
-    ``allocated`` are the devices other claims hold (in-flight allocations included). Device
+    ``allocated`` are the devices other claims hold (in-flight allocations included), ``shared``
+    the devices other claims share (results with a ``shareID``) and what they consume. Device
     variables and selector results are cached per (expression, slice name and
     resourceVersion, device) across nodes and :meth:`allocate` calls; ``match_cache`` may be
     shared between cycles (a slice's update changes its resourceVersion).
@@ -158,10 +172,12 @@ class Allocator:
         slices: Sequence[Json] | SliceIndex,
         allocated: Set[DeviceID],
         match_cache: MatchCache | None = None,
+        shared: Mapping[DeviceID, cap.Amounts] | None = None,
     ) -> None:
         self.classes = classes
         self.slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self.allocated = allocated
+        self.shared: Mapping[DeviceID, cap.Amounts] = shared or {}
         self.matches = match_cache if match_cache is not None else {}
         self.variables: dict[DeviceKey, dict[str, Any]] = {}
         self.available: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
@@ -189,6 +205,9 @@ class _Run:
         self.results: list[list[_Result]] = [[] for _ in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
         self.consumed: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
+        # Shared devices in this attempt: how many shares, and what they consume.
+        self.shares: dict[DeviceID, int] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
 
     def run(self) -> list[Json] | None:
         for ci, claim in enumerate(self.claims):
@@ -270,7 +289,9 @@ class _Run:
                         " currently invalid"
                     )
                 for candidate in self._candidates(pool):
-                    if self._selectable(ci, data, candidate):
+                    if self._selectable(ci, data, candidate) and self._capacity_fits(
+                        ci, data, candidate, static=True
+                    ):
                         data.all_devices.append(candidate)
             data.num_devices = len(data.all_devices)
         elif request.mode != EXACT_COUNT:
@@ -340,6 +361,8 @@ class _Run:
                     continue
                 if not self._selectable(ci, data, candidate):
                     continue
+                if not self._capacity_fits(ci, data, candidate):
+                    continue
                 undo = self._allocate_device(ci, data, candidate, must=False)
                 if undo is None:
                     continue
@@ -370,6 +393,8 @@ class _Run:
                 try:
                     if not self._selectable(ci, data, candidate):
                         continue
+                    if candidate.device.get("capacity"):
+                        self._capacity_fits(ci, data, candidate)
                 except AllocationError:
                     return True
                 found += 1
@@ -388,7 +413,11 @@ class _Run:
             return None
         if not request.admin_access and self._in_use(candidate.id):
             return None
-        counters = bool(candidate.device.get("consumesCounters"))
+        multi = bool(candidate.device.get("allowMultipleAllocations"))
+        # A shared device's counters are charged by its first share only.
+        counters = bool(candidate.device.get("consumesCounters")) and not (
+            multi and self._shared(candidate.id)
+        )
         if counters and not self._reserve_counters(candidate):
             return None
         added = 0
@@ -414,15 +443,91 @@ class _Run:
                     )
                 return None
             added += 1
-        self.allocating.setdefault(candidate.id, set()).add(ci)
-        self.results[ci].append(_Result(request, candidate))
+        if not self._capacity_fits(ci, data, candidate, action="rechecking"):
+            rollback()
+            return None
+        consumed: dict[str, cap.Consumed] = {}
+        held: dict[str, Fraction] = {}
+        if not multi:
+            self.allocating.setdefault(candidate.id, set()).add(ci)
+            self.results[ci].append(_Result(request, candidate))
+        else:
+            try:
+                consumed = self._consumed(ci, data, candidate)
+            except AllocationError:
+                rollback()
+                raise
+            self.shares[candidate.id] = self.shares.get(candidate.id, 0) + 1
+            held = self.allocating_capacity.setdefault(candidate.id, {})
+            for name, value in consumed.items():
+                held[name] = held.get(name, Fraction(0)) + value.amount
+            self.results[ci].append(_Result(request, candidate, consumed))
 
         def undo() -> None:
             self.results[ci].pop()
-            self.allocating[candidate.id].discard(ci)
+            if not multi:
+                self.allocating[candidate.id].discard(ci)
+            else:
+                self.shares[candidate.id] -= 1
+                for name, value in consumed.items():
+                    held[name] -= value.amount
             rollback()
 
         return undo
+
+    # --- consumable capacity -------------------------------------------------------------
+
+    def _shared(self, device: DeviceID) -> bool:
+        """Whether other claims or this attempt already share the device."""
+        return device in self.a.shared or self.shares.get(device, 0) > 0
+
+    def _capacity_fits(
+        self,
+        ci: int,
+        data: _RequestData,
+        candidate: _Candidate,
+        *,
+        static: bool = False,
+        action: str = "checking",
+    ) -> bool:
+        """Whether the device has room for the request; ``static``: ignoring what other
+        allocations hold (``All`` mode's candidate list)."""
+        capacities = candidate.device.get("capacity") or {}
+        requests = data.request.capacity
+        if not capacities and not requests:
+            return True
+        # A dedicated device nobody shares, asked for no capacity: the answer depends on the
+        # slice alone, cached as selector results are (errors are not cached).
+        fixed = not requests and not candidate.device.get("allowMultipleAllocations")
+        fixed = fixed and candidate.id not in self.a.shared
+        key = (_CAPACITY_FITS, *_device_key(candidate))
+        if fixed and key in self.a.matches:
+            return self.a.matches[key]
+        none: dict[str, Fraction] = {}
+        in_use = none if static else self.a.shared.get(candidate.id, none)
+        allocating = none if static else self.allocating_capacity.get(candidate.id, none)
+        try:
+            fits = cap.fits(requests, capacities, in_use, allocating)
+        except cap.CapacityError as err:
+            device = candidate.id.device if static else str(candidate.id)
+            raise AllocationError(
+                f"claim {claim_key(self.claims[ci])}, request {data.request.name}: {action}"
+                f" capacity for device {device}: {err}"
+            ) from err
+        if fixed:
+            self.a.matches[key] = fits
+        return fits
+
+    def _consumed(
+        self, ci: int, data: _RequestData, candidate: _Candidate
+    ) -> dict[str, cap.Consumed]:
+        try:
+            return cap.for_request(data.request.capacity, candidate.device.get("capacity") or {})
+        except cap.CapacityError as err:
+            raise AllocationError(
+                f"claim {claim_key(self.claims[ci])}, request {data.request.name}: computing"
+                f" consumed capacity for device {candidate.id}: {err}"
+            ) from err
 
     # --- selection -----------------------------------------------------------------------
 
@@ -490,10 +595,8 @@ class _Run:
             available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
             for slice_ in pool.slices + pool.other_slices:
                 for device in (slice_.get("spec") or {}).get("devices") or ():
-                    if (
-                        DeviceID(pool.id.driver, pool.id.pool, device.get("name") or "")
-                        not in self.a.allocated
-                    ):
+                    device_id = DeviceID(pool.id.driver, pool.id.pool, device.get("name") or "")
+                    if device_id not in self.a.allocated and device_id not in self.a.shared:
                         continue
                     _add_consumption(available, device, -1, only_known=True)
             cache[pool.id] = available
@@ -524,6 +627,10 @@ class _Run:
                 "pool": r.candidate.id.pool,
                 "device": r.candidate.id.device,
             }
+            if r.consumed is not None:  # a share of a device
+                entry["shareID"] = str(uuid4())
+                if r.consumed:
+                    entry["consumedCapacity"] = {k: v.text for k, v in r.consumed.items()}
             if r.request.admin_access:
                 entry["adminAccess"] = True
             if r.request.tolerations:

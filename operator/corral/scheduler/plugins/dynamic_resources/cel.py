@@ -58,7 +58,7 @@ class Quantity:
 
     @classmethod
     def parse(cls, text: str) -> Quantity:
-        return cls(q.parse(text))
+        return cls(q.exact(text))  # unbounded as resource.Quantity (capacities may pass int64)
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,7 +70,6 @@ from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
     AllocationTimeoutError,
     Allocator,
-    DeviceID,
     MatchCache,
     claim_key,
 )
@@ -81,6 +80,7 @@ from corral.scheduler.plugins.dynamic_resources.claims import (
     reserved_for,
     uid_of,
 )
+from corral.scheduler.plugins.dynamic_resources.in_use import InUse, gather
 from corral.scheduler.plugins.dynamic_resources.pools import Node, SliceIndex
 
 NAME: Final = names.DYNAMIC_RESOURCES
@@ -131,10 +131,10 @@ class DynamicResources:
         self.clock: Callable[[], float] = time.monotonic
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._lock = threading.Lock()  # in-flight allocations: scheduling vs binding threads
-        self._in_flight: dict[str, tuple[str, tuple[DeviceID, ...]]] = {}  # uid → (key, devices)
+        self._in_flight: dict[str, tuple[str, Json]] = {}  # uid → (key, allocation)
         self._matches: MatchCache = {}
         # Derived from the informers' objects, rebuilt when their kind's generation moves.
-        self._in_use: tuple[int, frozenset[DeviceID]] = (-1, frozenset())
+        self._in_use: tuple[int, InUse] = (-1, InUse())
         self._class_map: tuple[int, dict[str, Json]] = (-1, {})
         self._slices: tuple[int, SliceIndex] = (-1, SliceIndex(()))
 
@@ -189,11 +189,13 @@ class DynamicResources:
         if s.to_allocate:
             if len(self._matches) > _MATCH_CACHE_MAX:
                 self._matches.clear()
+            in_use = self._devices_in_use(objects)
             s.allocator = Allocator(
                 self._classes(objects),
                 self._slice_index(objects),
-                self._devices_in_use(objects),
+                in_use.dedicated,
                 self._matches,
+                in_use.shared,
             )
         state.write(STATE_KEY, s)
         return None, None
@@ -217,20 +219,21 @@ class DynamicResources:
             self._slices = (generation, SliceIndex(objects.list(listers.RESOURCE_SLICE)))
         return self._slices[1]
 
-    def _devices_in_use(self, objects: listers.ObjectLister) -> frozenset[DeviceID]:
+    def _devices_in_use(self, objects: listers.ObjectLister) -> InUse:
         generation = objects.generation(listers.RESOURCE_CLAIM)
         if self._in_use[0] != generation:
-            self._in_use = (generation, _allocated_devices(objects.list(listers.RESOURCE_CLAIM)))
-        allocated = self._in_use[1]
+            claims = objects.list(listers.RESOURCE_CLAIM)
+            self._in_use = (generation, gather(_allocation_of(c) for c in claims))
+        in_flight: list[Json] = []
         with self._lock:
-            for uid, (key, devices) in list(self._in_flight.items()):
+            for uid, (key, allocation) in list(self._in_flight.items()):
                 namespace, _, name = key.partition("/")
                 current = objects.get(listers.RESOURCE_CLAIM, namespace, name)
                 if current is None or uid_of(current) != uid or _allocation_of(current):
                     del self._in_flight[uid]  # the informer has it (or it is gone)
                 else:
-                    allocated = allocated | frozenset(devices)
-        return allocated
+                    in_flight.append(allocation)
+        return self._in_use[1].plus(gather(in_flight))
 
     # --- Filter ----------------------------------------------------------------------------
 
@@ -329,7 +332,7 @@ class DynamicResources:
             for index, allocation in zip(s.to_allocate, allocations, strict=True):
                 claim = s.claims[index]
                 s.chosen[index] = allocation
-                self._in_flight[uid_of(claim)] = (key_of(claim), _devices(allocation))
+                self._in_flight[uid_of(claim)] = (key_of(claim), allocation)
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -441,24 +444,6 @@ def _validate_classes(claim: Json, objects: listers.ObjectLister) -> Status | No
 def _allocation_of(claim: Json) -> Json | None:
     allocation: Json | None = (claim.get("status") or {}).get("allocation")
     return allocation
-
-
-def _devices(allocation: Json, *, skip_admin: bool = True) -> tuple[DeviceID, ...]:
-    return tuple(
-        DeviceID(r.get("driver") or "", r.get("pool") or "", r.get("device") or "")
-        for r in (allocation.get("devices") or {}).get("results") or ()
-        if not (skip_admin and r.get("adminAccess"))
-    )
-
-
-def _allocated_devices(claims: Sequence[Json]) -> frozenset[DeviceID]:
-    """Devices held by allocated claims; admin access does not hold a device."""
-    out: set[DeviceID] = set()
-    for claim in claims:
-        allocation = _allocation_of(claim)
-        if allocation is not None:
-            out.update(_devices(allocation))
-    return frozenset(out)
 
 
 def _score(s: _State, allocations: list[Json] | None) -> int:
