@@ -74,7 +74,9 @@ def extended_gpus(
 
 def gpu_pod(name: str, namespace: str, env: Env) -> JSON:
     requests = {"cpu": "100m", RESOURCE: "1"}
-    return pod(name, namespace, env.scheduler, nodeSelector=env.pool, requests=requests)
+    p = pod(name, namespace, env.scheduler, nodeSelector=env.pool, requests=requests)
+    p["spec"]["containers"][0]["resources"]["limits"] = {RESOURCE: "1"}  # extended: limit = request
+    return p
 
 
 def node_of(kube: Client, name: str, namespace: str) -> str:
