@@ -6,7 +6,6 @@ PostFilter)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 import pytest
@@ -22,18 +21,12 @@ from corral.scheduler.plugins.dynamic_resources import extended
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
 from support.builders import node, pod, pod_from_json, snapshot_of
 
-from .dra_builders import Json, device, resource_slice
+from .dra_builders import Json
+from .test_plugin import DRIVER, _Handle, gpu_slice, store
 
 EXT = "example.com/gpu"
 INIT = EXT + "init"
 IMPLICIT = "deviceclass.resource.kubernetes.io/classInit"
-DRIVER = "gpu.example.com"
-
-
-@dataclass
-class _Handle:
-    objects: ObjectStore = field(default_factory=ObjectStore)
-    claim_writer: listers.ResourceClaimWriter | None = None
 
 
 def cls(name: str, resource: str | None = None, selector: str = "") -> dict[str, Any]:
@@ -270,18 +263,6 @@ def gpu_pod(name: str = "p", count: str = "1", **extra: str) -> PodInfo:
     raw["metadata"]["uid"] = f"uid-{name}"
     raw["spec"]["containers"] = [c("c", {"cpu": "100m", EXT: count, **extra})]
     return pod_from_json(raw)
-
-
-def store(*objects: tuple[str, Json]) -> _Handle:
-    h = _Handle()
-    for kind, obj in objects:
-        h.objects.apply(kind, ADDED, obj)
-    return h
-
-
-def gpu_slice(node_name: str, *names: str) -> Json:
-    devices = (device(n) for n in names)
-    return resource_slice(f"{node_name}-gpu", node_name, node_name, DRIVER, *devices)
 
 
 NODES = [node("dra-node"), node("plugin-node", extra={EXT: "1"})]
