@@ -147,3 +147,37 @@ def test_pods_get_devices_through_a_claim_the_scheduler_creates(
     assert claim["status"]["allocation"]["devices"]["results"][0]["pool"] == node_of(
         kube, "c", namespace
     )
+
+
+def test_a_claim_left_by_a_failed_binding_is_deleted_and_made_anew(
+    kube: Client, namespace: str, extended_gpus: Callable[[int], Env]
+) -> None:
+    """A claim for the pod's extended resources from an earlier attempt (here: written before
+    the pod may be scheduled) makes every node fail; PostFilter deletes it and the next attempt,
+    requeued by that deletion, creates and allocates a new one."""
+    env = extended_gpus(1)
+    gated = gpu_pod("p", namespace, env)
+    gated["spec"]["schedulingGates"] = [{"name": "corral.dev/test"}]
+    uid = kube.create(gated)["metadata"]["uid"]
+    request = {"name": "container-0-request-1", "exactly": {"deviceClassName": "none"}}
+    stale = kube.create({
+        "apiVersion": API_VERSION, "kind": "ResourceClaim",
+        "metadata": {"name": "p-extended-resources-stale", "namespace": namespace,
+                     "annotations": {ANNOTATION: "true"},
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p",
+                                          "uid": uid, "controller": True}]},
+        "spec": {"devices": {"requests": [request]}},
+    })  # fmt: skip
+    kube.request(
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}/pods/p",
+        body={"spec": {"schedulingGates": None}},
+        content_type="application/merge-patch+json",
+    )
+    wait_until("p bound", lambda: bool(node_of(kube, "p", namespace)), timeout=90)
+    names = [c["metadata"]["name"] for c in claims_in(kube, namespace)]
+    assert stale["metadata"]["name"] not in names
+    status = kube.get("v1", "Pod", "p", namespace)["status"]["extendedResourceClaimStatus"]
+    assert names == [status["resourceClaimName"]]
+    claim = kube.get(API_VERSION, "ResourceClaim", status["resourceClaimName"], namespace)
+    assert [r["uid"] for r in claim["status"]["reservedFor"]] == [uid]
