@@ -91,7 +91,7 @@ def framework(*statuses: Status | None) -> tuple[Framework, list[str]]:
 
 
 def err(point: str, plugin: str, message: str = "boom") -> Status:
-    return Status(Code.ERROR, (f"running {point} plugin {plugin!r}: {message}",), plugin)
+    return Status(Code.ERROR, (f'running {point} plugin "{plugin}": {message}',), plugin)
 
 
 POD = pod_info("p")
@@ -252,6 +252,6 @@ def test_pre_filter_extensions(
         failed = statuses[ord(want) - ord("A")]
         message = failed.message if failed is not None else ""
         assert got == Status(
-            Code.ERROR, (f"running {label} on PreFilter plugin {want!r}: {message}",), want
+            Code.ERROR, (f'running {label} on PreFilter plugin "{want}": {message}',), want
         )
     assert log == [f"{what} {c}" for c in called]

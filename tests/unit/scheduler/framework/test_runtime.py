@@ -362,7 +362,7 @@ def test_bind_skip_passes_to_the_next_binder_and_errors_forget() -> None:
     q = pod_info("q")
     scheduling_cycle(failing, CycleState(), q, cache.snapshot(), cache)
     assert binding_cycle(failing, CycleState(), q, "n0", cache) == Status(
-        Code.ERROR, ("running Bind plugin 'A': 409",), "A"
+        Code.ERROR, ('running Bind plugin "A": 409',), "A"
     )
     assert cache.get_pod(q.uid) is None
 

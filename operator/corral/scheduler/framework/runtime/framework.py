@@ -82,14 +82,15 @@ _POINTS: Final[tuple[tuple[str, type[Any], str], ...]] = (
 
 
 def _error(what: str, plugin: str, status: Status) -> Status:
-    """Upstream's wrapped plugin error, ``<what> '<plugin>': <message>``, owned by the plugin."""
-    return Status.error(f"{what} {plugin!r}: {status.message}").with_plugin(plugin)
+    """Upstream's wrapped plugin error, ``<what> "<plugin>": <message>`` (Go's %q), owned by
+    the plugin."""
+    return Status.error(f'{what} "{plugin}": {status.message}').with_plugin(plugin)
 
 
 def _failure(point: str, plugin: str, status: Status) -> Status:
     """A runner's answer to a plugin's status that is not a success (nor a Skip or Wait the
     runner accepts): a rejection stays the plugin's own, anything else (Skip and Wait included)
-    becomes the error ``running <point> plugin '<plugin>': <message>``."""
+    becomes the error ``running <point> plugin "<plugin>": <message>``."""
     if status.is_rejected:
         return status.with_plugin(plugin)
     return _error(f"running {point} plugin", plugin, status)
