@@ -250,7 +250,7 @@ def test_out_of_range_score_is_an_error() -> None:
             CycleState(), pod_info("p"), _cache(2).snapshot()
         )
     assert err.value.status.message == (
-        "applying score defaultWeights on Score plugins: plugin 'A' returns an invalid score 101, "
+        'applying score defaultWeights on Score plugins: plugin "A" returns an invalid score 101, '
         "it should in the range of [0, 100] after normalizing"
     )
 

@@ -272,13 +272,13 @@ class PodScheduler:
                 continue
             scores, s = _score_one(step, state, pod, scoring, slots)
             if s is not None and not s.is_success:
-                msg = f"running Score plugins: plugin {step.name!r} failed with: {s.message}"
+                msg = f'running Score plugins: plugin "{step.name}" failed with: {s.message}'
                 raise StatusError(Status.error(msg).with_plugin(step.name))
             if step.normalize is not None:
                 s = step.normalize(state, pod, scores)
                 if s is not None and not s.is_success:
                     msg = (
-                        f"running Normalize on Score plugins: plugin {step.name!r} "
+                        f'running Normalize on Score plugins: plugin "{step.name}" '
                         f"failed with: {s.message}"
                     )
                     raise StatusError(Status.error(msg).with_plugin(step.name))
@@ -288,7 +288,7 @@ class PodScheduler:
                 bad = (scores < fw.MIN_NODE_SCORE) | (scores > fw.MAX_NODE_SCORE)
                 value = int(scores[np.flatnonzero(bad)[0]])
                 msg = (
-                    f"applying score defaultWeights on Score plugins: plugin {step.name!r} "
+                    f'applying score defaultWeights on Score plugins: plugin "{step.name}" '
                     f"returns an invalid score {value}, it should in the range of "
                     f"[{fw.MIN_NODE_SCORE}, {fw.MAX_NODE_SCORE}] after normalizing"
                 )
