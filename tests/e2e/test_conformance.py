@@ -68,6 +68,7 @@ CASES = [
     pytest.param("large", 81, None, 20, id="large"),
     pytest.param("storage", 91, None, 30, id="storage"),
     pytest.param("dra", 101, None, 30, id="dra"),
+    pytest.param("extended-dra", 112, None, 30, id="extended-dra"),
 ]
 
 

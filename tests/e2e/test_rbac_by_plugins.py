@@ -1,6 +1,7 @@
 """RBAC follows the enabled plugins, proven by the real API server: a tenant profile without
 DefaultPreemption cannot delete pods anywhere (403), one with it can only in its namespaces;
-DynamicResources alone brings the ResourceClaim writes (status, and the finalizer). The rights
+DynamicResources alone brings the ResourceClaim writes (status, the finalizer, and create/delete
+of the claim for extended resources backed by DRA). The rights
 come from each plugin's declaration (``PluginInfo.namespaced_writes`` / ``cluster_reads``)."""
 
 from __future__ import annotations
@@ -87,6 +88,10 @@ def test_writes_follow_the_enabled_plugins(
     finalizer = {"verb": "update", "group": "resource.k8s.io", "resource": "resourceclaims",
                  "namespace": served}  # fmt: skip
     assert allowed(client, finalizer) is claim_status
+    for verb in ("create", "delete"):  # the claim for extended resources backed by DRA
+        extended = {"verb": verb, "group": "resource.k8s.io", "resource": "resourceclaims",
+                    "namespace": served}  # fmt: skip
+        assert allowed(client, extended) is claim_status
     containers = [{"name": "c", "image": "x"}]
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": served},
                  "spec": {"schedulerName": "nobody", "containers": containers}})  # fmt: skip

@@ -71,6 +71,7 @@ _MODULES: Final = (
     "storage",
     "dra",
     "dra_capacity",
+    "extended_dra",
 )
 
 

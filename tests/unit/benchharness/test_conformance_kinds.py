@@ -67,6 +67,12 @@ def _reaches(kind: str, s: Scenario) -> bool:
             for c in p["spec"].get("resourceClaims", ())
         }
         return len(slices) >= 2 and len(claims) >= 5
+    if kind == "extended-dra":
+        backed = {"example.com/gpu", "deviceclass.resource.kubernetes.io/conf-ext-tpu"}
+        asked = {name for p in s.pods for r in _requests(p) for name in r.get("requests", {})}
+        slices = [o for o in s.objects if o["kind"] == "ResourceSlice"]
+        advertising = [n for n in s.nodes if "example.com/gpu" in n["status"]["allocatable"]]
+        return backed <= asked and len(slices) >= 2 and bool(advertising)
     raise AssertionError(f"no expectation for kind {kind!r}: add one")
 
 

@@ -242,6 +242,9 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         namespaced_writes=(
             # PreBind adds the delete-protection finalizer (update), then writes the status.
             ("resource.k8s.io", "resourceclaims", ("update",)),
+            # Extended resources backed by DRA: PreBind creates the pod's claim, Unreserve
+            # and PostFilter delete it.
+            ("resource.k8s.io", "resourceclaims", ("create", "delete")),
             ("resource.k8s.io", "resourceclaims/status", ("patch", "update")),
         ),
     ),

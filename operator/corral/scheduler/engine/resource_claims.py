@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from corral.k8s import ApiError, Client
+from corral.k8s import CONTENT_JSON, CONTENT_STRATEGIC_MERGE_PATCH, ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.framework.listers import Object, WriteError
 
@@ -30,12 +30,34 @@ class ApiClaimWriter:
     def update_status(self, claim: Object) -> Object:
         return self._call("PUT", _path_of(claim) + "/status", claim)
 
-    def _call(self, method: str, path: str, body: Object | None) -> Object:
+    def create(self, claim: Object) -> Object:
+        namespace = (claim.get("metadata") or {}).get("namespace") or ""
+        body = {**claim, "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim"}
+        return self._call("POST", _path(namespace, "").rstrip("/"), body)
+
+    def delete(self, namespace: str, name: str) -> None:
+        try:
+            self._call("DELETE", _path(namespace, name), None)
+        except WriteError as err:
+            if not err.not_found:
+                raise
+
+    def patch_pod_status(self, namespace: str, name: str, status: Object) -> None:
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/status"
+        self._call("PATCH", path, {"status": status}, CONTENT_STRATEGIC_MERGE_PATCH)
+
+    def _call(
+        self, method: str, path: str, body: Object | None, content_type: str = CONTENT_JSON
+    ) -> Object:
         self.bucket.wait()
         try:
-            result: dict[str, Any] = self.client.request(method, path, body=body)
+            result: dict[str, Any] = self.client.request(
+                method, path, body=body, content_type=content_type
+            )
         except ApiError as err:
-            raise WriteError(err.message or str(err), conflict=err.conflict) from err
+            raise WriteError(
+                err.message or str(err), conflict=err.conflict, not_found=err.not_found
+            ) from err
         return result
 
 

@@ -7,7 +7,8 @@
 - :class:`PreemptionExecutor`: the API side of a preemption decision (deleting victims, events,
   clearing nominations); the plugin decides, the executor acts.
 - :class:`ResourceClaimWriter`: the API side of DynamicResources (claim status and finalizer
-  writes in PreBind, Unreserve and PostFilter).
+  writes in PreBind, Unreserve and PostFilter; the claim for extended resources is created,
+  deleted and named in the pod's status).
 """
 
 from __future__ import annotations
@@ -106,11 +107,13 @@ class PreemptionExecutor(Protocol):
 
 
 class WriteError(Exception):
-    """A write the API server refused; ``conflict`` when the object changed meanwhile (409)."""
+    """A write the API server refused; ``conflict`` when the object changed meanwhile (409),
+    ``not_found`` when it is gone (404)."""
 
-    def __init__(self, message: str, *, conflict: bool = False) -> None:
+    def __init__(self, message: str, *, conflict: bool = False, not_found: bool = False) -> None:
         super().__init__(message)
         self.conflict = conflict
+        self.not_found = not_found
 
 
 class ResourceClaimWriter(Protocol):
@@ -128,6 +131,19 @@ class ResourceClaimWriter(Protocol):
 
     def update_status(self, claim: Object) -> Object:
         """PUT the claim's status subresource; returns the stored object."""
+        ...
+
+    # Extended resources backed by DRA: the claim the scheduler creates for a pod.
+    def create(self, claim: Object) -> Object:
+        """POST a new claim (``generateName``); returns the stored object."""
+        ...
+
+    def delete(self, namespace: str, name: str) -> None:
+        """DELETE the claim; one that is already gone is no error."""
+        ...
+
+    def patch_pod_status(self, namespace: str, name: str, status: Object) -> None:
+        """Strategic-merge-patch ``status`` into the pod's status subresource."""
         ...
 
 

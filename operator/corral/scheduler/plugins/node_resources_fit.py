@@ -5,7 +5,10 @@ count + 1 exceeds its allowed pods; then, unless the pod requests nothing,
 ``Insufficient cpu|memory|ephemeral-storage|<scalar>`` when a positive request exceeds
 allocatable - requested. Ignored extended resources (by name or by group prefix) are skipped.
 The status is UnschedulableAndUnresolvable when some request exceeds the node's whole
-allocatable (preemption cannot help), else Unschedulable.
+allocatable (preemption cannot help), else Unschedulable. An extended resource a DeviceClass
+provides (:mod:`.dra_extended_resources`) is not checked on a node whose allocatable lacks it
+(0 or absent): DynamicResources allocates devices for it there (upstream
+``shouldDelegateResourceToDRA``); a node advertising it is checked the classic way.
 
 Score uses the configured strategy (``resource_scoring``) over the configured resources, with
 non-zero requests (100m / 200Mi defaults) for cpu and memory.
@@ -25,8 +28,8 @@ import numpy as np
 from corral.scheduler.config import plugin_args
 from corral.scheduler.config.args import NodeResourcesFitArgs, ScoringStrategy
 from corral.scheduler.framework import cluster_events as ev
+from corral.scheduler.framework import listers, types
 from corral.scheduler.framework import snapshot as snap
-from corral.scheduler.framework import types
 from corral.scheduler.framework.cluster_events import (
     ASSIGNED_POD,
     NODE,
@@ -50,6 +53,7 @@ from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, NodeRecord, PodInfo, Resources
 from corral.scheduler.plugins import names
 from corral.scheduler.plugins import resource_scoring as rs
+from corral.scheduler.plugins.dra_extended_resources import DEVICE_CLASS_PREFIX, DeviceClassResolver
 
 NAME: Final = names.NODE_RESOURCES_FIT
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
@@ -72,7 +76,10 @@ def insufficient(resource: str) -> str:
 class NodeResourcesFit:
     name: str = NAME
 
-    def __init__(self, args: NodeResourcesFitArgs) -> None:
+    def __init__(
+        self, args: NodeResourcesFitArgs, objects: listers.ObjectLister | None = None
+    ) -> None:
+        self.classes = DeviceClassResolver(objects)
         # Defaulted and validated by plugin_args: a strategy type and weighted resources.
         self.ignored = frozenset(args.ignored_resources)
         self.ignored_groups = frozenset(args.ignored_resource_groups)
@@ -96,6 +103,14 @@ class NodeResourcesFit:
                 continue
             out.append((name, amount))
         return out
+
+    def _delegated(self, pod: PodInfo) -> frozenset[str]:
+        """The pod's requested resources a DeviceClass provides: DynamicResources' on every
+        node whose allocatable lacks them."""
+        if not pod.requests.scalar:
+            return frozenset()
+        mapping = self.classes.mapping()
+        return frozenset(name for name in pod.requests.scalar if name in mapping)
 
     # --- filter -----------------------------------------------------------------------------
 
@@ -128,8 +143,11 @@ class NodeResourcesFit:
                 if want > 0 and want > total - have:
                     reasons.append(insufficient(resource))
                     unresolvable |= want > total
+            delegated = self._delegated(pod)
             for name, want in self._checked_scalars(pod):
                 total = alloc.scalar.get(name, 0)
+                if total <= 0 and name in delegated:
+                    continue
                 if want > total - used.scalar.get(name, 0):
                     reasons.append(insufficient(name))
                     unresolvable |= want > total
@@ -151,6 +169,7 @@ class NodeResourcesFit:
                 (3, snap.ROW_EPHEMERAL, req.ephemeral_storage),
             ]
             zeros = np.zeros(snapshot.capacity, dtype=np.int64)
+            delegated = self._delegated(pod)
             for bit, row, want in checks:
                 if want > 0:
                     short = want > alloc[row] - used[row]
@@ -161,6 +180,8 @@ class NodeResourcesFit:
                 total = alloc[found] if found is not None else zeros
                 have = used[found] if found is not None else zeros
                 short = want > total - have
+                if name in delegated:
+                    short &= total > 0
                 codes |= short.astype(np.int64) << (4 + j)
                 codes |= (short & (want > total)).astype(np.int64) * _UNRESOLVABLE_BIT
         labels = list(_FIXED_REASONS) + [insufficient(n) for n, _ in scalars]
@@ -262,10 +283,14 @@ class NodeResourcesFit:
     # --- queueing hints ---------------------------------------------------------------------
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # Upstream 1.37 with InPlacePodVerticalScaling (GA); DRA extended resources and the
-        # alpha in-place scale-up preemption are not implemented, so not registered.
+        # Upstream 1.37 with InPlacePodVerticalScaling (GA) and DRAExtendedResource (GA); the
+        # alpha in-place scale-up preemption is not implemented, so not registered.
         scale_down = ActionType.UPDATE_POD_SCALE_DOWN
         return (
+            ClusterEventWithHint(
+                ClusterEvent(listers.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                self.hint_device_class,
+            ),
             ClusterEventWithHint(
                 ClusterEvent(ASSIGNED_POD, ActionType.DELETE), self.hint_assigned_pod_delete
             ),
@@ -278,6 +303,23 @@ class NodeResourcesFit:
             ),
             ClusterEventWithHint(ClusterEvent(TARGET_POD, scale_down), _queue),
         )
+
+    def hint_device_class(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """A class now provides an extended resource the pod requests (upstream
+        ``isSchedulableAfterDeviceClassEvent``)."""
+        original, modified = ev.as_objects(old, new, dict)
+        assert modified is not None
+        wanted = (modified.get("spec") or {}).get("extendedResourceName")
+        if original is not None:
+            if (original.get("spec") or {}).get("extendedResourceName") == wanted:
+                return QueueingHint.QUEUE_SKIP
+        else:
+            implicit = DEVICE_CLASS_PREFIX + ((modified.get("metadata") or {}).get("name") or "")
+            if implicit in pod.requests.scalar:
+                return QueueingHint.QUEUE
+        if wanted and wanted in pod.requests.scalar:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def hint_assigned_pod_delete(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
         """A deleted pod frees room only if it was bound or nominated somewhere."""
@@ -297,7 +339,7 @@ class NodeResourcesFit:
         if original is None:
             return QueueingHint.QUEUE
         grew = _requested_resources_increased(
-            pod.requests, original.allocatable, modified.allocatable
+            pod.requests, original.allocatable, modified.allocatable, self._delegated(pod)
         )
         return QueueingHint.QUEUE if grew else QueueingHint.QUEUE_SKIP
 
@@ -346,13 +388,17 @@ def _empty(node: NodeRecord) -> NodeInfo:
     )
 
 
-def _requested_resources_increased(want: Resources, was: Resources, now: Resources) -> bool:
+def _requested_resources_increased(
+    want: Resources, was: Resources, now: Resources, delegated: frozenset[str] = frozenset()
+) -> bool:
     """Upstream ``haveAnyRequestedResourcesIncreased``: more allowed pods, or more of a
-    resource the pod requests."""
+    resource the pod requests, or a requested resource the node leaves to DRA."""
     if now.allowed_pods > was.allowed_pods:
         return True
     return not want.is_zero() and any(
-        amount and now.get(name) > was.get(name) for name, amount in _named(want)
+        amount
+        and (now.get(name) > was.get(name) or (name in delegated and now.scalar.get(name, 0) <= 0))
+        for name, amount in _named(want)
     )
 
 
@@ -365,4 +411,5 @@ class _PreScoreState:
 
 
 def new(args: object, handle: Handle) -> NodeResourcesFit:
-    return NodeResourcesFit(plugin_args(NAME, args))
+    # Without informers (a handle that has none) no resource is left to DRA.
+    return NodeResourcesFit(plugin_args(NAME, args), getattr(handle, "objects", None))

@@ -25,12 +25,20 @@
   elsewhere; otherwise plain Unschedulable. After an earlier PreFilter plugin rejected the pod
   there is no state: an Error "not found", as upstream (DefaultPreemption then does not run).
 
+Extended resources backed by DRA (:mod:`.extended`): a pod requesting an extended resource a
+DeviceClass provides gets one more, scheduler-owned claim, last in the state's claims. Filter
+gives it, per node, requests for what that node leaves to DRA; Reserve keeps its devices in
+flight; PreBind creates it (owned by the pod), allocates and reserves it, and records it in the
+pod's ``status.extendedResourceClaimStatus``; Unreserve and PostFilter delete a created one
+("deletion of ResourceClaim completed"), so the next attempt starts afresh.
+
 Every rejection is UnschedulableAndUnresolvable (upstream's statusUnschedulable); a problem no
 node can fix (bad CEL, a missing class name) is an Error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 import time
@@ -65,7 +73,8 @@ from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import helper, names
-from corral.scheduler.plugins.dynamic_resources import binding
+from corral.scheduler.plugins.dra_extended_resources import DeviceClassResolver
+from corral.scheduler.plugins.dynamic_resources import binding, extended
 from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
     AllocationTimeoutError,
@@ -80,6 +89,7 @@ from corral.scheduler.plugins.dynamic_resources.claims import (
     reserved_for,
     uid_of,
 )
+from corral.scheduler.plugins.dynamic_resources.extended import NodeClaim
 from corral.scheduler.plugins.dynamic_resources.in_use import InUse, gather
 from corral.scheduler.plugins.dynamic_resources.pools import Node, SliceIndex
 
@@ -88,6 +98,7 @@ STATE_KEY: Final = "PreFilter" + NAME
 ERR_CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 ERR_NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 MSG_DEALLOCATED: Final = "deallocation of ResourceClaim completed"
+MSG_DELETED: Final = "deletion of ResourceClaim completed"
 ERR_NO_STATE: Final = "not found"  # upstream's CycleState.Read error (fwk.ErrNotFound)
 FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
@@ -107,6 +118,8 @@ class _State:
     node_allocations: dict[str, list[Json]] = field(default_factory=dict)
     unavailable: set[int] = field(default_factory=set)
     chosen: dict[int, Json] = field(default_factory=dict)  # index → allocation, from Reserve
+    extended: int = -1  # index of the claim for extended resources (the last one), or -1
+    node_claims: dict[str, NodeClaim] = field(default_factory=dict)  # its per node
 
     def clone(self) -> _State:
         return self  # as upstream's stateData: shared by the cycle's clones
@@ -137,6 +150,7 @@ class DynamicResources:
         self._in_use: tuple[int, InUse] = (-1, InUse())
         self._class_map: tuple[int, dict[str, Json]] = (-1, {})
         self._slices: tuple[int, SliceIndex] = (-1, SliceIndex(()))
+        self._extended_classes = DeviceClassResolver(getattr(handle, "objects", None))
 
     # --- PreEnqueue / PreFilter ------------------------------------------------------------
 
@@ -157,7 +171,8 @@ class DynamicResources:
         # PreFilter plugin rejected the pod (and then fails with upstream's "not found").
         state.write(STATE_KEY, _State([], [], []))
         objects = self._handle.objects
-        if not pod.has_resource_claims:
+        wants_extended = self._extended_classes.backs_any(pod.requests.scalar)
+        if not pod.has_resource_claims and not wants_extended:
             return None, Status(Code.SKIP)
         if objects is None:
             return None, Status.error("DynamicResources: no informers for ResourceClaims")
@@ -165,9 +180,14 @@ class DynamicResources:
             claims = pod_claims(pod, objects)
         except ClaimError as err:
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
+        if wants_extended:
+            in_namespace = objects.list(listers.RESOURCE_CLAIM, pod.namespace)
+            claims.append(extended.special_claim(pod, in_namespace))
         if not claims:
             return None, Status(Code.SKIP)
         s = _State(claims, [None] * len(claims), [])
+        if wants_extended:
+            s.extended = len(claims) - 1
         for index, claim in enumerate(claims):
             allocation = (claim.get("status") or {}).get("allocation")
             if allocation is not None:
@@ -182,6 +202,9 @@ class DynamicResources:
                 return None, _unschedulable(
                     f"resource claim {claim_key(claim)} is in the process of being allocated"
                 )
+            if index == s.extended:  # its requests come per node, in Filter
+                s.to_allocate.append(index)
+                continue
             status = _validate_classes(claim, objects)
             if status is not None:
                 return None, status
@@ -228,6 +251,9 @@ class DynamicResources:
         with self._lock:
             for uid, (key, allocation) in list(self._in_flight.items()):
                 namespace, _, name = key.partition("/")
+                if name == extended.SPECIAL_CLAIM_NAME:  # not created yet: PreBind re-keys it
+                    in_flight.append(allocation)
+                    continue
                 current = objects.get(listers.RESOURCE_CLAIM, namespace, name)
                 if current is None or uid_of(current) != uid or _allocation_of(current):
                     del self._in_flight[uid]  # the informer has it (or it is gone)
@@ -241,6 +267,16 @@ class DynamicResources:
         s = state.read(STATE_KEY, _State)
         if s is None:
             return helper.missing_state(STATE_KEY)
+        node_claim: NodeClaim | None = None
+        if s.extended >= 0:
+            try:
+                node_claim = extended.node_claim(
+                    s.claims[s.extended], pod, node, self._extended_classes, s.extended > 0
+                )
+            except extended.NodeRejectedError as err:
+                return _unschedulable(str(err))
+            if node_claim is None and s.extended == 0:
+                return None  # device plugins provide it all here: nothing for DRA to do
         unavailable = [
             i
             for i, selector in enumerate(s.available_on)
@@ -248,7 +284,10 @@ class DynamicResources:
             or i in s.binding_failed
         ]
         if s.allocator is not None:
-            claims = [s.claims[i] for i in s.to_allocate]
+            claims = [
+                node_claim.claim if node_claim is not None and i == s.extended else s.claims[i]
+                for i in s.to_allocate
+            ]
             deadline = time.monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
             try:
                 allocations = s.allocator.allocate(Node(node.name, node.labels), claims, deadline)
@@ -259,6 +298,8 @@ class DynamicResources:
             if allocations is None or len(allocations) != len(claims):
                 return _unschedulable(ERR_CANNOT_ALLOCATE)
             s.node_allocations[node.name] = allocations
+            if node_claim is not None:
+                s.node_claims[node.name] = node_claim
         if unavailable:
             s.unavailable.update(unavailable)
             return _unschedulable(ERR_NOT_AVAILABLE)
@@ -277,6 +318,10 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE)
         for index in sorted(s.unavailable):
             claim = s.claims[index]
+            if index == s.extended:
+                if not extended.is_special(claim):
+                    break
+                continue
             consumers = (claim.get("status") or {}).get("reservedFor") or ()
             if len(consumers) > 1 or (consumers and consumers[0].get("uid") != pod.uid):
                 continue
@@ -289,6 +334,12 @@ class DynamicResources:
             except listers.WriteError as err:
                 return None, Status.error(str(err))
             return None, Status.of(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
+        if s.extended >= 0 and not extended.is_special(s.claims[s.extended]):
+            try:
+                _delete_claim(writer, s.claims[s.extended])
+            except listers.WriteError as err:
+                return None, Status.error(str(err))
+            return None, Status.of(Code.UNSCHEDULABLE, MSG_DELETED)
         return None, Status(Code.UNSCHEDULABLE)
 
     # --- Score -----------------------------------------------------------------------------
@@ -327,6 +378,8 @@ class DynamicResources:
             return None
         allocations = s.node_allocations.get(node_name)
         if allocations is None:
+            if s.to_allocate == [s.extended]:
+                return None  # device plugins provide the extended resources on this node
             return Status.error("claim allocation not found for node")
         with self._lock:
             for index, allocation in zip(s.to_allocate, allocations, strict=True):
@@ -345,7 +398,9 @@ class DynamicResources:
         writer = self._handle.claim_writer
         if writer is None:
             return
-        for claim in s.claims:
+        for index, claim in enumerate(s.claims):
+            if index == s.extended:
+                continue
             meta = claim.get("metadata") or {}
             try:
                 current = writer.get(meta.get("namespace") or "", meta.get("name") or "")
@@ -357,6 +412,10 @@ class DynamicResources:
                     writer.update_status(update)
             except listers.WriteError:
                 continue  # upstream logs and goes on: the claim controller cleans up
+        if s.extended >= 0 and not extended.is_special(s.claims[s.extended]):
+            # Upstream logs a failure; the pod's garbage collection removes it at the latest.
+            with contextlib.suppress(listers.WriteError):
+                _delete_claim(writer, s.claims[s.extended])
 
     # --- PreBind ---------------------------------------------------------------------------
 
@@ -369,7 +428,10 @@ class DynamicResources:
             if reserved_for(claim, pod.uid) and index not in s.chosen:
                 continue
             try:
-                s.claims[index] = _bind_claim(writer, claim, s.chosen.get(index), pod)
+                if index == s.extended:
+                    self._bind_extended(writer, s, pod, node_name)
+                else:
+                    s.claims[index] = _bind_claim(writer, claim, s.chosen.get(index), pod)
             except listers.WriteError as err:
                 return Status.error(str(err))
         if not binding.pending(s.claims):
@@ -401,6 +463,45 @@ class DynamicResources:
     def close(self) -> None:
         """Stop every PreBind wait at once (the engine is stopping or lost its lease)."""
         self._closing.set()
+
+    def _bind_extended(
+        self, writer: listers.ResourceClaimWriter, s: _State, pod: PodInfo, node_name: str
+    ) -> None:
+        """Upstream ``bindClaim`` for the extended resources' claim: created first when it
+        is still the in-memory one, then allocated and reserved, then named in the pod's
+        ``status.extendedResourceClaimStatus``."""
+        claim = s.claims[s.extended]
+        allocation = s.chosen.get(s.extended)
+        requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests")
+        if allocation is None and requests is None:
+            return  # device plugins provide them all on this node
+        node_claim = s.node_claims.get(node_name)
+        if extended.is_special(claim):
+            if node_claim is None:
+                raise listers.WriteError(f"extended resource claim not found for node {node_name}")
+            created = _create_claim(writer, node_claim.claim)
+            with self._lock:
+                entry = self._in_flight.pop(uid_of(claim), None)
+                if entry is not None:  # from now on the informer's copy settles it
+                    self._in_flight[uid_of(created)] = (key_of(created), entry[1])
+            s.claims[s.extended] = claim = created
+        s.claims[s.extended] = claim = _bind_claim(writer, claim, allocation, pod)
+        mappings = list(node_claim.mappings) if node_claim is not None else []
+        if not mappings:
+            raise listers.WriteError(
+                f"nil or empty request mappings, no update of pod {pod.key}"
+                " ExtendedResourceClaimStatus"
+            )
+        name = (claim.get("metadata") or {}).get("name") or ""
+        status = {"requestMappings": mappings, "resourceClaimName": name}
+        try:
+            writer.patch_pod_status(
+                pod.namespace, pod.name, {"extendedResourceClaimStatus": status}
+            )
+        except listers.WriteError as err:
+            raise listers.WriteError(
+                f"update pod {pod.key} ExtendedResourceClaimStatus: {err}", conflict=err.conflict
+            ) from err
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (
@@ -536,6 +637,45 @@ def _bind_once(
             "add allocation and reservation to" if allocation is not None else "add reservation to"
         )
         raise listers.WriteError(f"{what} claim {key}: {err}", conflict=err.conflict) from err
+
+
+def _create_claim(writer: listers.ResourceClaimWriter, claim: Json) -> Json:
+    """Upstream ``createExtendedResourceClaimInAPI``: named by the API server."""
+    body = copy.deepcopy(dict(claim))
+    meta = body.setdefault("metadata", {})
+    namespace = meta.get("namespace") or ""
+    for key in ("name", "uid"):
+        meta.pop(key, None)
+    body.pop("status", None)
+    try:
+        return writer.create(body)
+    except listers.WriteError as err:
+        raise listers.WriteError(
+            f"create claim for extended resources {namespace}/: {err}", conflict=err.conflict
+        ) from err
+
+
+def _delete_claim(writer: listers.ResourceClaimWriter, claim: Json) -> None:
+    """Upstream ``deleteClaim``: the delete-protection finalizer off (retried on conflict),
+    then the delete; a claim already gone is fine."""
+    current: dict[str, Any] = copy.deepcopy(dict(claim))
+    meta = current.get("metadata") or {}
+    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+    for attempt in range(_RETRIES):
+        if attempt:
+            current = dict(writer.get(namespace, name))
+        meta = current.setdefault("metadata", {})
+        meta["finalizers"] = [f for f in meta.get("finalizers") or () if f != FINALIZER]
+        try:
+            writer.update(current)
+        except listers.WriteError as err:
+            if err.conflict and attempt + 1 < _RETRIES:
+                continue
+            raise listers.WriteError(
+                f"update resourceclaim {namespace}/{name}: {err}", conflict=err.conflict
+            ) from err
+        break
+    writer.delete(namespace, name)
 
 
 def new(args: object, handle: Handle) -> DynamicResources:
