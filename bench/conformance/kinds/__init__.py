@@ -70,6 +70,7 @@ _MODULES: Final = (
     "large",
     "storage",
     "dra",
+    "dra_taints",
 )
 
 

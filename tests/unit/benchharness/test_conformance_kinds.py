@@ -60,6 +60,11 @@ def _reaches(kind: str, s: Scenario) -> bool:
             for c in p["spec"].get("resourceClaims", ())
         }
         return len(slices) >= 2 and len(claims) >= 5
+    if kind == "dra-taints":
+        rules = [o for o in s.objects if o["kind"] == "DeviceTaintRule"]
+        tolerant = [c for p in s.pods for c in p["spec"].get("resourceClaims", ())
+                    if "-tolerant-" in c["resourceClaimTemplateName"]]  # fmt: skip
+        return len(rules) >= 2 and len(tolerant) >= 3
     raise AssertionError(f"no expectation for kind {kind!r}: add one")
 
 
@@ -164,7 +169,7 @@ def test_a_profile_and_disabled_plugins_merge_in_the_rendered_config() -> None:
     [
         pytest.param(["--list-kinds"], 0, "preemption   full nodes", "", id="list"),
         pytest.param(["--kinds", "basic,gpus"], 2, "",
-                     "unknown scenario kind 'gpus'; expected one of basic, dra, extended, ",
+                     "unknown scenario kind 'gpus'; expected one of basic, dra, dra-taints, ",
                      id="unknown-kind"),
     ],
 )  # fmt: skip
