@@ -4,9 +4,10 @@ pool), one device name in every pool, or one device, with the effects NoSchedule
 requests tolerate the taint (any effect, or only NoSchedule with the rule's value). Both
 schedulers must keep tainted devices from the other requests alike.
 
-No NoExecute rules: the scheduler treats them as NoSchedule (unit tables), but with them some
-bound copies were deleted before the harness read the decision (seen with the pinned control
-plane, presumably kube-controller-manager's device taint eviction; not investigated).
+No NoExecute rules: the schedulers treat them as NoSchedule (the allocator's unit tables), but
+kube-controller-manager's device taint eviction honours only tolerations that name the
+NoExecute effect (1.37's ``claimEvictionTime``), so it deleted bound copies whose claims
+tolerated the taint with a bare ``Exists`` before the harness read the decision.
 """
 
 from __future__ import annotations
