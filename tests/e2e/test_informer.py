@@ -1,4 +1,5 @@
-"""The informer against a real API server: initial list, live events, 410 relist with a diff."""
+"""The informer against a real API server: initial list, live events, 410 relist with a diff, a
+kind the server does not serve."""
 
 from __future__ import annotations
 
@@ -94,5 +95,21 @@ def test_expired_version_relists_and_reports_only_the_difference(
         task.cancel()
         assert informer.lists == 2
         assert sorted(recorder.events[3:]) == [("DELETED", "b"), ("MODIFIED", "a")]
+
+    run(kube, scenario)
+
+
+def test_an_optional_kind_the_server_does_not_serve_is_synced_empty(kube: Client) -> None:
+    """As DeviceTaintRules on an API server older than 1.37: the list answers 404."""
+    path = "/apis/resource.k8s.io/v1/nosuchrules"
+    recorder = Recorder()
+
+    async def scenario(client: AsyncClient) -> None:
+        informer = Informer(client, path, recorder, optional=True)
+        task = asyncio.create_task(informer.run())
+        await asyncio.wait_for(informer.synced.wait(), 10)
+        task.cancel()
+        assert informer.lists == 0
+        assert recorder.events == []
 
     run(kube, scenario)

@@ -92,6 +92,8 @@ def test_writes_follow_the_enabled_plugins(
         extended = {"verb": verb, "group": "resource.k8s.io", "resource": "resourceclaims",
                     "namespace": served}  # fmt: skip
         assert allowed(client, extended) is claim_status
+    taint_rules = {"verb": "watch", "group": "resource.k8s.io", "resource": "devicetaintrules"}
+    assert allowed(client, taint_rules) is claim_status
     containers = [{"name": "c", "image": "x"}]
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": served},
                  "spec": {"schedulerName": "nobody", "containers": containers}})  # fmt: skip

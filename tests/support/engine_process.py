@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from corral.k8s import JSON, Client
 from corral.testing import LocalCluster
@@ -118,3 +120,23 @@ def kubeconfig_of(cluster: LocalCluster) -> Path:
 
 def all_bound(kube: Client, namespace: str) -> bool:
     return all(p["spec"].get("nodeName") for p in pods_in(kube, namespace))
+
+
+def schedule_attempts(engine: EngineProcess, profile: str, result: str) -> float:
+    """The engine's ``scheduler_schedule_attempts_total`` for one profile and result (0 while it
+    is still starting)."""
+    url = f"http://127.0.0.1:{engine.port}/metrics"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            text = response.read().decode()
+    except OSError:
+        return 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if (
+                sample.name == "scheduler_schedule_attempts_total"
+                and sample.labels.get("profile") == profile
+                and sample.labels.get("result") == result
+            ):
+                return float(sample.value)
+    return 0.0

@@ -71,6 +71,7 @@ _MODULES: Final = (
     "storage",
     "dra",
     "dra_capacity",
+    "dra_taints",
     "extended_dra",
 )
 

@@ -7,7 +7,9 @@ Semantics follow client-go's reflector:
 - ``410 Gone`` (the HTTP status, or an ``ERROR`` event with code 410) means the version fell out
   of etcd's window: list again and diff against what was known, so objects deleted meanwhile are
   reported ``DELETED`` and unchanged ones are not reported at all;
-- other failures back off (jittered, doubling to 30 s) and resume.
+- other failures back off (jittered, doubling to 30 s) and resume;
+- an ``optional`` kind the server does not serve (``404`` on the list: an older API server) is
+  synced as empty, and listed again after each backoff in case it gets served.
 
 The informer keeps only ``key -> resourceVersion``: turning JSON into compact records, and
 remembering whatever else is needed, is the handler's business.
@@ -54,8 +56,10 @@ class Informer:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        optional: bool = False,
     ) -> None:
         self.client = client
+        self.optional = optional
         self.path = path
         self.handler = handler
         self.selectors: dict[str, str | int | bool] = {}
@@ -93,7 +97,11 @@ class Informer:
                     continue
                 backoff = min(MAX_BACKOFF, max(0.8, backoff * 2))
                 delay = backoff * (1 + random.random() * 0.2)
-                log.warning("%s: %s; retrying in %.1fs", self.path, exc, delay)
+                level = logging.WARNING
+                if exc.status == 404 and self.optional and need_list:
+                    self.synced.set()  # not served here: nothing to list
+                    level = logging.DEBUG
+                log.log(level, "%s: %s; retrying in %.1fs", self.path, exc, delay)
                 await asyncio.sleep(delay)
 
     async def _list(self) -> None:

@@ -16,33 +16,14 @@ engine has handled both. Then the node gets the wanted label, and the pod is bou
 
 from __future__ import annotations
 
-import urllib.request
 from collections.abc import Callable
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from corral.k8s import CONTENT_MERGE_PATCH, Client
 from corral.testing import LocalCluster
 from support.engine_process import EngineProcess, engine_config, pod, scheduler_name, wait_until
-
-
-def _attempts(engine: EngineProcess, profile: str, result: str) -> float:
-    url = f"http://127.0.0.1:{engine.port}/metrics"
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            text = response.read().decode()
-    except OSError:  # still starting
-        return 0.0
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if (
-                sample.name == "scheduler_schedule_attempts_total"
-                and sample.labels.get("profile") == profile
-                and sample.labels.get("result") == result
-            ):
-                return float(sample.value)
-    return 0.0
+from support.engine_process import schedule_attempts as _attempts
 
 
 def _label(kube: Client, node: str, key: str, value: str) -> None:

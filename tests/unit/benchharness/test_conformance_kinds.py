@@ -73,6 +73,11 @@ def _reaches(kind: str, s: Scenario) -> bool:
         slices = [o for o in s.objects if o["kind"] == "ResourceSlice"]
         advertising = [n for n in s.nodes if "example.com/gpu" in n["status"]["allocatable"]]
         return backed <= asked and len(slices) >= 2 and bool(advertising)
+    if kind == "dra-taints":
+        rules = [o for o in s.objects if o["kind"] == "DeviceTaintRule"]
+        tolerant = [c for p in s.pods for c in p["spec"].get("resourceClaims", ())
+                    if "-tolerant-" in c["resourceClaimTemplateName"]]  # fmt: skip
+        return len(rules) >= 2 and len(tolerant) >= 3
     raise AssertionError(f"no expectation for kind {kind!r}: add one")
 
 
@@ -177,7 +182,7 @@ def test_a_profile_and_disabled_plugins_merge_in_the_rendered_config() -> None:
     [
         pytest.param(["--list-kinds"], 0, "preemption   full nodes", "", id="list"),
         pytest.param(["--kinds", "basic,gpus"], 2, "",
-                     "unknown scenario kind 'gpus'; expected one of basic, dra, dra-capacity, ",
+                     "unknown scenario kind 'gpus'; expected one of basic, dra, dra-capacity, dra-taints, ",
                      id="unknown-kind"),
     ],
 )  # fmt: skip

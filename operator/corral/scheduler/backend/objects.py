@@ -27,7 +27,9 @@ PriorityClass          /apis/scheduling.k8s.io/v1/priorityclasses  (informationa
                                                                 admission)
 ResourceClaim          /apis/resource.k8s.io/v1/resourceclaims  DynamicResources (claims, devices
 ResourceSlice          /apis/resource.k8s.io/v1/resourceslices  in use, the devices of each node,
-DeviceClass            /apis/resource.k8s.io/v1/deviceclasses   their classes)
+DeviceClass            /apis/resource.k8s.io/v1/deviceclasses   their classes, the taints
+DeviceTaintRule        /apis/resource.k8s.io/v1/                rules add to devices)
+                       devicetaintrules
 =====================  =======================================  ==================================
 
 :data:`WATCHED_KINDS` maps kind → path and :data:`KINDS_BY_PLUGIN` plugin → kinds, so the engine
@@ -63,6 +65,7 @@ WATCHED_KINDS: Final[Mapping[str, str]] = {
     listers.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
     listers.RESOURCE_SLICE: "/apis/resource.k8s.io/v1/resourceslices",
     listers.DEVICE_CLASS: "/apis/resource.k8s.io/v1/deviceclasses",
+    listers.DEVICE_TAINT_RULE: "/apis/resource.k8s.io/v1/devicetaintrules",
 }
 
 _SPREAD: Final = (
@@ -93,7 +96,12 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
         listers.VOLUME_ATTACHMENT,
     ),
     "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
-    "DynamicResources": (listers.RESOURCE_CLAIM, listers.RESOURCE_SLICE, listers.DEVICE_CLASS),
+    "DynamicResources": (
+        listers.RESOURCE_CLAIM,
+        listers.RESOURCE_SLICE,
+        listers.DEVICE_CLASS,
+        listers.DEVICE_TAINT_RULE,
+    ),
     "CheckCSIStorageCapacity": (
         *_VOLUMES,
         listers.STORAGE_CLASS,
@@ -102,6 +110,10 @@ KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
     ),
     "LvmVolumeCapacity": (*_VOLUMES, listers.STORAGE_CLASS),
 }
+
+# Kinds older API servers do not serve (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on):
+# their informers count as synced, empty, while the server answers 404.
+OPTIONAL_KINDS: Final = frozenset({listers.DEVICE_TAINT_RULE})
 
 # Kinds whose watch events are cluster events for the scheduling queue (plugins register for
 # them in events_to_register): the storage objects VolumeBinding and the volume plugins read,

@@ -238,6 +238,7 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
             ("resource.k8s.io", "deviceclasses"),
             ("resource.k8s.io", "resourceclaims"),
             ("resource.k8s.io", "resourceslices"),
+            ("resource.k8s.io", "devicetaintrules"),  # their taints apply to the slices' devices
         ),
         namespaced_writes=(
             # PreBind adds the delete-protection finalizer (update), then writes the status.

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -27,7 +27,13 @@ from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.cache import Cache
-from corral.scheduler.backend.objects import QUEUEING_KINDS, WATCHED_KINDS, ObjectStore, kinds_for
+from corral.scheduler.backend.objects import (
+    OPTIONAL_KINDS,
+    QUEUEING_KINDS,
+    WATCHED_KINDS,
+    ObjectStore,
+    kinds_for,
+)
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.binding import ApiBinder
 from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
@@ -58,9 +64,11 @@ from corral.scheduler.engine.server import HealthServer
 from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cluster_events import WILDCARD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import EXTENDER_NAME
+from corral.scheduler.framework.listers import DEVICE_TAINT_RULE, RESOURCE_SLICE
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins.dynamic_resources import taint_rules
 
 log = logging.getLogger("corral.scheduler")
 
@@ -213,7 +221,9 @@ class Engine:
         # Only what the profiles' plugins read (Services for spreading, PDBs for preemption...).
         plugins = {name for p in self.engine.profiles for name in p.plugin_names()}
         for kind in kinds_for(plugins):
-            informers.append(Informer(self.aio, WATCHED_KINDS[kind], self._object_handler(kind)))
+            handler = self._object_handler(kind)
+            optional = kind in OPTIONAL_KINDS
+            informers.append(Informer(self.aio, WATCHED_KINDS[kind], handler, optional=optional))
         if self.options.namespace_selector is not None:
             informers.insert(
                 0,
@@ -233,13 +243,32 @@ class Engine:
             meta = obj.get("metadata") or {}
             key = str(meta.get("namespace") or ""), str(meta.get("name") or "")
             old = obj if event == "DELETED" else self.objects.get(kind, *key)
+            rules = self.objects.list(DEVICE_TAINT_RULE) if kind == DEVICE_TAINT_RULE else ()
             self.objects.apply(kind, event, obj)
             action = _OBJECT_ACTIONS.get(event)
+            new = None if event == "DELETED" else obj
             if kind in QUEUEING_KINDS and action is not None:
-                new = None if event == "DELETED" else obj
                 self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action), old, new)
+            if kind == DEVICE_TAINT_RULE and action is not None:
+                self._retainted_slices(rules, old, new)
 
         return handle
+
+    def _retainted_slices(
+        self,
+        rules_before: Sequence[Mapping[str, Any]],
+        old: Mapping[str, Any] | None,
+        new: Mapping[str, Any] | None,
+    ) -> None:
+        """A DeviceTaintRule's change, as upstream's ResourceSlice tracker reports it: an update
+        of every slice whose devices' taints it changed (DynamicResources registers those)."""
+        event = ClusterEvent(RESOURCE_SLICE, ActionType.UPDATE)
+        slices = self.objects.list(RESOURCE_SLICE)
+        rules_after = self.objects.list(DEVICE_TAINT_RULE)
+        for before, after in taint_rules.slice_updates(
+            slices, rules_before, rules_after, (old, new)
+        ):
+            self.queue.move_all_to_active_or_backoff(event, before, after)
 
     def _event_from_thread(
         self, pod: PodInfo, event_type: str, reason: str, action: str, note: str

@@ -34,6 +34,7 @@ PRIORITY_CLASS: Final = "PriorityClass"
 RESOURCE_CLAIM: Final = "ResourceClaim"
 RESOURCE_SLICE: Final = "ResourceSlice"
 DEVICE_CLASS: Final = "DeviceClass"
+DEVICE_TAINT_RULE: Final = "DeviceTaintRule"  # its taints are applied to the slices' devices
 # VolumeBinding, CheckCSIStorageCapacity (storage capacity tracking)
 CSI_DRIVER: Final = "CSIDriver"
 CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"

@@ -3,7 +3,9 @@
 :mod:`.plugin` is the plugin; :mod:`.allocator` allocates devices from ResourceSlices as
 upstream's structured allocator (:mod:`.pools` gathers a node's pools, :mod:`.constraints`
 holds a claim's constraints), :mod:`.cel` evaluates device selectors, :mod:`.claims` resolves
-a pod's claims, :mod:`.binding` holds the device binding conditions' rules and PreBind's wait.
+a pod's claims, :mod:`.binding` holds the device binding conditions' rules and PreBind's wait,
+:mod:`.taint_rules` applies DeviceTaintRules to the slices, :mod:`.hints` are
+the queueing hints.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@
   nodeSelector; an unallocated one needs its DeviceClasses, and the cycle gets an
   :class:`~.allocator.Allocator` over the cluster's slices and the devices in use (allocated
   claims' and in-flight allocations'). A claim another pod is allocating now makes the pod wait.
+  The slices' devices carry the taints of the DeviceTaintRules matching them (:mod:`.taint_rules`).
 - Filter: the allocated claims must be available on the node, and not failed or timed out
   waiting for binding conditions; the unallocated ones must all be allocated from the devices
   that node reaches ("cannot allocate all claims"), within ``filterTimeout`` (default 10s, 0:
@@ -24,6 +25,8 @@
   deallocated ("deallocation of ResourceClaim completed"), so the next attempt may allocate it
   elsewhere; otherwise plain Unschedulable. After an earlier PreFilter plugin rejected the pod
   there is no state: an Error "not found", as upstream (DefaultPreemption then does not run).
+- Queueing: Node, ResourceClaim, the pod's own claim statuses, DeviceClass and ResourceSlice
+  events, with upstream's hints for claims and the pod (:mod:`.hints`).
 
 Extended resources backed by DRA (:mod:`.extended`): a pod requesting an extended resource a
 DeviceClass provides gets one more, scheduler-owned claim, last in the state's claims. Filter
@@ -58,6 +61,8 @@ from corral.scheduler.framework.cluster_events import (
     TARGET_POD,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
 )
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
@@ -74,7 +79,7 @@ from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import helper, names
 from corral.scheduler.plugins.dra_extended_resources import DeviceClassResolver
-from corral.scheduler.plugins.dynamic_resources import binding, extended
+from corral.scheduler.plugins.dynamic_resources import binding, extended, hints, taint_rules
 from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
     AllocationTimeoutError,
@@ -149,7 +154,7 @@ class DynamicResources:
         # Derived from the informers' objects, rebuilt when their kind's generation moves.
         self._in_use: tuple[int, InUse] = (-1, InUse())
         self._class_map: tuple[int, dict[str, Json]] = (-1, {})
-        self._slices: tuple[int, SliceIndex] = (-1, SliceIndex(()))
+        self._slices: tuple[tuple[int, int], SliceIndex] = ((-1, -1), SliceIndex(()))
         self._extended_classes = DeviceClassResolver(getattr(handle, "objects", None))
 
     # --- PreEnqueue / PreFilter ------------------------------------------------------------
@@ -237,9 +242,16 @@ class DynamicResources:
         return self._class_map[1]
 
     def _slice_index(self, objects: listers.ObjectLister) -> SliceIndex:
-        generation = objects.generation(listers.RESOURCE_SLICE)
+        """The slices with the taints of the DeviceTaintRules that match their devices."""
+        generation = (
+            objects.generation(listers.RESOURCE_SLICE),
+            objects.generation(listers.DEVICE_TAINT_RULE),
+        )
         if self._slices[0] != generation:
-            self._slices = (generation, SliceIndex(objects.list(listers.RESOURCE_SLICE)))
+            slices = taint_rules.patch_all(
+                objects.list(listers.RESOURCE_SLICE), objects.list(listers.DEVICE_TAINT_RULE)
+            )
+            self._slices = (generation, SliceIndex(slices))
         return self._slices[1]
 
     def _devices_in_use(self, objects: listers.ObjectLister) -> InUse:
@@ -503,20 +515,45 @@ class DynamicResources:
                 f"update pod {pod.key} ExtendedResourceClaimStatus: {err}", conflict=err.conflict
             ) from err
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        claim = ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
         return (
-            ClusterEvent(
-                NODE,
-                ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+            ClusterEventWithHint(
+                ClusterEvent(
+                    NODE,
+                    ActionType.ADD
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_ALLOCATABLE,
+                )
             ),
-            ClusterEvent(
-                listers.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
+            ClusterEventWithHint(
+                ClusterEvent(listers.RESOURCE_CLAIM, claim), self.hint_claim_change
             ),
             # The pod's own update (upstream TargetPod): its generated claims got names.
-            ClusterEvent(TARGET_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-            ClusterEvent(listers.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
-            ClusterEvent(listers.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE),
+            ClusterEventWithHint(
+                ClusterEvent(TARGET_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                self.hint_target_pod_update,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(listers.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
+            ),
+            # Also a DeviceTaintRule's change: the engine reports the slices it re-taints.
+            ClusterEventWithHint(
+                ClusterEvent(listers.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)
+            ),
         )
+
+    def hint_claim_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        objects = self._handle.objects
+        if objects is None:
+            return QueueingHint.QUEUE
+        return hints.after_claim_change(objects, pod, old, new)
+
+    def hint_target_pod_update(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        objects = self._handle.objects
+        if objects is None:
+            return QueueingHint.QUEUE
+        return hints.after_target_pod_update(objects, pod, old, new)
 
 
 def _unschedulable(message: str) -> Status:
