@@ -182,7 +182,8 @@ def test_a_profile_and_disabled_plugins_merge_in_the_rendered_config() -> None:
     [
         pytest.param(["--list-kinds"], 0, "preemption   full nodes", "", id="list"),
         pytest.param(["--kinds", "basic,gpus"], 2, "",
-                     "unknown scenario kind 'gpus'; expected one of basic, dra, dra-capacity, dra-taints, ",
+                     "unknown scenario kind 'gpus'; expected one of basic, dra, dra-capacity, "
+                     "dra-taints, ",
                      id="unknown-kind"),
     ],
 )  # fmt: skip
