@@ -134,10 +134,14 @@ def _make(rng: random.Random, seed: int, sizes: Sizes) -> Scenario:
 def _settle(admin: Client, pod: JSON) -> None:
     """Wait until the deleted copy's generated claims are gone (the garbage collector and the
     resourceclaim controller remove them), so the next scheduler sees its devices free."""
-    if not pod["spec"].get("resourceClaims"):
-        return
+    if pod["spec"].get("resourceClaims"):
+        wait_owned_claims_gone(admin, pod)
+
+
+def wait_owned_claims_gone(admin: Client, pod: JSON, timeout: float = 60.0) -> None:
+    """Until no ResourceClaim in the pod's namespace is owned by a pod of its name."""
     namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + timeout
     while True:
         claims = admin.list_items(API, "ResourceClaim", namespace)
         if not any(
@@ -147,7 +151,9 @@ def _settle(admin: Client, pod: JSON) -> None:
         ):
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"claims of {namespace}/{name} not gone 60s after its deletion")
+            raise TimeoutError(
+                f"claims of {namespace}/{name} not gone {timeout:.0f}s after its deletion"
+            )
         time.sleep(0.1)
 
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import random
 import re
-import time
 from dataclasses import replace
 from typing import Final
 
 from bench.conformance.compare import Decision, Trace, Verdict, compare
 from bench.conformance.generate import JSON, NAMESPACES, Scenario, build
 from bench.conformance.kinds import Kind, Sizes, register
+from bench.conformance.kinds.dra import wait_owned_claims_gone
 from corral.k8s import Client
 
 DRIVER: Final = "gpu.extended.conformance.corral.dev"
@@ -102,20 +102,9 @@ def _make(rng: random.Random, seed: int, sizes: Sizes) -> Scenario:
 
 def _settle(admin: Client, pod: JSON) -> None:
     """Wait until the deleted copy's claims are gone (the garbage collector removes them with
-    their pod), so the next scheduler sees its devices free."""
-    namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
-    deadline = time.monotonic() + 60
-    while True:
-        claims = admin.list_items(API, "ResourceClaim", namespace)
-        if not any(
-            r.get("kind") == "Pod" and r.get("name") == name
-            for c in claims
-            for r in c["metadata"].get("ownerReferences") or ()
-        ):
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"claims of {namespace}/{name} not gone 60s after its deletion")
-        time.sleep(0.1)
+    their pod), so the next scheduler sees its devices free. Unlike ``dra``'s, also for a pod
+    without resourceClaims: its extended resources' claim is the scheduler's own."""
+    wait_owned_claims_gone(admin, pod)
 
 
 _COPY: Final = re.compile(r"(/pod-\d+)-(?:ref|\d+) ExtendedResourceClaimStatus")

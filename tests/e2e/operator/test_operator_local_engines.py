@@ -1,5 +1,6 @@
 """``corral operator --local-engines`` on the kubelet-less cluster: the profile's engine runs as
-local processes with the profile's own ServiceAccount token and rendered config, and a tenant
+local processes with the profile's own ServiceAccount token and rendered config (every default
+plugin on: the tenant's least-privilege RBAC must serve all of their informers), and a tenant
 pod naming it is bound to a node of the tenant pool; a pod in another namespace naming it gets
 the detector's Event and stays Pending."""
 
@@ -12,22 +13,6 @@ from test_operator_pending import pod, pod_events
 
 from corral.k8s import Client
 from support.operator_process import eventually, is_ready, profile
-
-# Default plugins the engine does not implement yet (it refuses a config enabling them); the
-# test needs only filtering by node affinity and binding.
-NOT_YET_IN_ENGINE = (
-    "DefaultPreemption",
-    "DynamicResources",
-    "ImageLocality",
-    "InterPodAffinity",
-    "NodePorts",
-    "NodeResourcesBalancedAllocation",
-    "NodeVolumeLimits",
-    "PodTopologySpread",
-    "VolumeBinding",
-    "VolumeRestrictions",
-    "VolumeZone",
-)
 
 
 def test_local_engine_binds_tenant_pods_only_to_the_tenant_pool(
@@ -50,7 +35,6 @@ def test_local_engine_binds_tenant_pods_only_to_the_tenant_pool(
             tenant,
             replicas=2,
             tenancy={"namespaces": [tenant], "nodeSelector": {"pool": pool}},
-            plugins={"multiPoint": {"disabled": [{"name": n} for n in NOT_YET_IN_ENGINE]}},
         )
     )
     eventually(lambda: is_ready(kube, name), timeout=60, what=f"{name} Ready")
