@@ -2,12 +2,15 @@
 
 Events are ``events.k8s.io/v1`` objects named ``<pod>.<hex nanoseconds>`` with
 ``reportingController`` = the profile's schedulerName and ``reportingInstance`` =
-``<controller>-<hostname>``, as client-go's event recorder makes them. They are sent from
-bounded queues by background senders: scheduling never waits for an Event, and when a queue is
-full new Events are dropped (and counted), as client-go does. One sender writing one Event at a
-time sent about 30 a second in the benchmark, so most Scheduled Events of a burst were dropped; the
-``SENDERS`` senders write concurrently, each Event going to the sender its identifying fields
-pick, so that the Events of one series stay in order.
+``<controller>-<hostname>``, as client-go's event recorder makes them. Scheduling never waits
+for an Event: it lands in a bounded intake queue (new Events are dropped, and counted, when it is
+full, as client-go's broadcaster drops them), and a dispatcher starts one write per Event, as
+client-go starts one goroutine per Event. Up to ``IN_FLIGHT`` writes run at once: a write waits
+about 100 ms on an API server under a 300 pods/s burst, so a fixed few senders (one, then eight)
+wrote only a third of the burst's Scheduled Events and dropped the rest. A write that fails in
+transport, or a series' write that raced its first Event (PATCH 404, then POST 409), is tried
+again after about 10 s, up to 12 tries, as client-go does; any other rejection is logged and
+abandoned.
 
 Repeated Events are aggregated into a series as client-go's ``tools/events`` broadcaster does
 (``SeriesCache``): the second Event with the same identifying fields PATCHes the first one's
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import socket
 import time
 from collections.abc import Callable
@@ -30,8 +34,12 @@ from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, JSON, ApiError
 from corral.k8s.aio import AsyncClient
 from corral.scheduler.engine.leaderelection import micro_time
 
-QUEUE_SIZE: Final = 1000  # client-go's, over all senders' queues together
-SENDERS: Final = 8
+QUEUE_SIZE: Final = 1000  # client-go's broadcaster queue (maxQueuedEvents)
+# client-go's writes are unbounded goroutines; a cap keeps aiohttp's connections (one per write
+# in flight) and tasks bounded: 64 writes at the ~100 ms a loaded API server takes is 640 a second.
+IN_FLIGHT: Final = 64
+MAX_TRIES: Final = 12  # client-go's maxTriesPerEvent
+RETRY_SECONDS: Final = 10.0  # client-go's sleepDuration, jittered up to 25% longer
 NOTE_LIMIT: Final = 1024  # the API rejects longer notes
 FINISH_SECONDS: Final = 6 * 60.0  # client-go's finishTime: a series ends after this long quiet
 REFRESH_SECONDS: Final = 30 * 60.0  # client-go's refreshTime: series rewritten (Event TTL)
@@ -117,6 +125,13 @@ def _snapshot(event: JSON) -> JSON:
     return {**event, "series": dict(event["series"])}
 
 
+def worth_retrying(status: int, *, series: bool) -> bool:
+    """client-go's recordEvent: a transport failure (status 0) is tried again, and so is a series'
+    POST refused as AlreadyExists (its PATCH found no Event, which another write then created);
+    every other answer from the API server is final."""
+    return status == 0 or (series and status == 409)
+
+
 def truncate_note(message: str) -> str:
     """Upstream ``truncateMessage`` for FailedScheduling: a cut note ends in `` ...``."""
     if len(message) <= NOTE_LIMIT:
@@ -130,7 +145,11 @@ def scheduled_note(pod: PodRef, node: str) -> str:
 
 class EventRecorder:
     def __init__(
-        self, client: AsyncClient, controller: str, clock: Callable[[], float] = time.time
+        self,
+        client: AsyncClient,
+        controller: str,
+        clock: Callable[[], float] = time.time,
+        retry_seconds: float = RETRY_SECONDS,
     ) -> None:
         self.client = client
         self.controller = controller
@@ -138,9 +157,9 @@ class EventRecorder:
         self.dropped = 0
         self.series = SeriesCache()
         self._clock = clock
-        self._queues: list[asyncio.Queue[JSON]] = [
-            asyncio.Queue(QUEUE_SIZE // SENDERS) for _ in range(SENDERS)
-        ]
+        self._retry_seconds = retry_seconds
+        self._queue: asyncio.Queue[JSON] = asyncio.Queue(QUEUE_SIZE)
+        self._writes: set[asyncio.Task[None]] = set()
 
     def event(self, pod: PodRef, event_type: str, reason: str, action: str, note: str) -> None:
         now = self._clock()
@@ -169,9 +188,8 @@ class EventRecorder:
             self._enqueue(write)
 
     def _enqueue(self, body: JSON) -> None:
-        queue = self._queues[hash(event_key(body)) % SENDERS]
         try:
-            queue.put_nowait(body)
+            self._queue.put_nowait(body)
         except asyncio.QueueFull:
             self.dropped += 1
 
@@ -182,18 +200,39 @@ class EventRecorder:
         self.event(pod, "Warning", REASON_FAILED_SCHEDULING, "Scheduling", truncate_note(message))
 
     async def run(self) -> None:
-        """Send queued Events until cancelled; failures are logged, never retried forever."""
-        await asyncio.gather(*(self._send(queue) for queue in self._queues))
+        """Start a write for each queued Event, up to ``IN_FLIGHT`` at once, until cancelled
+        (writes in flight are cancelled with it)."""
+        slots = asyncio.Semaphore(IN_FLIGHT)
 
-    async def _send(self, queue: asyncio.Queue[JSON]) -> None:
-        while True:
-            body = await queue.get()
+        def done(task: asyncio.Task[None]) -> None:
+            self._writes.discard(task)
+            slots.release()
+
+        try:
+            while True:
+                body = await self._queue.get()
+                await slots.acquire()
+                task = asyncio.create_task(self._record(body))
+                self._writes.add(task)
+                task.add_done_callback(done)
+        finally:
+            for task in list(self._writes):
+                task.cancel()
+
+    async def _record(self, body: JSON) -> None:
+        """client-go's attemptRecording: try again what may succeed later, abandon the rest."""
+        for tries in range(1, MAX_TRIES + 1):
             try:
                 await self._write(body)
+                return
             except ApiError as exc:
-                if exc.status != 404:  # the namespace went away with the pod
-                    log.warning("event %s of %s not recorded: %s",
-                                body["reason"], body["metadata"]["name"], exc)  # fmt: skip
+                again = worth_retrying(exc.status, series="series" in body)
+                if not again or tries == MAX_TRIES:
+                    if exc.status != 404:  # 404: the namespace went away with the pod
+                        log.warning("event %s of %s not recorded (try %d): %s", body["reason"],
+                                    body["metadata"]["name"], tries, exc)  # fmt: skip
+                    return
+            await asyncio.sleep(self._retry_seconds * random.uniform(1.0, 1.25))
 
     async def _write(self, body: JSON) -> None:
         """POST a new Event; PATCH a series' count onto its first Event (POST if that is gone)."""
@@ -224,10 +263,10 @@ class EventRecorder:
                     self._enqueue(body)
 
     async def flush(self, timeout: float = 5.0) -> None:
-        """Write every open series' count, then wait (up to ``timeout``) until the queue is
-        empty; for graceful shutdown and tests."""
+        """Write every open series' count, then wait (up to ``timeout``) until every queued
+        Event is written; for graceful shutdown and tests."""
         for body in self.series.refresh():
             self._enqueue(body)
         deadline = time.monotonic() + timeout
-        while not all(q.empty() for q in self._queues) and time.monotonic() < deadline:
+        while (not self._queue.empty() or self._writes) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)

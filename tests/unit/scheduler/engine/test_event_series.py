@@ -15,6 +15,7 @@ from corral.scheduler.engine.event_recorder import (
     NOTE_LIMIT,
     SeriesCache,
     truncate_note,
+    worth_retrying,
 )
 from corral.scheduler.engine.leaderelection import micro_time
 
@@ -121,3 +122,20 @@ def test_written_events_are_not_changed_by_later_observations() -> None:
 )
 def test_failed_scheduling_notes_are_truncated_as_upstream(length: int, want: str) -> None:
     assert truncate_note("x" * length) == want
+
+
+@pytest.mark.parametrize(
+    ("status", "series", "retried"),
+    [
+        pytest.param(0, False, True, id="transport failure: tried again"),
+        pytest.param(0, True, True, id="transport failure of a series: tried again"),
+        pytest.param(409, True, True, id="series POST raced its first Event: tried again"),
+        pytest.param(409, False, False, id="new Event already exists: abandoned"),
+        pytest.param(404, False, False, id="namespace gone: abandoned"),
+        pytest.param(422, True, False, id="invalid series: abandoned"),
+        pytest.param(500, False, False, id="server error: abandoned, as client-go's StatusError"),
+        pytest.param(403, False, False, id="forbidden: abandoned"),
+    ],
+)
+def test_which_failed_writes_are_tried_again(status: int, series: bool, retried: bool) -> None:
+    assert worth_retrying(status, series=series) is retried
