@@ -2,10 +2,11 @@
 plots, generated from results directories (never typed by hand).
 
 Each RUN is a protocol results directory; its size (default or 5,000 nodes) is read from it.
-The section has one verdict table per size and Corral's phase table; when two runs of the same
-size are given, their comparison (do they agree within their intervals?) follows. Runs of one
-size over different workloads (a workload measured by an invocation of its own) are joined into
-one table first: only a run that repeats a workload is "the same protocol run again". The text
+The section has one verdict table per size and Corral's phase table; each further run of the
+same size follows with its comparison to the run before it (do they agree within their
+intervals?). Runs of one size over different workloads (a workload measured by an invocation of
+its own) are joined into one table first: only a run that repeats a workload is a new run. The
+text
 between the two markers in the document is replaced; everything else is left as it is.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from itertools import pairwise
 from pathlib import Path
 from typing import Final
 
@@ -73,14 +75,13 @@ def section(documents: list[Document], plots: dict[str, str]) -> str:
     parts = []
     for label, given in by_size.items():
         runs = join(given)
-        first = runs[0]
-        parts.append(f"### {label}\n\n" + summary.markdown(first))
-        for other in runs[1:]:
+        parts.append(f"### {label}\n\n" + summary.markdown(runs[0]))
+        for number, (before, run) in enumerate(pairwise(runs), start=2):
             parts.append(
-                f"#### {label}: the same protocol run again\n\n"
-                + summary.markdown(other)
-                + "\n**Do the two runs agree?**\n\n"
-                + summary.compare(first, other)
+                f"#### {label}: run {number}\n\n"
+                + summary.markdown(run)
+                + f"\n**Does run {number} agree with run {number - 1}?**\n\n"
+                + summary.compare(before, run)
             )
     parts += [f"![{figure}]({path})\n" for figure, path in plots.items()]
     return "\n".join(parts)

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -54,7 +55,7 @@ def _document(args: argparse.Namespace, out: Path, mode: dict[str, Any]) -> dict
             )
         document["pairs"] = max(int(document.get("pairs", 0)), args.pairs)
         document.setdefault("resumed", []).append(
-            {"command": _command(), "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            {"command": _command(), "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code": _code()}
         )
         return document
     if path.exists():
@@ -63,12 +64,26 @@ def _document(args: argparse.Namespace, out: Path, mode: dict[str, Any]) -> dict
         "kind": "protocol",
         "command": _command(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "code": _code(),
         "machine": procstat.machine(),
         "mode": mode,
         "pairs": args.pairs,
         "runs": [],
         "notes": [],
     }
+
+
+def _code() -> str:
+    """The commit measured (``-dirty`` with uncommitted changes), so that two runs can be told
+    apart as repetitions or as measurements of different code; "unknown" outside a git tree."""
+    try:
+        described = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=7"], cwd=Path(__file__).parent,
+            capture_output=True, text=True, timeout=10, check=True,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return described.stdout.strip() or "unknown"
 
 
 def _command() -> str:

@@ -226,8 +226,11 @@ def phases_table(summaries: list[WorkloadSummary]) -> str:
 def markdown(document: Document) -> str:
     summaries = summarize(document)
     mode = document.get("mode", {})
+    codes = [document.get("code")] + [r.get("code") for r in document.get("resumed") or []]
+    code = ", ".join(dict.fromkeys(f"`{c}`" for c in codes if c))
     head = (
-        f"Command: `{document.get('command', '?')}`; {document.get('started', '?')} to "
+        f"Command: `{document.get('command', '?')}`; {f'code {code}; ' if code else ''}"
+        f"{document.get('started', '?')} to "
         f"{document.get('finished', 'unfinished')}; control plane "
         f"{'lean (etcd + kube-apiserver)' if mode.get('lean') else 'full'}; pinning "
         f"{mode.get('pin') or 'off'}; {document.get('pairs', '?')} pairs planned.\n\n"

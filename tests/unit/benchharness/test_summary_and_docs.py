@@ -76,19 +76,49 @@ def test_compare_two_protocol_runs(second: list[float], want: str) -> None:
     assert f"**{want}.**" in text
 
 
-def test_docs_section_shows_both_sizes_and_compares_same_size_runs() -> None:
+def test_docs_section_shows_both_sizes_and_compares_each_run_with_the_one_before() -> None:
     a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
-    b = _doc([104.0, 111.0, 118.0, 102.0, 128.0, 112.0])
+    b = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])  # throughput moved
+    c = _doc([136.0, 141.0, 149.0, 146.0, 158.0, 139.0])  # as b
     full = _doc([150.0, 160.0, 170.0], full=True)
-    text = docs.section([a, full, b], {"throughput": "benchmarks/protocol-throughput.png"})
+    text = docs.section([a, full, b, c], {"throughput": "benchmarks/protocol-throughput.png"})
     assert re.findall(r"^#+ .*$", text, re.M) == [
         "### default sizes",
-        "#### default sizes: the same protocol run again",
+        "#### default sizes: run 2",
+        "#### default sizes: run 3",
         "### 5,000 nodes (scheduler_perf's sizes)",
     ]
-    assert "**3 of 3 ratios agree.**" in text
+    run2, run3 = text.split("#### default sizes: run 3")
+    assert "**Does run 2 agree with run 1?**" in run2
+    assert "**2 of 3 ratios agree.**" in run2  # b against a
+    assert "**Does run 3 agree with run 2?**" in run3
+    assert "**3 of 3 ratios agree.**" in run3  # c against b (against a: 2 of 3)
     assert "1.60 [1.50, 1.70] (75%)" in text  # three pairs at full size: 75% only
     assert "![throughput](benchmarks/protocol-throughput.png)" in text
+
+
+@pytest.mark.parametrize(
+    ("code", "resumed", "shown"),
+    [
+        pytest.param(None, [], None, id="a run from before the code was recorded: none shown"),
+        pytest.param("fccc2fa", [], "code `fccc2fa`; ", id="one commit"),
+        pytest.param("fccc2fa", ["fccc2fa"], "code `fccc2fa`; ", id="resumed on the same commit"),
+        pytest.param("fccc2fa", ["1a2b3c4-dirty"], "code `fccc2fa`, `1a2b3c4-dirty`; ",
+                     id="resumed on other code: both shown"),
+    ],
+)  # fmt: skip
+def test_the_header_names_the_code_measured(
+    code: str | None, resumed: list[str], shown: str | None
+) -> None:
+    doc = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
+    if code:
+        doc["code"] = code
+    doc["resumed"] = [{"command": "python -m bench protocol --resume", "code": c} for c in resumed]
+    head = summary.markdown(doc).split("\n")[0]
+    if shown is None:
+        assert "code " not in head
+    else:
+        assert shown in head
 
 
 def test_splice_replaces_only_between_the_markers() -> None:
