@@ -101,10 +101,10 @@ bench: venv control-plane $(BENCH_STAMP)  ## Corral vs upstream kube-scheduler, 
 conformance: venv control-plane  ## Corral's decisions vs upstream kube-scheduler's: 6 scenario kinds x 6 seeds, 2,172 pods
 	$(BIN)/python -m bench.conformance --kinds $(CONFORMANCE_KINDS) --seeds 1-6 --candidates corral $(CONFORMANCE_ARGS)
 
-bench-protocol: venv control-plane $(BENCH_STAMP)  ## the protocol, default sizes: 6 ABBA pairs per workload, lean and pinned (~75 min, idle machine)
+bench-protocol: venv control-plane $(BENCH_STAMP)  ## the protocol, default sizes: 6 ABBA pairs per workload, lean and pinned (~31 min, idle machine)
 	$(BIN)/python -m bench protocol --pairs 6 $(_protocol_out) $(PROTOCOL_ARGS)
 
-bench-full: venv control-plane $(BENCH_STAMP)  ## the protocol at scheduler_perf's sizes (5,000 nodes): FULL_PAIRS=3 pairs (~2.5 h; --resume to 6)
+bench-full: venv control-plane $(BENCH_STAMP)  ## the protocol at scheduler_perf's sizes (5,000 nodes): FULL_PAIRS=3 pairs (~55 min; --resume to 6)
 	$(BIN)/python -m bench protocol --full --pairs $(FULL_PAIRS) $(_protocol_out) $(PROTOCOL_ARGS)
 
 bench-smoke: venv control-plane $(BENCH_STAMP)  ## the protocol's plumbing: 1 pair of SchedulingBasic on 4 nodes, 20 pods (~1 min; no figures)

@@ -46,6 +46,10 @@ REFERENCE: Final = "conf-reference"
 DECISION_TIMEOUT: Final = 30.0
 # Events are recorded asynchronously by both schedulers; a preemptor's is there within seconds.
 EVENT_TIMEOUT: Final = 10.0
+# The PV controller marks a pre-bound claim bind-completed within seconds; on a loaded machine
+# it has taken longer than the first decisions.
+CLAIMS_BOUND_TIMEOUT: Final = 180.0
+BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 POLL: Final = 0.02
 
 
@@ -217,6 +221,34 @@ def setup_state(cluster: LocalCluster, scenario: Scenario) -> None:
         admin.create(obj)
     for pod in scenario.running:
         admin.create(pod)
+    _wait_claims_bound(admin, scenario.objects)
+
+
+def _wait_claims_bound(admin: Client, objects: list[JSON]) -> None:
+    """Wait until the PV controller has marked every claim created with a volume name
+    bind-completed. Until then both schedulers' VolumeBinding counts such a claim as an unbound
+    Immediate one (upstream ``isPVCFullyBound``), so a decision would depend on how far the
+    controller had got, not on the scenario."""
+    pending = {
+        (o["metadata"]["namespace"], o["metadata"]["name"])
+        for o in objects
+        if o.get("kind") == "PersistentVolumeClaim" and o["spec"].get("volumeName")
+    }
+    deadline = time.monotonic() + CLAIMS_BOUND_TIMEOUT
+    while pending:
+        for namespace, name in sorted(pending):
+            claim = admin.request(
+                "GET", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}"
+            )
+            if BIND_COMPLETED in (claim["metadata"].get("annotations") or {}):
+                pending.discard((namespace, name))
+        if pending and time.monotonic() > deadline:
+            names = ", ".join(f"{ns}/{n}" for ns, n in sorted(pending))
+            raise RuntimeError(
+                f"claims not bound by the PV controller after {CLAIMS_BOUND_TIMEOUT:.0f}s: {names}"
+            )
+        if pending:
+            time.sleep(0.2)
 
 
 def _canary(admin: Client, scheduler_name: str, process: SchedulerProcess) -> None:
