@@ -40,6 +40,7 @@ from bench.conformance.compare import Decision, LogParser, Trace, Verdict
 from bench.conformance.generate import JSON, Scenario
 from bench.schedulers import SchedulerConfig, SchedulerProcess
 from corral.k8s import ApiError, Client
+from corral.scheduler.plugins.volume_matching import ANN_BIND_COMPLETED
 from corral.testing import LocalCluster
 
 REFERENCE: Final = "conf-reference"
@@ -49,7 +50,6 @@ EVENT_TIMEOUT: Final = 10.0
 # The PV controller marks a pre-bound claim bind-completed within seconds; on a loaded machine
 # it has taken longer than the first decisions.
 CLAIMS_BOUND_TIMEOUT: Final = 180.0
-BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 POLL: Final = 0.02
 
 
@@ -240,7 +240,7 @@ def _wait_claims_bound(admin: Client, objects: list[JSON]) -> None:
             claim = admin.request(
                 "GET", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}"
             )
-            if BIND_COMPLETED in (claim["metadata"].get("annotations") or {}):
+            if ANN_BIND_COMPLETED in (claim["metadata"].get("annotations") or {}):
                 pending.discard((namespace, name))
         if pending and time.monotonic() > deadline:
             names = ", ".join(f"{ns}/{n}" for ns, n in sorted(pending))

@@ -149,7 +149,6 @@ class EventRecorder:
         client: AsyncClient,
         controller: str,
         clock: Callable[[], float] = time.time,
-        retry_seconds: float = RETRY_SECONDS,
     ) -> None:
         self.client = client
         self.controller = controller
@@ -157,7 +156,6 @@ class EventRecorder:
         self.dropped = 0
         self.series = SeriesCache()
         self._clock = clock
-        self._retry_seconds = retry_seconds
         self._queue: asyncio.Queue[JSON] = asyncio.Queue(QUEUE_SIZE)
         self._writes: set[asyncio.Task[None]] = set()
 
@@ -232,7 +230,7 @@ class EventRecorder:
                         log.warning("event %s of %s not recorded (try %d): %s", body["reason"],
                                     body["metadata"]["name"], tries, exc)  # fmt: skip
                     return
-            await asyncio.sleep(self._retry_seconds * random.uniform(1.0, 1.25))
+            await asyncio.sleep(RETRY_SECONDS * random.uniform(1.0, 1.25))
 
     async def _write(self, body: JSON) -> None:
         """POST a new Event; PATCH a series' count onto its first Event (POST if that is gone)."""
