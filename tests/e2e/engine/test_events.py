@@ -56,13 +56,14 @@ def test_a_pod_retried_twenty_times_gets_one_event_series(
     engine.kill(signal.SIGTERM)
 
     events = failed_scheduling(kube, namespace, "big")
-    series = [e for e in events if e.get("series")]
-    assert len(series) == 1, events
-    (event,) = series
-    # Every attempt is counted once: in the series or as a singleton Event (client-go keys by
-    # the pod's resourceVersion, which the first attempt's status patch changes).
+    # client-go keys a series by the pod's resourceVersion, which the first attempt's status
+    # patch changes: one key for the pod as created, one for it as patched. An attempt that
+    # runs before the engine's informer has seen that patch still has the first key, so that key
+    # may get a series of its own (upstream does the same); no attempt makes a third key.
+    assert 1 <= len(events) <= 2, events
+    # Every attempt is counted once: in a series or as a singleton Event.
     assert sum(e["series"]["count"] if e.get("series") else 1 for e in events) == attempts()
-    assert len(events) <= 2
-    assert event["series"]["count"] >= attempts() - 1
+    event = max((e for e in events if e.get("series")), key=lambda e: e["series"]["count"])
+    assert event["series"]["count"] >= attempts() - 2
     (before,) = (e for e in first if e["metadata"]["name"] == event["metadata"]["name"])
     assert event["series"]["lastObservedTime"] > before["series"]["lastObservedTime"]

@@ -191,8 +191,12 @@ class LeaderElector:
         remaining = deadline - self.clock()
         if remaining <= 0:
             return False
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result of an attempt
+        # that completes as this task is cancelled and drops the cancellation, so a leader told
+        # to stop went on renewing for ever.
         try:
-            return await asyncio.wait_for(self.try_acquire_or_renew(), timeout=remaining)
+            async with asyncio.timeout(remaining):
+                return await self.try_acquire_or_renew()
         except TimeoutError:
             return False
 
