@@ -59,7 +59,16 @@ def is_running(pid: int, executable: str | None = None) -> bool:
         argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0].decode()
     except OSError:
         return False
-    return argv0 == executable
+    if argv0:
+        return argv0 == executable
+    # An empty command line: the process is still inside execve. Popen returns once the child
+    # has switched to the new image, before the ELF loader has placed its arguments (with a
+    # large Go binary on a busy machine, for milliseconds); /proc/<pid>/exe is already the new
+    # binary. (A process past exit_mm also reads empty; its exe link is gone, so it is False.)
+    try:
+        return os.path.samefile(f"/proc/{pid}/exe", executable)
+    except OSError:
+        return False
 
 
 def _reap(pid: int) -> None:

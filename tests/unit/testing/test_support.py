@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -101,6 +102,20 @@ def test_is_running_checks_the_executable(executable: str | None, expected: bool
         proc.kill()
         proc.wait()
     assert not is_running(proc.pid)
+
+
+def test_is_running_right_after_spawn() -> None:
+    # Popen returns while the child is still inside execve, when /proc/<pid>/cmdline reads
+    # empty; that moment must count as running (it once failed a cluster start: "kwok exited").
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    for _ in range(200):
+        proc = subprocess.Popen([sleep, "30"], start_new_session=True)
+        try:
+            assert is_running(proc.pid, sleep)
+        finally:
+            proc.kill()
+            proc.wait()
 
 
 def test_build_without_go_fails_with_a_clear_message(tmp_path: Path) -> None:
