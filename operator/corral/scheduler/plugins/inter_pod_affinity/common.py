@@ -1,9 +1,5 @@
-"""Shared pieces of InterPodAffinity: counts keyed by topology pair, namespace handling, and
-the grouping of existing pods by their (interned) affinity spec.
-
-Counts are keyed by (topologyKey, value) as upstream's ``topologyToMatchedTermCount``; an entry
-that drops to 0 is deleted, because "no entry at all" is what the first-pod rule checks.
-"""
+"""Shared pieces of InterPodAffinity: counts per topology pair, namespace handling, and the
+grouping of existing pods by their (interned) affinity spec."""
 
 from __future__ import annotations
 
@@ -15,24 +11,108 @@ import numpy.typing as npt
 
 from corral.scheduler.framework import listers, podaffinity
 from corral.scheduler.framework.interface import Handle
-from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.snapshot import LabelVocab, Snapshot
 
 Pair = tuple[str, str]
-Counts = dict[Pair, int]
 Rows = npt.NDArray[np.bool_]
+Int64Array = npt.NDArray[np.int64]
 
 
-def update(counts: Counts, node_labels: Mapping[str, str], key: str, value: int) -> None:
-    """Upstream ``topologyToMatchedTermCount.update``."""
-    tv = node_labels.get(key)
-    if tv is None:
-        return
-    pair = (key, tv)
-    total = counts.get(pair, 0) + value
-    if total == 0:
-        counts.pop(pair, None)
-    else:
-        counts[pair] = total
+class DomainCounts:
+    """Upstream ``topologyToMatchedTermCount``: a count per topology pair (key, value).
+
+    Held as one int64 array per key over the snapshot's value ids of that key, so PreFilter adds
+    a whole ``bincount`` at once and batch Filter indexes a node column with it; a dict keyed by
+    pair costs a Python step per pair, and hostname-keyed terms make a pair per existing pod.
+    Upstream deletes a pair whose count drops to 0 and its first-pod rule asks whether any pair
+    is left: here that is "any nonzero count". A pair whose value (or key) the snapshot's
+    vocabulary lacks, which only a node from outside the snapshot can bring, is kept in a dict.
+    """
+
+    __slots__ = ("_arrays", "_other", "_vocabs")
+
+    def __init__(self, vocabs: Mapping[str, LabelVocab]) -> None:
+        self._vocabs = vocabs
+        self._arrays: dict[str, Int64Array] = {}
+        self._other: dict[Pair, int] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._other) or any(a.any() for a in self._arrays.values())
+
+    def clone(self) -> DomainCounts:
+        out = DomainCounts(self._vocabs)
+        out._arrays = {k: a.copy() for k, a in self._arrays.items()}
+        out._other = dict(self._other)
+        return out
+
+    def get(self, key: str, value: str) -> int:
+        vocab = self._vocabs.get(key)
+        vid = vocab.ids.get(value) if vocab is not None else None
+        if vid is None:
+            return self._other.get((key, value), 0)
+        array = self._arrays.get(key)
+        return int(array[vid]) if array is not None and vid < len(array) else 0
+
+    def add(self, node_labels: Mapping[str, str], key: str, delta: int) -> None:
+        """Upstream ``topologyToMatchedTermCount.update``: ``delta`` onto the node's pair."""
+        value = node_labels.get(key)
+        if value is None:
+            return
+        vocab = self._vocabs.get(key)
+        vid = vocab.ids.get(value) if vocab is not None else None
+        if vid is None:
+            pair = (key, value)
+            total = self._other.get(pair, 0) + delta
+            if total:
+                self._other[pair] = total
+            else:
+                self._other.pop(pair, None)
+            return
+        self._array(key, vid + 1)[vid] += delta
+
+    def add_domains(self, snapshot: Snapshot, key: str, rows: Rows, weight: int = 1) -> None:
+        """``weight`` per pod in ``rows`` onto the pair (key, value of the pod's node)."""
+        column = snapshot.label(key)
+        vocab = snapshot.label_vocab.get(key)
+        if column is None or vocab is None or not rows.any():
+            return
+        per_value = snapshot.pods.domain_counts(rows, column, len(vocab))
+        if per_value.any():
+            self._array(key, len(per_value))[: len(per_value)] += per_value * weight
+
+    def table(self, key: str) -> Int64Array:
+        """Counts of ``key`` indexed by value id, with a trailing 0 for nodes without the key
+        (id -1): ``table(key)[column]`` is each node's count."""
+        vocab = self._vocabs.get(key)
+        out = np.zeros((len(vocab) if vocab is not None else 0) + 1, dtype=np.int64)
+        array = self._arrays.get(key)
+        if array is not None:
+            size = min(len(array), len(out) - 1)
+            out[:size] = array[:size]
+        return out
+
+    def nonzero_keys(self) -> list[str]:
+        """Keys with a nonzero count on a value the snapshot knows."""
+        return [k for k, a in self._arrays.items() if a.any()]
+
+    def pairs(self) -> dict[Pair, int]:
+        """Every nonzero pair: upstream's map, for tests and messages."""
+        out = dict(self._other)
+        for key, array in self._arrays.items():
+            values = self._vocabs[key].values
+            for vid in np.flatnonzero(array).tolist():
+                out[(key, values[vid])] = int(array[vid])
+        return out
+
+    def _array(self, key: str, size: int) -> Int64Array:
+        array = self._arrays.get(key)
+        if array is None:
+            array = self._arrays[key] = np.zeros(max(size, len(self._vocabs[key])), np.int64)
+        elif len(array) < size:  # the vocabulary grew since the array was made
+            array = self._arrays[key] = np.concatenate(
+                [array, np.zeros(size - len(array), dtype=np.int64)]
+            )
+        return array
 
 
 def namespace_labels(handle: Handle | None, namespace: str) -> Mapping[str, str]:
@@ -96,48 +176,6 @@ def spec_groups(snapshot: Snapshot) -> list[tuple[podaffinity.PodAffinity, Rows]
     for sid in np.unique(ids[has]).tolist():
         out.append((table.affinity_specs[sid], has & (ids == sid)))
     return out
-
-
-def node_pair_table(
-    snapshot: Snapshot, key: str, counts: Mapping[Pair, int]
-) -> npt.NDArray[np.int64]:
-    """Counts of ``key``'s values as a table over the node label vocabulary of ``key``, with a
-    trailing 0 for nodes without the key (id -1)."""
-    vocab = snapshot.label_vocab.get(key)
-    size = len(vocab) if vocab is not None else 0
-    table = np.zeros(size + 1, dtype=np.int64)
-    if vocab is None:
-        return table
-    for (k, v), c in counts.items():
-        if k == key:
-            vid = vocab.ids.get(v)
-            if vid is not None and vid < size:
-                table[vid] = c
-    return table
-
-
-def add_domain_counts(
-    snapshot: Snapshot, counts: Counts, key: str, rows: Rows, weight: int = 1
-) -> bool:
-    """Add ``weight`` per row in ``rows`` to the pair (key, value of the row's node); whether
-    any row's node had the key."""
-    column = snapshot.label(key)
-    vocab = snapshot.label_vocab.get(key)
-    if column is None or vocab is None or not rows.any():
-        return False
-    per_value = snapshot.pods.domain_counts(rows, column, len(vocab))
-    hit = np.flatnonzero(per_value)
-    for vid in hit.tolist():
-        update_pair(counts, (key, vocab.values[vid]), int(per_value[vid]) * weight)
-    return bool(len(hit))
-
-
-def update_pair(counts: Counts, pair: Pair, value: int) -> None:
-    total = counts.get(pair, 0) + value
-    if total == 0:
-        counts.pop(pair, None)
-    else:
-        counts[pair] = total
 
 
 def term_rows(snapshot: Snapshot, term: podaffinity.AffinityTerm) -> Rows:

@@ -6,7 +6,7 @@ PreFilter counts, per topology pair (upstream ``preFilterState``):
    pod counts once for every term);
 3. existing pods matching each of the incoming pod's required anti-affinity terms.
 Existing pods are grouped by their interned affinity spec, so each distinct term is evaluated
-once; pods are counted per domain with ``bincount`` over the pod table.
+once; pods are counted per domain with ``bincount`` over the pod table into ``DomainCounts``.
 
 Filter, in order: affinity (every term's key on the node with a positive count, or the first-pod
 rule) → UnschedulableAndUnresolvable; the pod's anti-affinity → Unschedulable; existing pods'
@@ -15,7 +15,7 @@ anti-affinity (any of the node's label pairs counted) → Unschedulable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -46,9 +46,9 @@ class PreFilterState:
     affinity_terms: tuple[podaffinity.AffinityTerm, ...]
     anti_affinity_terms: tuple[podaffinity.AffinityTerm, ...]
     namespace_labels: dict[str, str]
-    existing_anti_affinity_counts: common.Counts = field(default_factory=dict)
-    affinity_counts: common.Counts = field(default_factory=dict)
-    anti_affinity_counts: common.Counts = field(default_factory=dict)
+    existing_anti_affinity_counts: common.DomainCounts
+    affinity_counts: common.DomainCounts
+    anti_affinity_counts: common.DomainCounts
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
@@ -57,9 +57,9 @@ class PreFilterState:
             self.affinity_terms,
             self.anti_affinity_terms,
             self.namespace_labels,
-            dict(self.existing_anti_affinity_counts),
-            dict(self.affinity_counts),
-            dict(self.anti_affinity_counts),
+            self.existing_anti_affinity_counts.clone(),
+            self.affinity_counts.clone(),
+            self.anti_affinity_counts.clone(),
         )
 
     def update_with_pod(self, other: PodInfo, node: NodeInfo, sign: int) -> None:
@@ -68,15 +68,13 @@ class PreFilterState:
         if spec is not None:
             for term in spec.required_anti_affinity:
                 if term.matches(self.namespace, self.pod_labels, self.namespace_labels):
-                    common.update(
-                        self.existing_anti_affinity_counts, node.labels, term.topology_key, sign
-                    )
+                    self.existing_anti_affinity_counts.add(node.labels, term.topology_key, sign)
         if common.matches_all(self.affinity_terms, other.namespace, other.labels):
             for term in self.affinity_terms:
-                common.update(self.affinity_counts, node.labels, term.topology_key, sign)
+                self.affinity_counts.add(node.labels, term.topology_key, sign)
         for term in self.anti_affinity_terms:
             if term.matches(other.namespace, other.labels, {}):
-                common.update(self.anti_affinity_counts, node.labels, term.topology_key, sign)
+                self.anti_affinity_counts.add(node.labels, term.topology_key, sign)
 
 
 def compute(handle: Handle | None, pod: PodInfo, snapshot: Snapshot) -> PreFilterState:
@@ -87,22 +85,23 @@ def compute(handle: Handle | None, pod: PodInfo, snapshot: Snapshot) -> PreFilte
         affinity_terms=common.merge_namespaces(handle, spec.required_affinity),
         anti_affinity_terms=common.merge_namespaces(handle, spec.required_anti_affinity),
         namespace_labels=dict(common.namespace_labels(handle, pod.namespace)),
+        existing_anti_affinity_counts=common.DomainCounts(snapshot.label_vocab),
+        affinity_counts=common.DomainCounts(snapshot.label_vocab),
+        anti_affinity_counts=common.DomainCounts(snapshot.label_vocab),
     )
     for existing, rows in common.spec_groups(snapshot):
         for term in existing.required_anti_affinity:
             if term.matches(pod.namespace, pod.labels, state.namespace_labels):
-                common.add_domain_counts(
-                    snapshot, state.existing_anti_affinity_counts, term.topology_key, rows
-                )
+                state.existing_anti_affinity_counts.add_domains(snapshot, term.topology_key, rows)
     if state.affinity_terms:
         every = np.ones(snapshot.pods.size, dtype=np.bool_)
         for term in state.affinity_terms:
             every &= common.term_rows(snapshot, term)
         for term in state.affinity_terms:
-            common.add_domain_counts(snapshot, state.affinity_counts, term.topology_key, every)
+            state.affinity_counts.add_domains(snapshot, term.topology_key, every)
     for term in state.anti_affinity_terms:
         rows = common.term_rows(snapshot, term)
-        common.add_domain_counts(snapshot, state.anti_affinity_counts, term.topology_key, rows)
+        state.anti_affinity_counts.add_domains(snapshot, term.topology_key, rows)
     return state
 
 
@@ -112,14 +111,11 @@ def filter_node(state: PreFilterState, node: NodeInfo) -> Status | None:
     if state.anti_affinity_counts:
         for term in state.anti_affinity_terms:
             value = node.labels.get(term.topology_key)
-            if (
-                value is not None
-                and state.anti_affinity_counts.get((term.topology_key, value), 0) > 0
-            ):
+            if value is not None and state.anti_affinity_counts.get(term.topology_key, value) > 0:
                 return ANTI_AFFINITY
     if state.existing_anti_affinity_counts:
         for key, value in node.labels.items():
-            if state.existing_anti_affinity_counts.get((key, value), 0) > 0:
+            if state.existing_anti_affinity_counts.get(key, value) > 0:
                 return EXISTING
     return None
 
@@ -130,7 +126,7 @@ def _satisfies_affinity(state: PreFilterState, node: NodeInfo) -> bool:
         value = node.labels.get(term.topology_key)
         if value is None:
             return False
-        if state.affinity_counts.get((term.topology_key, value), 0) <= 0:
+        if state.affinity_counts.get(term.topology_key, value) <= 0:
             pods_exist = False
     if pods_exist:
         return True
@@ -151,8 +147,7 @@ def filter_batch(state: PreFilterState, snapshot: Snapshot) -> FilterVerdict:
                 all_keys[:] = False
                 continue
             all_keys &= column >= 0
-            table = common.node_pair_table(snapshot, term.topology_key, state.affinity_counts)
-            pods_exist &= table[column] > 0
+            pods_exist &= state.affinity_counts.table(term.topology_key)[column] > 0
         first_pod = not state.affinity_counts and common.matches_all(
             state.affinity_terms, state.namespace, state.pod_labels
         )
@@ -163,18 +158,13 @@ def filter_batch(state: PreFilterState, snapshot: Snapshot) -> FilterVerdict:
         for term in state.anti_affinity_terms:
             column = snapshot.label(term.topology_key)
             if column is not None:
-                table = common.node_pair_table(
-                    snapshot, term.topology_key, state.anti_affinity_counts
-                )
-                bad |= table[column] > 0
+                bad |= state.anti_affinity_counts.table(term.topology_key)[column] > 0
         codes[(codes == 0) & bad] = 2
     if state.existing_anti_affinity_counts:
         bad = np.zeros(cap, dtype=np.bool_)
-        for (key, value), count in state.existing_anti_affinity_counts.items():
+        for key in state.existing_anti_affinity_counts.nonzero_keys():
             column = snapshot.label(key)
-            vocab = snapshot.label_vocab.get(key)
-            vid = vocab.ids.get(value) if vocab is not None else None
-            if count > 0 and column is not None and vid is not None:
-                bad |= column == vid
+            if column is not None:
+                bad |= state.existing_anti_affinity_counts.table(key)[column] > 0
         codes[(codes == 0) & bad] = 3
     return FilterVerdict(codes == 0, codes, lambda c: _BY_CODE[c])
