@@ -57,13 +57,16 @@ def test_a_pod_retried_twenty_times_gets_one_event_series(
 
     events = failed_scheduling(kube, namespace, "big")
     # client-go keys a series by the pod's resourceVersion, which the first attempt's status
-    # patch changes: one key for the pod as created, one for it as patched. An attempt that
-    # runs before the engine's informer has seen that patch still has the first key, so that key
-    # may get a series of its own (upstream does the same); no attempt makes a third key.
+    # patch changes: one key for the pod as created, one for it as patched. Attempts that run
+    # before the engine's queue holds the patched pod still have the first key, so that key may
+    # get a series of its own (upstream does the same; how many attempts it takes depends on
+    # the machine's load); no attempt makes a third key.
     assert 1 <= len(events) <= 2, events
     # Every attempt is counted once: in a series or as a singleton Event.
     assert sum(e["series"]["count"] if e.get("series") else 1 for e in events) == attempts()
-    event = max((e for e in events if e.get("series")), key=lambda e: e["series"]["count"])
-    assert event["series"]["count"] >= attempts() - 2
+    # The series still being written is the patched pod's: it grew after `first` was read.
+    event = max(
+        (e for e in events if e.get("series")), key=lambda e: e["series"]["lastObservedTime"]
+    )
     (before,) = (e for e in first if e["metadata"]["name"] == event["metadata"]["name"])
     assert event["series"]["lastObservedTime"] > before["series"]["lastObservedTime"]
