@@ -97,6 +97,18 @@ def test_docs_section_shows_both_sizes_and_compares_each_run_with_the_one_before
     assert "![throughput](benchmarks/protocol-throughput.png)" in text
 
 
+def test_plot_labels_number_the_runs_as_the_section_does() -> None:
+    # The plots label each interval with its run, so that runs of one day stay apart.
+    a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
+    other = _doc([100.0] * 6)
+    for run in other["runs"]:
+        run["workload"] = "V"  # disjoint from a: joined with it into run 1
+    full = _doc([150.0, 160.0, 170.0], full=True)
+    b = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])
+    names = [name for name, _ in docs.numbered([a, other, full, b])]
+    assert names == ["default run 1", "default run 2", "5k run 1"]
+
+
 @pytest.mark.parametrize(
     ("code", "resumed", "shown"),
     [
