@@ -14,6 +14,11 @@ binding finished never expire; the bound event confirms them.
 
 Thread-safety: every public method takes the cache lock; snapshots are immutable (copy-on-write
 columns), so a cycle can read one while informers and binders keep updating the cache.
+
+Per-node views: a new snapshot inherits the previous one's built ``NodeInfo`` objects except
+for the slots changed since (``_touched``): a pod placed or removed there, the node updated.
+A change that reaches every node's view (a node added or removed, its images changed, a new
+resource row) drops them all (``_touched`` is ``None``).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ class Cache:
         self._order = np.zeros(0, dtype=np.intp)
         self._order_dirty = False
         self._last: snap.Snapshot | None = None
+        self._touched: set[int] | None = set()  # slots changed since ``_last``; None: all
 
     # --- nodes ------------------------------------------------------------------------------
 
@@ -67,7 +73,10 @@ class Cache:
         """Add or update (informer add and update both land here)."""
         with self._lock:
             known = node.name in self._columns.slot_of
+            before = self._columns.records[self._columns.slot_of[node.name]] if known else None
             slot = self._columns.set_node(node)
+            # A new node, or new images (other nodes' image holder counts), reach every view.
+            self._touch(slot if before is not None and before.images == node.images else None)
             if not known:
                 on_node = self._node_pods.get(node.name, {})
                 for pod in on_node.values():
@@ -84,6 +93,7 @@ class Cache:
             if self._columns.remove_node(name) is None:
                 return
             self._pod_rows.move(list(self._node_pods.get(name, {})), -1)
+            self._touch(None)
             self._tree.remove(name)
             self._order_dirty = True
             self._bump()
@@ -100,6 +110,7 @@ class Cache:
         self._pod_rows.add(pod, -1 if slot is None else slot)
         if slot is not None:
             self._columns.add_usage(slot, pod, 1)
+            self._touch(slot)
 
     def _unplace(self, pod: types.PodInfo) -> None:
         on_node = self._node_pods.get(pod.node_name)
@@ -111,6 +122,7 @@ class Cache:
         slot = self._columns.slot_of.get(pod.node_name)
         if slot is not None:
             self._columns.add_usage(slot, pod, -1)
+            self._touch(slot)
 
     def assume_pod(self, pod: types.PodInfo, node_name: str) -> None:
         """Count ``pod`` on ``node_name`` before its binding is confirmed."""
@@ -222,6 +234,13 @@ class Cache:
     def _bump(self) -> None:
         self._generation += 1
 
+    def _touch(self, slot: int | None) -> None:
+        """``slot``'s view must be rebuilt (``None``: every view)."""
+        if slot is None:
+            self._touched = None
+        elif self._touched is not None:
+            self._touched.add(slot)
+
     def snapshot(self) -> snap.Snapshot:
         """A consistent, immutable view; reused while nothing changed."""
         with self._lock:
@@ -233,7 +252,17 @@ class Cache:
                 order = [slot_of[n] for n in self._tree.list()]
                 self._order = np.array(order, dtype=np.intp)
                 self._order_dirty = False
-            self._last = self._columns.snapshot(
-                self._generation, self._order, self._pod_rows.snapshot()
-            )
-            return self._last
+            taken = self._columns.snapshot(self._generation, self._order, self._pod_rows.snapshot())
+            touched, self._touched = self._touched, set()
+            if (
+                last is not None
+                and touched is not None
+                and last.allocatable.shape[0] == taken.allocatable.shape[0]
+            ):
+                # dict() copies in one step, safe against a cycle still filling last's memo.
+                carried = dict(last.built_views)
+                for slot in touched:
+                    carried.pop(slot, None)
+                taken.built_views.update(carried)
+            self._last = taken
+            return taken

@@ -8,6 +8,9 @@ Contract:
   the order the cycle walks for ``percentageOfNodesToScore``.
 - The vocabularies (resource rows, label values, taints) are append-only and shared with the
   cache: an id in a snapshot's column always means the same thing.
+- ``node_info(slot)`` builds a per-node view once per snapshot and keeps it (``built_views``);
+  the cache hands the views of untouched nodes on to the next snapshot, so a node's view is
+  built again only after something on it changed.
 """
 
 from __future__ import annotations
@@ -150,6 +153,9 @@ class Snapshot:
     images: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
     # (rows, capacity): per resource the pods' limits, falling back to requests per container.
     limits: Int64Array = field(default_factory=lambda: np.zeros((4, 0), dtype=np.int64))
+    # slot → the NodeInfo ``node_info`` built for it (or the cache carried over): a memo, not
+    # state; every entry equals what ``node_info`` would build from this snapshot's columns.
+    built_views: dict[int, types.NodeInfo] = field(default_factory=dict)
 
     @property
     def num_nodes(self) -> int:
@@ -169,7 +175,16 @@ class Snapshot:
         return row if row is not None and row < self.allocatable.shape[0] else None
 
     def node_info(self, slot: int) -> types.NodeInfo:
-        """A per-node view for per-node plugin forms (built on demand)."""
+        """A per-node view for per-node plugin forms (built on first use; NodeInfo is
+        immutable, so one object serves every caller)."""
+        known = self.built_views.get(slot)
+        if known is not None:
+            return known
+        built = self._build_node_info(slot)
+        self.built_views[slot] = built
+        return built
+
+    def _build_node_info(self, slot: int) -> types.NodeInfo:
         record = self.records[slot]
         if record is None:
             raise KeyError(f"slot {slot} holds no node")
