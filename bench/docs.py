@@ -61,6 +61,12 @@ def join(documents: list[Document]) -> list[Document]:
                 "command": f"{first.get('command', '?')}; then {document.get('command', '?')}",
                 "finished": document.get("finished", "unfinished"),
                 "notes": [*(first.get("notes") or []), *(document.get("notes") or [])],
+                # The header names every commit measured, as for a resumed run.
+                "resumed": [
+                    *(first.get("resumed") or []),
+                    {"command": document.get("command", "?"), "code": document.get("code")},
+                    *(document.get("resumed") or []),
+                ],
             }
         else:
             joined.append(document)

@@ -105,8 +105,11 @@ def test_plot_labels_number_the_runs_as_the_section_does() -> None:
         run["workload"] = "V"  # disjoint from a: joined with it into run 1
     full = _doc([150.0, 160.0, 170.0], full=True)
     b = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])
-    names = [name for name, _ in docs.numbered([a, other, full, b])]
-    assert names == ["default run 1", "default run 2", "5k run 1"]
+    a["code"], other["code"] = "aaaaaaa", "bbbbbbb"
+    numbered = docs.numbered([a, other, full, b])
+    assert [name for name, _ in numbered] == ["default run 1", "default run 2", "5k run 1"]
+    # The joined run's header names the commits of both parts.
+    assert "code `aaaaaaa`, `bbbbbbb`; " in summary.markdown(numbered[0][1]).split("\n")[0]
 
 
 @pytest.mark.parametrize(
