@@ -73,26 +73,27 @@ def join(documents: list[Document]) -> list[Document]:
     return joined
 
 
-def numbered(documents: list[Document]) -> list[tuple[str, Document]]:
-    """The joined runs as the section numbers them ("default run 2", "5k run 1"), in order."""
-    by_size: dict[str, list[Document]] = defaultdict(list)
+def runs_by_size(documents: list[Document]) -> dict[str, list[Document]]:
+    """Size label → that size's runs in order, disjoint consecutive runs joined (``join``)."""
+    given: dict[str, list[Document]] = defaultdict(list)
     for document in documents:
-        by_size[size_label(document)].append(document)
+        given[size_label(document)].append(document)
+    return {label: join(runs) for label, runs in given.items()}
+
+
+def numbered(documents: list[Document]) -> list[tuple[str, Document]]:
+    """The runs as the section numbers them ("default run 2", "5k run 1"), in order."""
     return [
         (f"{'5k' if run['mode']['full'] else 'default'} run {number}", run)
-        for given in by_size.values()
-        for number, run in enumerate(join(given), start=1)
+        for runs in runs_by_size(documents).values()
+        for number, run in enumerate(runs, start=1)
     ]
 
 
 def section(documents: list[Document], plots: dict[str, str]) -> str:
     """The generated markdown; ``plots``: figure -> image path relative to the document."""
-    by_size: dict[str, list[Document]] = defaultdict(list)
-    for document in documents:
-        by_size[size_label(document)].append(document)
     parts = []
-    for label, given in by_size.items():
-        runs = join(given)
+    for label, runs in runs_by_size(documents).items():
         parts.append(f"### {label}\n\n" + summary.markdown(runs[0]))
         for number, (before, run) in enumerate(pairwise(runs), start=2):
             parts.append(

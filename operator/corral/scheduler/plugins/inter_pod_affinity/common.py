@@ -96,7 +96,7 @@ class DomainCounts:
         return [k for k, a in self._arrays.items() if a.any()]
 
     def pairs(self) -> dict[Pair, int]:
-        """Every nonzero pair: upstream's map, for tests and messages."""
+        """Every nonzero pair, as upstream's map (what the tests compare)."""
         out = dict(self._other)
         for key, array in self._arrays.items():
             values = self._vocabs[key].values
