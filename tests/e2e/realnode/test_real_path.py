@@ -277,10 +277,15 @@ def test_unpullable_image_goes_stalled(
     assert cond["reason"] == "PodsCannotStart"
     assert "ErrImageNeverPull" in cond["message"]
     assert "localhost/absent:1" in cond["message"]
-    events = kube.list_items(
-        "v1", "Event", "default", field_selector="involvedObject.name=no-image"
-    )
-    assert any("ErrImageNeverPull" in e.get("message", "") for e in events), events
+
+    # The operator posts the Event after its status patch returns: status can be seen first.
+    def warned() -> bool:
+        events = kube.list_items(
+            "v1", "Event", "default", field_selector="involvedObject.name=no-image"
+        )
+        return any("ErrImageNeverPull" in e.get("message", "") for e in events)
+
+    wait_for("the profile's ErrImageNeverPull Event", warned, timeout=30)
     kube.delete(API, "SchedulerProfile", "no-image")
 
 
