@@ -123,6 +123,58 @@ def test_sampling_stops_at_enough_feasible_nodes_and_rotates() -> None:
     assert sched.next_start_node_index == (287 + 288) % 300
 
 
+def _odd_rejecting(form: str) -> tuple[Any, ...]:
+    odd = {f"n{i}" for i in range(1, 300, 2)}
+    no = Status.of(Code.UNSCHEDULABLE, "odd")
+    if form == "batch":
+        return (FakeBatchFilter("F", odd, no),)
+    if form == "per node":
+        return (FakeNodeFilter("F", lambda n: no if n.name in odd else None),)
+    # A per-node filter behind a batch one that passes everything: the walk is node by node.
+    return (
+        FakeBatchFilter("B", set(), no),
+        FakeNodeFilter("F", lambda n: no if n.name in odd else None),
+    )
+
+
+@pytest.mark.parametrize("form", ["batch", "per node", "batch then per node"])
+def test_per_node_filters_stop_where_the_sampling_stops(form: str) -> None:
+    plugins = _odd_rejecting(form)
+    names = tuple(p.name for p in plugins)
+    sched = _scheduler(*plugins, FakeBatchScore("S", 1), filter=names, score=(ScorePluginRef("S"),))
+    snapshot = _cache(300).snapshot()
+    first = sched.schedule_pod(CycleState(), pod_info("p"), snapshot)
+    second = sched.schedule_pod(CycleState(), pod_info("p"), snapshot)
+    # The same numbers as the batch sampling test, whichever form rejects the odd nodes.
+    assert (first.feasible_nodes, first.evaluated_nodes) == (144, 287)
+    assert second.evaluated_nodes == 288
+    assert sched.next_start_node_index == (287 + 288) % 300
+    single = plugins[-1]
+    if isinstance(single, FakeNodeFilter):  # never called past the processed nodes
+        assert single.seen[:287] == [f"n{i}" for i in range(287)]
+        assert len(single.seen) == 287 + 288
+
+
+@pytest.mark.parametrize(
+    ("order", "want"),
+    [
+        pytest.param(("S", "B"), "2 node says no.", id="per-node first owns both"),
+        pytest.param(("B", "S"), "1 batch says no, 1 node says no.", id="batch first owns n0"),
+    ],
+)
+def test_the_first_rejection_in_profile_order_owns_a_node(
+    order: tuple[str, str], want: str
+) -> None:
+    # n0 fails both filters, n1 only the per-node one: the node's status is its first failure.
+    batch = FakeBatchFilter("B", {"n0"}, Status.of(Code.UNSCHEDULABLE, "batch says no"))
+    single = FakeNodeFilter("S", lambda n: Status.of(UUR, "node says no"))
+    sched = _scheduler(batch, single, filter=order)
+    with pytest.raises(FitError) as err:
+        sched.schedule_pod(CycleState(), pod_info("p"), _cache(2).snapshot())
+    assert str(err.value) == f"0/2 nodes are available: {want}"
+    assert sorted(single.seen) == (["n0", "n1"] if order[0] == "S" else ["n1"])
+
+
 def test_without_scoring_one_feasible_node_is_enough() -> None:
     sched = _scheduler(FakeBatchFilter("F", set(), Status(Code.UNSCHEDULABLE)), filter=("F",))
     result = sched.schedule_pod(CycleState(), pod_info("p"), _cache(10).snapshot())

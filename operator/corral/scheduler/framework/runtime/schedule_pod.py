@@ -5,11 +5,12 @@ Follows upstream ``schedule_one.go`` (``schedulePod``, ``findNodesThatFitPod``,
 goroutines:
 
 - Filter: each batch plugin yields a mask over all slots; a node fails at the first plugin (in
-  profile order) whose mask rejects it, and only that plugin's reasons count. Per-node plugins
-  are looped only over nodes still alive. Nodes are then taken in rotation order from
-  ``next_start_node_index`` until ``num_feasible_nodes_to_find`` feasible ones are found; only
-  the nodes up to that point count as processed (feasible + statuses), which advances the index.
-  Upstream's 16 parallel workers stop at about the same point; sequential order makes ours exact.
+  profile order) that rejects it, and only that plugin's reasons count. Nodes are taken in
+  rotation order from ``next_start_node_index`` until ``num_feasible_nodes_to_find`` feasible
+  ones are found; only the nodes up to that point count as processed (feasible + statuses),
+  which advances the index. With per-node plugins in the profile the nodes are walked one by
+  one and the walk stops there, so those plugins never run on later nodes (as upstream's). Its
+  16 parallel workers stop at about the same point; sequential order makes ours exact.
 - Score: batch scores over the feasible slots; normalize; each plugin's scores must lie in
   [0, 100]; weighted sum.
 - Extenders (``runtime/extenders.py``) filter the feasible nodes after the plugins and add
@@ -34,7 +35,7 @@ from corral.scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, 
 from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.runtime import extenders as ext
 from corral.scheduler.framework.runtime import nominated
-from corral.scheduler.framework.runtime.framework import Framework, ScoreStep
+from corral.scheduler.framework.runtime.framework import FilterStep, Framework, ScoreStep
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import PodInfo
@@ -194,35 +195,37 @@ class PodScheduler:
         alive[nodes] = True
         failed_at = np.full(snapshot.capacity, -1, dtype=np.int16)
         verdicts: list[fw.FilterVerdict | None] = []
-        explicit: dict[int, Status] = {}
         for i, step in enumerate(steps):
-            if step.batch is not None:
-                verdict = step.batch(state, pod, snapshot)
-                newly = alive & ~verdict.passed
-                failed_at[newly] = i
-                alive &= verdict.passed
-                verdicts.append(verdict)
+            if step.batch is None:
+                verdicts.append(None)
                 continue
-            assert step.single is not None
-            verdicts.append(None)
-            for slot in rotated[alive[rotated]].tolist():
-                s = step.single(state, pod, snapshot.node_info(slot))
-                if s is None or s.is_success:
-                    continue
-                if not s.is_rejected:
-                    msg = f"running {step.name!r} filter plugin: {s.message}"
-                    raise StatusError(Status.error(msg).with_plugin(step.name))
-                alive[slot] = False
-                failed_at[slot] = i
-                explicit[slot] = s.with_plugin(step.name)
+            verdict = step.batch(state, pod, snapshot)
+            newly = alive & ~verdict.passed
+            failed_at[newly] = i
+            alive &= verdict.passed
+            verdicts.append(verdict)
         # Nodes with nominated pods of >= priority must also pass with those pods added; that
         # first pass's failure is the node's status (RunFilterPluginsWithNominatedPods).
         stage = len(steps)
-        for slot, s in nominated.first_pass_failures(fwk, state, pod, snapshot, nodes).items():
+        explicit = nominated.first_pass_failures(fwk, state, pod, snapshot, nodes)
+        for slot in explicit:
             alive[slot] = False
             failed_at[slot] = stage
-            explicit[slot] = s
         verdicts.append(None)
+        names = [step.name for step in steps] + ["nominated"]
+        singles = [(i, step) for i, step in enumerate(steps) if step.batch is None]
+        if singles:
+            processed, feasible = self._pass_per_node(
+                state, pod, snapshot, rotated, to_find,
+                stage=stage, singles=singles, failed_at=failed_at, explicit=explicit,
+            )  # fmt: skip
+            failed = processed[failed_at[processed] >= 0]
+            if len(failed):
+                _record_failures(
+                    diagnosis, names=names, verdicts=verdicts, explicit=explicit,
+                    failed=failed, stages=failed_at[failed],
+                )  # fmt: skip
+            return feasible
 
         passed = alive[rotated]
         positions = np.flatnonzero(passed)
@@ -236,13 +239,63 @@ class PodScheduler:
         if len(failed):
             _record_failures(
                 diagnosis,
-                names=[step.name for step in steps] + ["nominated"],
+                names=names,
                 verdicts=verdicts,
                 explicit=explicit,
                 failed=failed,
                 stages=failed_at[failed],
             )
         return feasible
+
+    @staticmethod
+    def _pass_per_node(
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        rotated: npt.NDArray[np.intp],
+        to_find: int,
+        *,
+        stage: int,
+        singles: list[tuple[int, FilterStep]],
+        failed_at: npt.NDArray[np.int16],
+        explicit: dict[int, Status],
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """Node by node in rotation order, as upstream's ``findNodesThatPassFilters``: each node
+        meets the filters in profile order (the batch ones answered from their verdicts, in
+        ``failed_at``) up to its first rejection, and the walk stops once ``to_find`` nodes
+        passed. Per-node filters (the costly ones, e.g. DynamicResources' allocator) so never
+        run on nodes past that point. Records rejections in ``failed_at``/``explicit``;
+        returns the processed nodes and the feasible ones. ``stage``: the index meaning "no
+        rejection" (one past the last filter)."""
+        feasible: list[int] = []
+        end = len(rotated)
+        for position, slot in enumerate(rotated.tolist()):
+            if slot in explicit:
+                continue  # failed the with-nominated-pods pass, which comes first
+            limit = int(failed_at[slot])
+            limit = stage if limit < 0 else limit
+            node = None
+            for i, step in singles:
+                if i >= limit:
+                    break
+                assert step.single is not None
+                node = node or snapshot.node_info(slot)
+                s = step.single(state, pod, node)
+                if s is None or s.is_success:
+                    continue
+                if not s.is_rejected:
+                    msg = f"running {step.name!r} filter plugin: {s.message}"
+                    raise StatusError(Status.error(msg).with_plugin(step.name))
+                failed_at[slot] = i
+                explicit[slot] = s.with_plugin(step.name)
+                break
+            if failed_at[slot] >= 0:
+                continue
+            feasible.append(slot)
+            if len(feasible) == to_find:
+                end = position + 1
+                break
+        return rotated[:end], np.array(feasible, dtype=np.intp)
 
     # --- score ------------------------------------------------------------------------------
 
