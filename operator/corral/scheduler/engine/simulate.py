@@ -189,8 +189,8 @@ class Simulator:
             return out
         for step in fwk.filter_steps:
             verdicts: dict[str, str] = {}
-            if step.batch is not None:
-                verdict = step.batch(state, pod, snapshot)
+            verdict = None if step.batch is None else step.batch(state, pod, snapshot)
+            if verdict is not None:
                 for slot in snapshot.order.tolist():
                     if verdict.passed[slot]:
                         verdicts[snapshot.names[slot]] = PASS

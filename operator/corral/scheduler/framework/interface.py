@@ -134,9 +134,12 @@ class FilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class BatchFilterPlugin(Plugin, Protocol):
+    """``None``: this pod needs the plugin's per-node form (allowed only for a plugin that also
+    implements ``filter``); the runtime then calls that on each node instead."""
+
     def filter_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot
-    ) -> FilterVerdict: ...
+    ) -> FilterVerdict | None: ...
 
 
 @runtime_checkable

@@ -12,7 +12,7 @@ import pytest
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import FitError
-from corral.scheduler.framework.interface import PreFilterResult
+from corral.scheduler.framework.interface import FilterVerdict, PreFilterResult
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
 from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
@@ -263,6 +263,42 @@ def test_first_failing_filter_owns_the_node_and_per_node_plugins_run_only_on_sur
         sched.schedule_pod(CycleState(), pod_info("p"), _cache(3).snapshot())
     assert str(err.value) == "0/3 nodes are available: 1 node says no, 2 batch says no."
     assert err.value.diagnosis.unschedulable_plugins == {"B", "S"}
+
+
+class _Declining:
+    """Batch for pods named "b…", node by node for the others (rejects n0 either way)."""
+
+    name = "D"
+
+    def __init__(self, per_node: bool = True) -> None:
+        self.seen: list[str] = []
+        if per_node:
+            self.filter = self._filter
+
+    def filter_batch(self, state: CycleState, pod: Any, snapshot: Any) -> FilterVerdict | None:
+        if not pod.name.startswith("b"):
+            return None
+        passed = np.array([n != "n0" for n in snapshot.names], dtype=np.bool_)
+        return FilterVerdict.uniform(passed, Status.of(Code.UNSCHEDULABLE, "no n0"))
+
+    def _filter(self, state: CycleState, pod: Any, node: Any) -> Status | None:
+        self.seen.append(node.name)
+        return Status.of(Code.UNSCHEDULABLE, "no n0") if node.name == "n0" else None
+
+
+@pytest.mark.parametrize("pod_name", ["batch", "walk"])
+def test_a_batch_filter_may_decline_for_a_pod(pod_name: str) -> None:
+    plugin = _Declining()
+    sched = _scheduler(plugin, filter=("D",))
+    result = sched.schedule_pod(CycleState(), pod_info(pod_name), _cache(3).snapshot())
+    assert result.suggested_host == "n1"
+    assert plugin.seen == ([] if pod_name == "batch" else ["n0", "n1"])
+
+
+def test_declining_without_a_per_node_form_is_an_error() -> None:
+    sched = _scheduler(_Declining(per_node=False), filter=("D",))
+    with pytest.raises(StatusError, match="'D' declined its batch form and has no other"):
+        sched.schedule_pod(CycleState(), pod_info("walk"), _cache(3).snapshot())
 
 
 def test_filter_error_aborts_the_cycle() -> None:

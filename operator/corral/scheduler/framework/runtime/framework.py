@@ -48,7 +48,7 @@ class FilterStep:
     """A Filter plugin with its forms resolved at build time (isinstance on Protocols is slow)."""
 
     name: str
-    batch: Callable[[CycleState, PodInfo, Snapshot], fw.FilterVerdict] | None
+    batch: Callable[[CycleState, PodInfo, Snapshot], fw.FilterVerdict | None] | None
     single: Callable[[CycleState, PodInfo, NodeInfo], Status | None] | None
 
 

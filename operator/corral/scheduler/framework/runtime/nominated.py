@@ -42,7 +42,7 @@ def run_filter_plugins(
         elif step.batch is not None and snapshot is not None and node.slot >= 0:
             verdict = step.batch(state, pod, snapshot)
             s = None
-            if not verdict.passed[node.slot]:
+            if verdict is not None and not verdict.passed[node.slot]:
                 code = 0 if verdict.reasons is None else int(verdict.reasons[node.slot])
                 s = verdict.describe(code)
         else:

@@ -195,11 +195,16 @@ class PodScheduler:
         alive[nodes] = True
         failed_at = np.full(snapshot.capacity, -1, dtype=np.int16)
         verdicts: list[fw.FilterVerdict | None] = []
+        singles: list[tuple[int, FilterStep]] = []
         for i, step in enumerate(steps):
-            if step.batch is None:
+            verdict = None if step.batch is None else step.batch(state, pod, snapshot)
+            if verdict is None:  # a per-node plugin, or a batch one declining for this pod
+                if step.single is None:
+                    msg = f"filter plugin {step.name!r} declined its batch form and has no other"
+                    raise StatusError(Status.error(msg).with_plugin(step.name))
                 verdicts.append(None)
+                singles.append((i, step))
                 continue
-            verdict = step.batch(state, pod, snapshot)
             newly = alive & ~verdict.passed
             failed_at[newly] = i
             alive &= verdict.passed
@@ -213,7 +218,6 @@ class PodScheduler:
             failed_at[slot] = stage
         verdicts.append(None)
         names = [step.name for step in steps] + ["nominated"]
-        singles = [(i, step) for i, step in enumerate(steps) if step.batch is None]
         if singles:
             processed, feasible = self._pass_per_node(
                 state, pod, snapshot, rotated, to_find,
@@ -278,8 +282,9 @@ class PodScheduler:
             for i, step in singles:
                 if i >= limit:
                     break
-                assert step.single is not None
-                node = node or snapshot.node_info(slot)
+                assert step.single is not None  # checked when the batch form declined
+                if node is None:
+                    node = snapshot.node_info(slot)
                 s = step.single(state, pod, node)
                 if s is None or s.is_success:
                     continue

@@ -51,6 +51,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from corral.scheduler.config import args as config_args
 from corral.scheduler.config import parse_duration, plugin_args
@@ -67,6 +68,7 @@ from corral.scheduler.framework.cluster_events import (
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.interface import (
+    FilterVerdict,
     Handle,
     PostFilterResult,
     PreFilterExtensions,
@@ -125,6 +127,8 @@ class _State:
     chosen: dict[int, Json] = field(default_factory=dict)  # index → allocation, from Reserve
     extended: int = -1  # index of the claim for extended resources (the last one), or -1
     node_claims: dict[str, NodeClaim] = field(default_factory=dict)  # its per node
+    # From the batch Filter: per claim, the slots its allocation reaches (None: any node).
+    available_masks: list[npt.NDArray[np.bool_] | None] | None = None
 
     def clone(self) -> _State:
         return self  # as upstream's stateData: shared by the cycle's clones
@@ -275,6 +279,25 @@ class DynamicResources:
 
     # --- Filter ----------------------------------------------------------------------------
 
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> FilterVerdict | None:
+        """A pod whose claims are all allocated (four of the five pods sharing a claim) only
+        needs the nodes their allocations reach: one mask over the snapshot. A pod with claims
+        to allocate goes node by node (``None``): the allocator searches each node."""
+        s = state.read(STATE_KEY, _State)
+        if s is None or s.allocator is not None or s.extended >= 0:
+            return None
+        passed = np.full(snapshot.capacity, not s.binding_failed, dtype=np.bool_)
+        masks: list[npt.NDArray[np.bool_] | None] = []
+        for selector in s.available_on:
+            mask = None if selector is None else ns.selector_mask(selector, snapshot)
+            if mask is not None:
+                passed &= mask
+            masks.append(mask)
+        s.available_masks = masks
+        return FilterVerdict.uniform(passed, _unschedulable(ERR_NOT_AVAILABLE))
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         s = state.read(STATE_KEY, _State)
         if s is None:
@@ -328,7 +351,7 @@ class DynamicResources:
         writer = self._handle.claim_writer
         if writer is None:
             return None, Status(Code.UNSCHEDULABLE)
-        for index in sorted(s.unavailable):
+        for index in sorted(s.unavailable | _unavailable_in_batch(s, statuses)):
             claim = s.claims[index]
             if index == s.extended:
                 if not extended.is_special(claim):
@@ -554,6 +577,22 @@ class DynamicResources:
         if objects is None:
             return QueueingHint.QUEUE
         return hints.after_target_pod_update(objects, pod, old, new)
+
+
+def _unavailable_in_batch(s: _State, statuses: NodeToStatus) -> set[int]:
+    """The claims unavailable on the nodes the batch Filter rejected: what ``filter`` records
+    node by node (the nodes' statuses say which ones the cycle evaluated)."""
+    if s.available_masks is None:
+        return set()
+    out: set[int] = set()
+    for slot, status in statuses.items():
+        if status.plugin != NAME or status.reasons != (ERR_NOT_AVAILABLE,):
+            continue
+        out.update(s.binding_failed)
+        out.update(
+            i for i, mask in enumerate(s.available_masks) if mask is not None and not mask[slot]
+        )
+    return out
 
 
 def _unschedulable(message: str) -> Status:
