@@ -42,11 +42,12 @@ from corral.scheduler.plugins.dynamic_resources.constraints import (
     MatchAttribute,
 )
 from corral.scheduler.plugins.dynamic_resources.pools import (
+    Candidate,
+    DeviceID,
     Node,
     Pool,
     PoolID,
     SliceIndex,
-    gather_pools,
     node_matches,
 )
 
@@ -67,16 +68,6 @@ class AllocationError(Exception):
 
 class AllocationTimeoutError(Exception):
     """The search for one node ran past its deadline (upstream: the Filter context's)."""
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class DeviceID:
-    driver: str
-    pool: str
-    device: str
-
-    def __str__(self) -> str:
-        return f"{self.driver}/{self.pool}/{self.device}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,27 +119,19 @@ def claim_key(claim: Json) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    id: DeviceID
-    device: Json
-    slice: Json
-    pool: Pool
-
-
 @dataclass(slots=True)
 class _RequestData:
     request: Request
     cls: Json | None
     num_devices: int
-    all_devices: list[_Candidate] = field(default_factory=list)
+    all_devices: list[Candidate] = field(default_factory=list)
     selected_sub: int = 0
 
 
 @dataclass(slots=True)
 class _Result:
     request: Request
-    candidate: _Candidate
+    candidate: Candidate
     consumed: dict[str, cap.Consumed] | None = None  # set for a shared device
 
 
@@ -199,7 +182,7 @@ class _Run:
         self.node = node
         self.claims = claims
         self.deadline = deadline
-        self.pools = binding.pools_last(gather_pools(alloc.slices, node))
+        self.pools = binding.pools_last(alloc.slices.pools_for(node))
         self.requests: list[list[list[_RequestData]]] = []  # claim → request → subrequests
         self.constraints: list[list[Constraint]] = []
         self.results: list[list[_Result]] = [[] for _ in claims]
@@ -298,12 +281,8 @@ class _Run:
             raise AllocationError(f"{where}: unsupported count mode {request.mode}")
         return data
 
-    def _candidates(self, pool: Pool) -> list[_Candidate]:
-        return [
-            _Candidate(DeviceID(pool.id.driver, pool.id.pool, d.get("name") or ""), d, s, pool)
-            for s in pool.slices
-            for d in (s.get("spec") or {}).get("devices") or ()
-        ]
+    def _candidates(self, pool: Pool) -> list[Candidate]:
+        return pool.candidates()
 
     # --- the search ----------------------------------------------------------------------
 
@@ -406,7 +385,7 @@ class _Run:
         return device in self.a.allocated or bool(self.allocating.get(device))
 
     def _allocate_device(
-        self, ci: int, data: _RequestData, candidate: _Candidate, *, must: bool
+        self, ci: int, data: _RequestData, candidate: Candidate, *, must: bool
     ) -> Any:
         request = data.request
         if request.admin_access and ci in self.allocating.get(candidate.id, ()):
@@ -485,7 +464,7 @@ class _Run:
         self,
         ci: int,
         data: _RequestData,
-        candidate: _Candidate,
+        candidate: Candidate,
         *,
         static: bool = False,
         action: str = "checking",
@@ -519,7 +498,7 @@ class _Run:
         return fits
 
     def _consumed(
-        self, ci: int, data: _RequestData, candidate: _Candidate
+        self, ci: int, data: _RequestData, candidate: Candidate
     ) -> dict[str, cap.Consumed]:
         try:
             return cap.for_request(data.request.capacity, candidate.device.get("capacity") or {})
@@ -531,15 +510,15 @@ class _Run:
 
     # --- selection -----------------------------------------------------------------------
 
-    def _selectable(self, ci: int, data: _RequestData, candidate: _Candidate) -> bool:
+    def _selectable(self, ci: int, data: _RequestData, candidate: Candidate) -> bool:
         device = candidate.device
         if data.cls is not None:
             selectors = (data.cls.get("spec") or {}).get("selectors") or ()
-            where = f"class {(data.cls.get('metadata') or {}).get('name') or ''}"
-            if not self._selectors_match(where, selectors, candidate):
+            if selectors and not self._selectors_match(ci, data, selectors, candidate):
                 return False
-        where = f"claim {claim_key(self.claims[ci])}"
-        if not self._selectors_match(where, data.request.selectors, candidate):
+        if data.request.selectors and not self._selectors_match(
+            ci, None, data.request.selectors, candidate
+        ):
             return False
         if (candidate.slice.get("spec") or {}).get("perDeviceNodeSelection"):
             return node_matches(
@@ -551,20 +530,29 @@ class _Run:
         return True
 
     def _selectors_match(
-        self, where: str, selectors: Sequence[Json], candidate: _Candidate
+        self,
+        ci: int,
+        of_class: _RequestData | None,
+        selectors: Sequence[Json],
+        candidate: Candidate,
     ) -> bool:
+        """``of_class``: the class's selectors (of that request's class), else the claim's."""
         for i, selector in enumerate(selectors):
             expression = (selector.get("cel") or {}).get("expression") or ""
             key = (expression, *_device_key(candidate))
             cached = self.a.matches.get(key)
             if cached is None:
+                if of_class is not None and of_class.cls is not None:
+                    where = f"class {(of_class.cls.get('metadata') or {}).get('name') or ''}"
+                else:
+                    where = f"claim {claim_key(self.claims[ci])}"
                 cached = self._evaluate(where, i, expression, candidate)
                 self.a.matches[key] = cached
             if not cached:
                 return False
         return True
 
-    def _evaluate(self, where: str, index: int, expression: str, candidate: _Candidate) -> bool:
+    def _evaluate(self, where: str, index: int, expression: str, candidate: Candidate) -> bool:
         compiled = cel.compile_selector(expression)
         if isinstance(compiled, cel.SelectorError):
             raise AllocationError(f"{where}: selector #{index}: CEL compile error: {compiled}")
@@ -602,7 +590,7 @@ class _Run:
             cache[pool.id] = available
         return cache[pool.id]
 
-    def _reserve_counters(self, candidate: _Candidate) -> bool:
+    def _reserve_counters(self, candidate: Candidate) -> bool:
         available = self._available(candidate.pool)
         consumed = self.consumed.setdefault(candidate.pool.id, {})
         _add_consumption(consumed, candidate.device, +1, only_known=False)
@@ -613,7 +601,7 @@ class _Run:
                     return False
         return True
 
-    def _release_counters(self, candidate: _Candidate) -> None:
+    def _release_counters(self, candidate: Candidate) -> None:
         _add_consumption(self.consumed[candidate.pool.id], candidate.device, -1, only_known=False)
 
     # --- the result ----------------------------------------------------------------------
@@ -688,7 +676,7 @@ class _Run:
         return config
 
 
-def _device_key(candidate: _Candidate) -> DeviceKey:
+def _device_key(candidate: Candidate) -> DeviceKey:
     """A device of one version of a slice: a changed slice has a new resourceVersion."""
     meta = candidate.slice.get("metadata") or {}
     rv = meta.get("resourceVersion") or ""
@@ -736,7 +724,7 @@ def _tolerates(toleration: Json, taint: Json) -> bool:
     return operator == "Exists"
 
 
-def _node_selector(candidates: list[_Candidate], node_name: str) -> Json | None:
+def _node_selector(candidates: list[Candidate], node_name: str) -> Json | None:
     """The allocation's nodeSelector: the node's name when a device is local to it or binds to
     it (``bindsToNode``), else the slices' selectors combined."""
     fields: list[Json] = []

@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from corral.scheduler.plugins.dynamic_resources import capacity as cap
-from corral.scheduler.plugins.dynamic_resources.allocator import DeviceID
+from corral.scheduler.plugins.dynamic_resources.pools import DeviceID
 
 Json = Mapping[str, Any]
 

@@ -30,8 +30,30 @@ class PoolID:
         return f"{self.driver}/{self.pool}"
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class DeviceID:
+    driver: str
+    pool: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A device of a pool as the allocator tries it: its ID, itself, its slice, its pool."""
+
+    id: DeviceID
+    device: Json
+    slice: Json
+    pool: Pool
+
+
 @dataclass(slots=True)
 class Pool:
+    """Read-only once gathered: :meth:`SliceIndex.pools_for` hands the same pools out again."""
+
     id: PoolID
     slices: list[Json] = field(default_factory=list)  # device slices reaching the node
     other_slices: list[Json] = field(default_factory=list)  # the pool's device slices elsewhere
@@ -39,6 +61,17 @@ class Pool:
     incomplete: bool = False
     invalid: bool = False
     invalid_reason: str = ""
+    _candidates: list[Candidate] | None = field(default=None, repr=False, compare=False)
+
+    def candidates(self) -> list[Candidate]:
+        """The devices of ``slices`` in order (slice by slice), built on first use."""
+        if self._candidates is None:
+            self._candidates = [
+                Candidate(DeviceID(self.id.driver, self.id.pool, d.get("name") or ""), d, s, self)
+                for s in self.slices
+                for d in _spec(s).get("devices") or ()
+            ]
+        return self._candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +144,18 @@ class SliceIndex:
             else:
                 self.selecting.append(slice_)
             self.by_pool.setdefault(pool_id(slice_), []).append(slice_)
+        # gather_pools per node (and labels, when some slice selects nodes by them): the index
+        # never changes, so neither do the pools (rebuilt with the index when slices change).
+        self._pools: dict[tuple[str, frozenset[tuple[str, str]]], list[Pool]] = {}
+
+    def pools_for(self, node: Node) -> list[Pool]:
+        """:func:`gather_pools` for ``node``, computed once per node; never to be changed."""
+        labels = frozenset(node.labels.items()) if self.selecting else frozenset()
+        key = (node.name, labels)
+        pools = self._pools.get(key)
+        if pools is None:
+            pools = self._pools[key] = gather_pools(self, node)
+        return pools
 
 
 def gather_pools(slices: Sequence[Json] | SliceIndex, node: Node) -> list[Pool]:

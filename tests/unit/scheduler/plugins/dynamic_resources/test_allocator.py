@@ -12,9 +12,8 @@ import pytest
 from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
     Allocator,
-    DeviceID,
 )
-from corral.scheduler.plugins.dynamic_resources.pools import Node
+from corral.scheduler.plugins.dynamic_resources.pools import DeviceID, Node
 
 from .dra_builders import (
     CLAIM0,

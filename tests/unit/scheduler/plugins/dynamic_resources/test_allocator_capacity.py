@@ -13,8 +13,8 @@ import pytest
 from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
     Allocator,
-    DeviceID,
 )
+from corral.scheduler.plugins.dynamic_resources.pools import DeviceID
 
 from .dra_builders import (
     CLAIM0,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from corral.scheduler.plugins.dynamic_resources import capacity as cap
-from corral.scheduler.plugins.dynamic_resources.allocator import DeviceID
 from corral.scheduler.plugins.dynamic_resources.in_use import InUse, gather
+from corral.scheduler.plugins.dynamic_resources.pools import DeviceID
 
 Json = dict[str, Any]
 MAX = "9223372036854775807"
