@@ -114,6 +114,7 @@ class SchedulingQueue:
         self._pre_enqueue = pre_enqueue
         self._events = _full(events_by_plugin or {})
         self._by_profile = {n: _full(regs) for n, regs in (events_by_profile or {}).items()}
+        self._match_memo: requeue.MatchMemo = {}  # the registrations above never change
         self.queueing_hints = queueing_hints
         self._seen = requeue.InFlightEvents()
         self._initial_backoff = initial_backoff
@@ -224,7 +225,9 @@ class SchedulingQueue:
 
     def _worth(self, qpi: QueuedPodInfo, event: ClusterEvent, old: object, new: object) -> Strategy:
         regs = self._registrations(qpi)
-        return requeue.worth_requeuing(qpi, event, old, new, regs, hints=self.queueing_hints)
+        return requeue.worth_requeuing(
+            qpi, event, old, new, regs, hints=self.queueing_hints, memo=self._match_memo
+        )
 
     # --- informer side ----------------------------------------------------------------------
 

@@ -36,6 +36,13 @@ from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 log = logging.getLogger(__name__)
 
 Registrations = Mapping[str, Sequence[ClusterEventWithHint]]
+# (registrations' id, event, rejectors) → the rejectors' registrations the event matches, the
+# plugins in name order. Registrations never change, so the answer is kept: the queue asks the
+# same question for every waiting pod on every event (upstream's loop is cheap in Go).
+MatchMemo = dict[
+    tuple[int, ClusterEvent, frozenset[str]], tuple[tuple[str, ClusterEventWithHint], ...]
+]
+MEMO_MAX = 4096
 
 
 class Strategy(enum.IntEnum):
@@ -54,27 +61,45 @@ def worth_requeuing(
     registrations: Registrations,
     *,
     hints: bool = True,
+    memo: MatchMemo | None = None,
 ) -> Strategy:
-    rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+    rejectors = frozenset(qpi.unschedulable_plugins | qpi.pending_plugins)
     if not rejectors:
         return Strategy.AFTER_BACKOFF
     if event.resource == events.WILDCARD:
         if new is not None and not (isinstance(new, PodInfo) and new.uid == qpi.pod.uid):
             return Strategy.SKIP  # a wildcard meant for one other pod
         return Strategy.AFTER_BACKOFF
+    key = (id(registrations), event, rejectors)
+    pairs = None if memo is None else memo.get(key)
+    if pairs is None:
+        pairs = _matching(rejectors, event, registrations)
+        if memo is not None:
+            if len(memo) >= MEMO_MAX:
+                memo.clear()
+            memo[key] = pairs
     strategy = Strategy.SKIP
-    for plugin in sorted(rejectors):  # sorted: the same hints run in the same order each time
-        for reg in registrations.get(plugin, ()):
-            if not event.matches(reg.event):
-                continue
-            if hints and _hint(plugin, reg, qpi.pod, old, new) is QueueingHint.QUEUE_SKIP:
-                continue
-            if plugin in qpi.pending_plugins:
-                return Strategy.IMMEDIATELY
-            if not qpi.pending_plugins:
-                return Strategy.AFTER_BACKOFF
-            strategy = Strategy.AFTER_BACKOFF  # a Pending plugin may still say IMMEDIATELY
+    for plugin, reg in pairs:
+        if hints and _hint(plugin, reg, qpi.pod, old, new) is QueueingHint.QUEUE_SKIP:
+            continue
+        if plugin in qpi.pending_plugins:
+            return Strategy.IMMEDIATELY
+        if not qpi.pending_plugins:
+            return Strategy.AFTER_BACKOFF
+        strategy = Strategy.AFTER_BACKOFF  # a Pending plugin may still say IMMEDIATELY
     return strategy
+
+
+def _matching(
+    rejectors: frozenset[str], event: ClusterEvent, registrations: Registrations
+) -> tuple[tuple[str, ClusterEventWithHint], ...]:
+    # sorted: the same hints run in the same order each time
+    return tuple(
+        (plugin, reg)
+        for plugin in sorted(rejectors)
+        for reg in registrations.get(plugin, ())
+        if event.matches(reg.event)
+    )
 
 
 def _hint(

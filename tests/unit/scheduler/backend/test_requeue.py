@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from corral.scheduler.backend.queue import SchedulingQueue
-from corral.scheduler.backend.requeue import Strategy, worth_requeuing
+from corral.scheduler.backend.requeue import MatchMemo, Strategy, worth_requeuing
 from corral.scheduler.framework.cluster_events import (
     ASSIGNED_POD,
     NODE,
@@ -112,13 +112,23 @@ def _qpi(unschedulable: tuple[str, ...] = (), pending: tuple[str, ...] = ()) -> 
         ),
     ],
 )
+@pytest.mark.parametrize("memo", [False, True], ids=["asked anew", "remembered"])
 def test_worth_requeuing(
     qpi: QueuedPodInfo,
     event: ClusterEvent,
     regs: dict[str, tuple[ClusterEventWithHint, ...]],
     want: Strategy,
+    memo: bool,
 ) -> None:
-    assert worth_requeuing(qpi, event, None, None, regs) is want
+    kept: MatchMemo | None = {} if memo else None
+    # Twice: the second answer comes from the memo (the queue's), and must be the same; the
+    # hints still run every time (they judge the event's objects).
+    for _ in range(2):
+        assert worth_requeuing(qpi, event, None, None, regs, memo=kept) is want
+    if kept is not None:
+        assert len(kept) == (
+            0 if not qpi.unschedulable_plugins or event.resource == WILDCARD else 1
+        )
 
 
 @pytest.mark.parametrize(
