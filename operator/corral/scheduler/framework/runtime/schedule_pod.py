@@ -35,11 +35,12 @@ from corral.scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, 
 from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.runtime import extenders as ext
 from corral.scheduler.framework.runtime import nominated
-from corral.scheduler.framework.runtime.framework import FilterStep, Framework, ScoreStep
+from corral.scheduler.framework.runtime.framework import Framework, ScoreStep
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
-from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.framework.types import NodeInfo, PodInfo
 
+SingleFilter = Callable[[CycleState, PodInfo, NodeInfo], Status | None]
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
 
@@ -195,7 +196,7 @@ class PodScheduler:
         alive[nodes] = True
         failed_at = np.full(snapshot.capacity, -1, dtype=np.int16)
         verdicts: list[fw.FilterVerdict | None] = []
-        singles: list[tuple[int, FilterStep]] = []
+        singles: list[tuple[int, str, SingleFilter]] = []
         for i, step in enumerate(steps):
             verdict = None if step.batch is None else step.batch(state, pod, snapshot)
             if verdict is None:  # a per-node plugin, or a batch one declining for this pod
@@ -203,7 +204,7 @@ class PodScheduler:
                     msg = f"filter plugin {step.name!r} declined its batch form and has no other"
                     raise StatusError(Status.error(msg).with_plugin(step.name))
                 verdicts.append(None)
-                singles.append((i, step))
+                singles.append((i, step.name, step.single))
                 continue
             newly = alive & ~verdict.passed
             failed_at[newly] = i
@@ -260,7 +261,7 @@ class PodScheduler:
         to_find: int,
         *,
         stage: int,
-        singles: list[tuple[int, FilterStep]],
+        singles: list[tuple[int, str, SingleFilter]],
         failed_at: npt.NDArray[np.int16],
         explicit: dict[int, Status],
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
@@ -279,20 +280,19 @@ class PodScheduler:
             limit = int(failed_at[slot])
             limit = stage if limit < 0 else limit
             node = None
-            for i, step in singles:
+            for i, name, single in singles:
                 if i >= limit:
                     break
-                assert step.single is not None  # checked when the batch form declined
                 if node is None:
                     node = snapshot.node_info(slot)
-                s = step.single(state, pod, node)
+                s = single(state, pod, node)
                 if s is None or s.is_success:
                     continue
                 if not s.is_rejected:
-                    msg = f"running {step.name!r} filter plugin: {s.message}"
-                    raise StatusError(Status.error(msg).with_plugin(step.name))
+                    msg = f"running {name!r} filter plugin: {s.message}"
+                    raise StatusError(Status.error(msg).with_plugin(name))
                 failed_at[slot] = i
-                explicit[slot] = s.with_plugin(step.name)
+                explicit[slot] = s.with_plugin(name)
                 break
             if failed_at[slot] >= 0:
                 continue

@@ -271,7 +271,7 @@ class _Run:
                         f"{where}: asks for all devices, but resource pool {pool.id} is"
                         " currently invalid"
                     )
-                for candidate in self._candidates(pool):
+                for candidate in pool.candidates():
                     if self._selectable(ci, data, candidate) and self._capacity_fits(
                         ci, data, candidate, static=True
                     ):
@@ -280,9 +280,6 @@ class _Run:
         elif request.mode != EXACT_COUNT:
             raise AllocationError(f"{where}: unsupported count mode {request.mode}")
         return data
-
-    def _candidates(self, pool: Pool) -> list[Candidate]:
-        return pool.candidates()
 
     # --- the search ----------------------------------------------------------------------
 
@@ -333,7 +330,7 @@ class _Run:
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for candidate in self._candidates(pool):
+            for candidate in pool.candidates():
                 if request.admin_access and ci in self.allocating.get(candidate.id, ()):
                     continue
                 if not request.admin_access and self._in_use(candidate.id):
@@ -363,7 +360,7 @@ class _Run:
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for candidate in self._candidates(pool):
+            for candidate in pool.candidates():
                 if data.request.admin_access:
                     if ci in self.allocating.get(candidate.id, ()):
                         continue
@@ -514,7 +511,7 @@ class _Run:
         device = candidate.device
         if data.cls is not None:
             selectors = (data.cls.get("spec") or {}).get("selectors") or ()
-            if selectors and not self._selectors_match(ci, data, selectors, candidate):
+            if selectors and not self._selectors_match(ci, data.cls, selectors, candidate):
                 return False
         if data.request.selectors and not self._selectors_match(
             ci, None, data.request.selectors, candidate
@@ -532,18 +529,18 @@ class _Run:
     def _selectors_match(
         self,
         ci: int,
-        of_class: _RequestData | None,
+        cls: Json | None,
         selectors: Sequence[Json],
         candidate: Candidate,
     ) -> bool:
-        """``of_class``: the class's selectors (of that request's class), else the claim's."""
+        """``cls``: these are that DeviceClass's selectors (None: the claim's)."""
         for i, selector in enumerate(selectors):
             expression = (selector.get("cel") or {}).get("expression") or ""
             key = (expression, *_device_key(candidate))
             cached = self.a.matches.get(key)
             if cached is None:
-                if of_class is not None and of_class.cls is not None:
-                    where = f"class {(of_class.cls.get('metadata') or {}).get('name') or ''}"
+                if cls is not None:
+                    where = f"class {(cls.get('metadata') or {}).get('name') or ''}"
                 else:
                     where = f"claim {claim_key(self.claims[ci])}"
                 cached = self._evaluate(where, i, expression, candidate)
