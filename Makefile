@@ -113,5 +113,5 @@ bench-smoke: venv control-plane $(BENCH_STAMP)  ## the protocol's plumbing: 1 pa
 bench-operator: venv control-plane  ## the operator at fleet size: 200 SchedulerProfiles on their own cluster (~5 min)
 	$(BIN)/python -m bench.operator_apply --profiles 200 $(BENCH_ARGS)
 
-bench-docs: venv $(BENCH_STAMP)  ## docs/benchmarks.md's protocol section and plots from PROTOCOL_RUNS="dir dir ..."
+bench-docs: venv $(BENCH_STAMP)  ## keep PROTOCOL_RUNS="dir ..." in docs/benchmarks/runs/, then docs/benchmarks.md's protocol section and plots from every kept run
 	$(BIN)/python -m bench docs $(PROTOCOL_RUNS)

@@ -178,7 +178,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _docs(args: argparse.Namespace) -> int:
     try:
-        docs.write([Path(r) for r in args.runs], Path(args.doc), Path(args.plots))
+        docs.write([Path(r) for r in args.runs], Path(args.doc), Path(args.plots),
+                   Path(args.records))  # fmt: skip
     except docs.DocsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -236,8 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     cmp.set_defaults(handler=_compare)
     protocol.add_parser(sub)
     gen = sub.add_parser("docs", help="docs/benchmarks.md's protocol section from protocol runs")
-    gen.add_argument("runs", nargs="+", help="protocol results directories (both sizes; two "
-                     "of one size are compared)")  # fmt: skip
+    gen.add_argument("runs", nargs="*", help="protocol results directories to add to the "
+                     "records first (both sizes; the runs of one size are compared)")  # fmt: skip
+    gen.add_argument("--records", default=str(docs.RECORDS),
+                     help="where every run is kept (default %(default)s)")  # fmt: skip
     gen.add_argument("--doc", default="docs/benchmarks.md")
     gen.add_argument("--plots", default="docs/benchmarks")
     gen.set_defaults(handler=_docs)

@@ -21,7 +21,7 @@ and it would hide that behind a random-looking figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -74,6 +74,12 @@ class Interval:
     def to_json(self) -> dict[str, float | int]:
         return {"median": self.median, "low": self.low, "high": self.high,
                 "coverage": self.coverage, "n": self.n}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, float | int]) -> Interval:
+        """The inverse of ``to_json``."""
+        return cls(float(data["median"]), float(data["low"]), float(data["high"]),
+                   float(data["coverage"]), int(data["n"]))  # fmt: skip
 
 
 def median_interval(values: Sequence[float], level: float = LEVEL) -> Interval:

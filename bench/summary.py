@@ -27,6 +27,8 @@ GOALS: dict[str, tuple[float, bool]] = {
     "cpu_per_1000": (0.9, False),
     "rss": (1.0, False),
 }
+# Starts the note that marks a run kept only as its tables (``bench.transcribe``).
+TRANSCRIBED_NOTE = "this run's record was "
 LABELS = {
     "throughput": "throughput",
     "cpu_per_1000": "CPU s / 1,000 pods",
@@ -96,6 +98,29 @@ class WorkloadSummary:
             "phases_ms_per_pod": self.phases_ms_per_pod,
         }  # fmt: skip
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WorkloadSummary:
+        """The inverse of ``to_json``. An absolute figure stored as its median alone (a run
+        transcribed from its table, ``bench.transcribe``) reads as an interval of no width and
+        no coverage: only its median is ever shown."""
+
+        def absolute(figures: dict[str, dict[str, float]]) -> dict[str, Interval]:
+            return {
+                name: Interval.from_json(
+                    f if "low" in f else {"low": f["median"], "high": f["median"],
+                                          "coverage": 0.0, "n": 0, **f}
+                )
+                for name, f in figures.items()
+            }  # fmt: skip
+
+        return cls(
+            str(data["workload"]), dict(data["params"]), int(data["pairs"]),
+            int(data["planned"]),
+            {k: Interval.from_json(v) for k, v in data["ratios"].items()},
+            absolute(data["upstream"]), absolute(data["corral"]),
+            dict(data["requests_per_pod"]), dict(data["phases_ms_per_pod"]),
+        )  # fmt: skip
+
 
 def _requests(runs: list[Run]) -> float | None:
     values = [r["api_requests"]["per_pod"] for r in runs if r.get("api_requests")]
@@ -112,6 +137,14 @@ def _phases(runs: list[Run]) -> dict[str, dict[str, float]]:
                 per[phase][clock].append(clocks.get(clock, 0.0) / pods * 1000)
     return {phase: {clock: median(v) for clock, v in clocks.items()}
             for phase, clocks in per.items()}  # fmt: skip
+
+
+def of(document: Document) -> list[WorkloadSummary]:
+    """The run's per-workload summaries: computed from its runs, or, for a record that keeps
+    only its summary (a run transcribed from its table, ``bench.transcribe``), as stored."""
+    if document.get("runs"):
+        return summarize(document)
+    return [WorkloadSummary.from_json(s) for s in document.get("summary") or []]
 
 
 def summarize(document: Document) -> list[WorkloadSummary]:
@@ -182,12 +215,10 @@ def table(summaries: list[WorkloadSummary]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in summaries:
-        p = s.params
-        size = f"{p.get('nodes')} / {p.get('init_pods')} / {p.get('measured_pods')}"
         v = s.verdicts()
         pairs_cell = f"{s.pairs}" if s.pairs == s.planned else f"{s.pairs} of {s.planned}"
         lines.append(
-            f"| {s.workload} ({size}) | {pairs_cell} "
+            f"| {s.workload} ({size(s)}) | {pairs_cell} "
             f"| {_iv(s.ratios.get('throughput'))} | {v.get('throughput', '-')} "
             f"| {_iv(s.ratios.get('cpu_per_1000'))} | {v.get('cpu_per_1000', '-')} "
             f"| {_iv(s.ratios.get('rss'))} | {v.get('rss', '-')} "
@@ -224,7 +255,7 @@ def phases_table(summaries: list[WorkloadSummary]) -> str:
 
 
 def markdown(document: Document) -> str:
-    summaries = summarize(document)
+    rows = of(document)
     mode = document.get("mode", {})
     codes = [document.get("code")] + [r.get("code") for r in document.get("resumed") or []]
     code = ", ".join(dict.fromkeys(f"`{c}`" for c in codes if c))
@@ -239,10 +270,12 @@ def markdown(document: Document) -> str:
         "(met / missed / undecided). Absolute figures are the medians.\n\n"
     )
     notes = "".join(f"\nNote: {n}\n" for n in document.get("notes") or [])
+    if transcribed := document.get("transcribed"):
+        notes += f"\nNote: {TRANSCRIBED_NOTE}{transcribed}\n"
     return (
-        head + table(summaries) + "\nCorral's scheduling thread, ms per pod: wall (of which "
+        head + table(rows) + "\nCorral's scheduling thread, ms per pod: wall (of which "
         "thread CPU); binding threads' spans likewise (summed over threads):\n\n"
-        + phases_table(summaries)
+        + phases_table(rows)
         + notes
     )
 
@@ -250,19 +283,25 @@ def markdown(document: Document) -> str:
 # --- two runs -------------------------------------------------------------------------------
 
 
-def compare(a: Document, b: Document) -> str:
-    """Do two protocol runs agree? For each workload and ratio: each run's median inside the
-    other's interval."""
-    sa = {s.workload: s for s in summarize(a)}
-    sb = {s.workload: s for s in summarize(b)}
+def size(s: WorkloadSummary) -> str:
+    """A workload's sizes as the tables show them: nodes / init pods / measured pods."""
+    p = s.params
+    return f"{p.get('nodes')} / {p.get('init_pods')} / {p.get('measured_pods')}"
+
+
+def agreement(rows: list[tuple[str, WorkloadSummary, WorkloadSummary]]) -> str:
+    """Do the later measurements agree with the earlier ones? Each row is (the earlier run's
+    name, its summary, the later summary) of one workload; for each ratio, agreement is each
+    median inside the other's interval. A workload measured at other sizes is not compared."""
     lines = [
-        "| workload | figure | run A [95% CI] | run B [95% CI] | agree |",
-        "|---|---|---|---|---|",
+        "| workload | figure | earlier run | earlier [95% CI] | this run [95% CI] | agree |",
+        "|---|---|---|---|---|---|",
     ]
     agreed = total = 0
-    for workload, left in sa.items():
-        right = sb.get(workload)
-        if right is None:
+    for name, left, right in rows:
+        if size(left) != size(right):
+            lines.append(f"| {right.workload} | all | {name} | sizes {size(left)} | sizes "
+                         f"{size(right)} | not compared |")  # fmt: skip
             continue
         for figure in FIGURES:
             ia, ib = left.ratios.get(figure), right.ratios.get(figure)
@@ -272,17 +311,23 @@ def compare(a: Document, b: Document) -> str:
             agreed += ok
             total += 1
             lines.append(
-                f"| {workload} | {LABELS[figure]} ratio | {_iv(ia)} | {_iv(ib)} "
+                f"| {right.workload} | {LABELS[figure]} ratio | {name} | {_iv(ia)} | {_iv(ib)} "
                 f"| {'yes' if ok else '**no**'} |"
             )
+    return f"**{agreed} of {total} ratios agree.**\n\n" + "\n".join(lines) + "\n"
+
+
+def compare(a: Document, b: Document) -> str:
+    """Do two protocol runs agree, on the workloads both measured?"""
+    sa = {s.workload: s for s in of(a)}
+    rows = [("run A", sa[s.workload], s) for s in of(b) if s.workload in sa]
     head = (
         f"Run A: `{a.get('command', '?')}` ({a.get('started', '?')}); "
         f"run B: `{b.get('command', '?')}` ({b.get('started', '?')}).\n"
         "Two runs agree on a figure when each run's median ratio lies inside the other's "
         "interval.\n\n"
-        f"**{agreed} of {total} ratios agree.**\n\n"
     )
-    return head + "\n".join(lines) + "\n"
+    return head + agreement(rows)
 
 
 def is_protocol(document: Document) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench import docs, summary
+from bench import docs, summary, transcribe
 
 
 def _run(workload: str, scheduler: str, rnd: int, pods_s: float, cpu: float, **kw: Any) -> Any:
@@ -76,7 +76,7 @@ def test_compare_two_protocol_runs(second: list[float], want: str) -> None:
     assert f"**{want}.**" in text
 
 
-def test_docs_section_shows_both_sizes_and_compares_each_run_with_the_one_before() -> None:
+def test_docs_section_shows_both_sizes_and_compares_each_run_with_the_ones_before() -> None:
     a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
     b = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])  # throughput moved
     c = _doc([136.0, 141.0, 149.0, 146.0, 158.0, 139.0])  # as b
@@ -89,9 +89,9 @@ def test_docs_section_shows_both_sizes_and_compares_each_run_with_the_one_before
         "### 5,000 nodes (scheduler_perf's sizes)",
     ]
     run2, run3 = text.split("#### default sizes: run 3")
-    assert "**Does run 2 agree with run 1?**" in run2
+    assert "**Does run 2 agree with the runs before it?**" in run2
     assert "**2 of 3 ratios agree.**" in run2  # b against a
-    assert "**Does run 3 agree with run 2?**" in run3
+    assert "**Does run 3 agree with the runs before it?**" in run3
     assert "**3 of 3 ratios agree.**" in run3  # c against b (against a: 2 of 3)
     assert "1.60 [1.50, 1.70] (75%)" in text  # three pairs at full size: 75% only
     assert "![throughput](benchmarks/protocol-throughput.png)" in text
@@ -195,9 +195,114 @@ def test_docs_joins_same_size_runs_over_other_workloads() -> None:
         run["workload"] = "V"
     other["command"], other["notes"] = "python -m bench protocol --workload V", ["busy"]
     (joined,) = docs.join([a, other])
-    assert [s.workload for s in summary.summarize(joined)] == ["W", "V"]
+    assert [s.workload for s in summary.of(joined)] == ["W", "V"]
     text = docs.section([a, other], {})
     assert re.findall(r"^#+ .*$", text, re.M) == ["### default sizes"]  # one table, no "again"
     assert "python -m bench protocol; then python -m bench protocol --workload V" in text
     assert "Note: busy" in text
     assert len(docs.join([a, other, a])) == 2  # a repeated workload starts the next run
+
+
+def _renamed(doc: Any, workload: str) -> Any:
+    for run in doc["runs"]:
+        run["workload"] = workload
+    return doc
+
+
+def test_each_workload_is_compared_with_its_latest_earlier_measurement() -> None:
+    # Run 2 measured W alone; run 3 measures W and V: W against run 2, V against run 1.
+    run1 = docs.join([_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0]),
+                      _renamed(_doc([100.0] * 6), "V")])[0]  # fmt: skip
+    run2 = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])
+    run3 = docs.join([_doc([136.0, 141.0, 149.0, 146.0, 158.0, 139.0]),
+                      _renamed(_doc([100.0] * 6), "V")])[0]  # fmt: skip
+    text = docs.section([run1, run2, run3], {}).split("#### default sizes: run 3")[1]
+    rows = {tuple(line.split(" | ")[:3]) for line in text.splitlines() if "ratio |" in line}
+    assert ("| W", "throughput ratio", "run 2") in rows
+    assert ("| V", "throughput ratio", "run 1") in rows
+    assert "**6 of 6 ratios agree.**" in text  # against run 1, W's throughput would not
+
+
+def test_a_workload_measured_at_other_sizes_is_not_compared() -> None:
+    a, b = _doc([105.0] * 6), _doc([105.0] * 6)
+    for run in b["runs"]:
+        run["params"] = {**run["params"], "nodes": 200}
+    text = summary.compare(a, b)
+    assert "**0 of 0 ratios agree.**" in text
+    assert (
+        "| W | all | run A | sizes 500 / 500 / 1000 | sizes 200 / 500 / 1000 | not compared |"
+        in text
+    )
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0]), id="six pairs"),
+        pytest.param(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0], incomplete=2),
+                     id="5 of 6 pairs: 94%"),
+        pytest.param(_doc([150.0, 160.0, 170.0], full=True), id="three pairs at full size"),
+        pytest.param({**_doc([105.0] * 6), "code": "aaaaaaa", "notes": ["busy"],
+                      "resumed": [{"command": "--resume", "code": "bbbbbbb"}]},
+                     id="code, a resumed part, notes"),
+        pytest.param({**_doc([105.0] * 6), "mode": {"full": False, "lean": False, "pin": None}},
+                     id="full cluster, no pinning"),
+    ],
+)  # fmt: skip
+def test_a_transcribed_run_renders_its_tables_again(doc: Any) -> None:
+    heading = (
+        "### 5,000 nodes (scheduler_perf's sizes)"
+        if doc["mode"]["full"]
+        else "#### default sizes: run 2"
+    )
+    shown = summary.markdown(doc)
+    record = transcribe.run(f"{heading}\n\n{shown}\n**Does run 2 agree with ...**\n\nNote: x\n")
+    assert record["runs"] == []
+    again = summary.markdown(record)
+    note = f"\nNote: {summary.TRANSCRIBED_NOTE}{transcribe.TRANSCRIBED}\n"
+    assert again == shown + note
+    # Read again, the note is not taken for one of the run's own.
+    assert transcribe.run(f"{heading}\n\n{again}")["notes"] == record["notes"]
+
+
+def test_transcribe_refuses_a_coverage_that_does_not_fit_the_pairs() -> None:
+    shown = summary.markdown(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0], incomplete=2))
+    with pytest.raises(transcribe.TranscribeError, match=r"W throughput: coverage 75% does"):
+        transcribe.run("### default sizes\n\n" + shown.replace("(94%)", "(75%)", 1))
+
+
+def test_docs_keeps_every_run_as_a_record_and_builds_the_page_from_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json  # noqa: PLC0415
+
+    monkeypatch.setattr(docs, "forest", lambda documents, out: {})  # plots: the bench extra
+
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"intro\n{docs.BEGIN}\n{docs.END}\n")
+    records = tmp_path / "runs"
+    later, earlier = tmp_path / "protocol-b", tmp_path / "protocol-a"
+    for path, pods_s, started in ((later, 135.0, "2026-11-25T01:00:00+0000"),
+                                  (earlier, 105.0, "2026-11-24T01:00:00+0000")):  # fmt: skip
+        path.mkdir()
+        (path / "results.json").write_text(json.dumps({**_doc([pods_s] * 6), "started": started}))
+    docs.write([later, earlier], doc, tmp_path / "plots", records)
+    assert sorted(p.name for p in records.iterdir()) == [
+        "2026-11-24-protocol-a.json", "2026-11-25-protocol-b.json"]  # fmt: skip
+    first = doc.read_text()
+    assert first.index("### default sizes") < first.index("#### default sizes: run 2")
+    assert "2026-11-24T01:00:00+0000 to" in first.split("#### default sizes: run 2")[0]
+    # The results directories can go: the page is made again from the records alone.
+    for path in (later, earlier):
+        (path / "results.json").unlink()
+    docs.write([], doc, tmp_path / "plots", records)
+    assert doc.read_text() == first
+
+
+def test_a_record_joins_a_run_over_other_workloads_by_its_summary() -> None:
+    shown = summary.markdown(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0]))
+    record = transcribe.run("### default sizes\n\n" + shown)
+    (joined,) = docs.join([record, _renamed(_doc([100.0] * 6), "V")])
+    assert joined["runs"] == []
+    assert [s.workload for s in summary.of(joined)] == ["W", "V"]
+    assert summary.of(joined)[1].ratios["throughput"].median == pytest.approx(1.0)
