@@ -119,6 +119,29 @@ class FakePermit:
         return self.status, self.timeout
 
 
+class FakePreBind:
+    """A PreBind plugin; with ``pre_flight`` also a PreBindPreFlight one answering it."""
+
+    def __init__(self, name: str, status: Status | None = None) -> None:
+        self.name = name
+        self.status = status
+        self.log: list[str] = []
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        self.log.append(f"pre_bind {node_name}")
+        return self.status
+
+
+class FakePreBindPreFlight(FakePreBind):
+    def __init__(self, name: str, pre_flight: Status | None, status: Status | None = None) -> None:
+        super().__init__(name, status)
+        self.pre_flight = pre_flight
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        self.log.append(f"pre_flight {node_name}")
+        return self.pre_flight
+
+
 class FakeBind:
     def __init__(self, name: str, status: Status | None) -> None:
         self.name = name

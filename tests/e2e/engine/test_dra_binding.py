@@ -6,6 +6,7 @@ server's cap on a claim's reservedFor list, which upstream's PreBind meets as Co
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -246,10 +247,33 @@ def test_claim_reserved_for_the_maximum_refuses_one_more_pod(
     assert node_of(kube, env, "late") == ""
 
 
-def outcome(kube: Client, env: Env, name: str, scheduler: str) -> tuple[JSON, str, str]:
+def nominations(kube: Client, namespace: str, name: str) -> tuple[threading.Thread, list[str]]:
+    """Watch pod ``name`` from now until it is bound, recording each change of its
+    ``status.nominatedNodeName`` ("" when unset), in order."""
+    seen: list[str] = []
+    since = kube.request("GET", f"/api/v1/namespaces/{namespace}/pods")["metadata"]
+    params = {"watch": "true", "fieldSelector": f"metadata.name={name}", "timeoutSeconds": 120,
+              "resourceVersion": since["resourceVersion"]}  # fmt: skip
+
+    def watch() -> None:
+        for event in kube.stream(f"/api/v1/namespaces/{namespace}/pods", params=params):
+            obj = event["object"]
+            nominated = (obj.get("status") or {}).get("nominatedNodeName") or ""
+            if not seen or seen[-1] != nominated:
+                seen.append(nominated)
+            if obj.get("spec", {}).get("nodeName") or event["type"] == "DELETED":
+                return
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread, seen
+
+
+def outcome(kube: Client, env: Env, name: str, scheduler: str) -> tuple[JSON, str, str, list[str]]:
     """One pod through the failure path, then the success path: its first allocation (without
-    the timestamp), the FailedScheduling message of the failed binding, and its node. The pod
-    and its claim are gone after."""
+    the timestamp), the FailedScheduling message of the failed binding, its node, and the
+    values its status.nominatedNodeName took. The pod and its claim are gone after."""
+    watcher, nominated = nominations(kube, env.namespace, name)
     kube.create(pod(name, env.namespace, scheduler, nodeSelector=env.selector,
                     resourceClaims=[{"name": "gpu",
                                      "resourceClaimTemplateName": "one-gpu"}]))  # fmt: skip
@@ -272,23 +296,27 @@ def outcome(kube: Client, env: Env, name: str, scheduler: str) -> tuple[JSON, st
     set_condition(kube, allocated_for_the_pod(kube, env, fresh=True), READY, "Attached")
     wait_until(f"{name} bound", lambda: bool(node_of(kube, env, name)), timeout=60)
     node = node_of(kube, env, name)
+    watcher.join(timeout=30)
     kube.request(
         "DELETE",
         f"/api/v1/namespaces/{env.namespace}/pods/{name}",
         body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
     )
     wait_until(f"{name}'s claim gone", lambda: not the_claim(kube, env), timeout=60)
-    return allocation, message, node
+    return allocation, message, node, nominated
 
 
 def test_same_binding_outcome_as_upstream(kube: Client, binding_device: Callable[..., Env]) -> None:
     """Upstream kube-scheduler (``default-scheduler``) and Corral, one after the other, on the
-    same device: the same allocation, node and message."""
+    same device: the same allocation, node and message, and the same nominatedNodeName
+    history: set to the node before PreBind waits (upstream's NominatedNodeNameForExpectation),
+    cleared by the failed binding, set again, and cleared by the API server at binding."""
     env = binding_device()
     upstream = outcome(kube, env, "ref", "default-scheduler")
     ours = outcome(kube, env, "corral", env.scheduler)
-    allocation, message, node = upstream
-    assert ours == (allocation, message, node)
+    allocation, message, node, nominated = upstream
+    assert ours == (allocation, message, node, nominated)
     assert message == prebind_error(
         'device binding failed: claim=<claim>, reason=NoLink, message="unplugged"'
     )
+    assert nominated == ["", node, "", node, ""]

@@ -260,6 +260,9 @@ def test_plugin_change_rolls_within_the_pdb(
 def test_unpullable_image_goes_stalled(
     real_cluster: LocalCluster, kube: Client, operator: list[dict[str, Any]]
 ) -> None:
+    # The engine namespace may not exist yet when this test runs alone (-k).
+    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ENGINE_NS}},
+               field_manager="corral-e2e")  # fmt: skip
     kube.create({
         "apiVersion": API, "kind": "SchedulerProfile", "metadata": {"name": "no-image"},
         "spec": {"namespace": ENGINE_NS, "replicas": 1, "image": "localhost/absent:1",

@@ -35,7 +35,7 @@ from corral.scheduler.backend.objects import (
     kinds_for,
 )
 from corral.scheduler.backend.queue import SchedulingQueue
-from corral.scheduler.engine.binding import ApiBinder
+from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter
 from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
 from corral.scheduler.engine.frameworks import (
     EngineConfig,
@@ -175,6 +175,7 @@ class Engine:
             binding_workers=BINDING_WORKERS,
             nominator=self.nominator,
             timing=self.timing,
+            announcer=ApiNominatedNodeWriter(client, self.bucket),
         )
         self.informers = self._informers()
         secure = None
@@ -449,7 +450,11 @@ class _Reporter:
 
     async def _patch_status(self, outcome: Failure) -> None:
         try:
-            await record_failure(self.engine.aio, outcome.pod.raw, outcome.reason,
-                                 outcome.message, outcome.nominated_node or None)  # fmt: skip
+            pod = outcome.pod.raw
+            if outcome.announced:  # the binding cycle wrote it since the informer's copy
+                pod = {**pod, "status": {**(pod.get("status") or {}),
+                                         "nominatedNodeName": outcome.announced}}  # fmt: skip
+            await record_failure(self.engine.aio, pod, outcome.reason, outcome.message,
+                                 outcome.nominated_node)  # fmt: skip
         except Exception as exc:  # the pod may be gone; the next attempt writes it again
             log.debug("updating the status of %s: %s", outcome.pod.key, exc)

@@ -1,4 +1,5 @@
-"""Posting Bindings: the ``PodBinder`` DefaultBinder calls, run on the binding threads.
+"""Posting Bindings (the ``PodBinder`` DefaultBinder calls) and announcing them (the pod's
+``status.nominatedNodeName``), run on the binding threads.
 
 Upstream's DefaultBinder creates ``pods/<name>/binding`` with the pod's UID (so a pod deleted
 and recreated under the same name is never bound by mistake) and ``target`` the Node. Every
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from corral.k8s import Client
+from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, Client
 from corral.k8s.client import ApiError
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.engine.timing import Tally
@@ -63,6 +64,33 @@ def retriable(err: ApiError) -> bool:
     return _by_reason(err, "InternalError", 500) or _by_reason(err, "ServiceUnavailable", 503)
 
 
+def retriable_with_conflict(err: ApiError) -> bool:
+    """Upstream ``util.RetriableWithConflict``: ``retriable`` or a conflict."""
+    return err.conflict or retriable(err)
+
+
+def on_error(
+    call: Callable[[], object],
+    retry_if: Callable[[ApiError], bool],
+    *,
+    sleep: Callable[[float], None],
+    rng: random.Random,
+) -> None:
+    """client-go ``retry.OnError`` with ``DefaultBackoff``: ``call`` up to ``BIND_ATTEMPTS``
+    times while it raises an ``ApiError`` that ``retry_if`` accepts; the last error raises."""
+    wait = BIND_FIRST_WAIT_SECONDS
+    for attempt in range(1, BIND_ATTEMPTS + 1):
+        try:
+            call()
+        except ApiError as err:
+            if attempt == BIND_ATTEMPTS or not retry_if(err):
+                raise
+            sleep(wait * (1 + rng.random() * BIND_WAIT_JITTER))
+            wait *= BIND_WAIT_FACTOR
+        else:
+            return
+
+
 class ApiBinder:
     def __init__(
         self,
@@ -87,16 +115,40 @@ class ApiBinder:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
-        wait = BIND_FIRST_WAIT_SECONDS
-        for attempt in range(1, BIND_ATTEMPTS + 1):
-            try:
-                with self.tally.span():
-                    self.bucket.wait()
-                    self.client.request("POST", path, body=body)
-            except ApiError as err:
-                if attempt == BIND_ATTEMPTS or not retriable(err):
-                    raise
-                self._sleep(wait * (1 + self._rng.random() * BIND_WAIT_JITTER))
-                wait *= BIND_WAIT_FACTOR
-            else:
-                return
+
+        def post() -> None:
+            with self.tally.span():
+                self.bucket.wait()
+                self.client.request("POST", path, body=body)
+
+        on_error(post, retriable, sleep=self._sleep, rng=self._rng)
+
+
+class ApiNominatedNodeWriter:
+    """The binding cycle's ``announce``: sets ``status.nominatedNodeName`` of a pod about to be
+    bound, as upstream's ``util.PatchPodStatus`` does (a strategic-merge patch of the status
+    subresource, retried on transient errors and conflicts). Raises on failure."""
+
+    def __init__(
+        self,
+        client: Client,
+        bucket: TokenBucket,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.client = client
+        self.bucket = bucket
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def __call__(self, pod: PodInfo, node_name: str) -> None:
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+        body = {"status": {"nominatedNodeName": node_name}}
+
+        def patch() -> None:
+            self.bucket.wait()
+            self.client.request("PATCH", path, body=body,
+                                content_type=CONTENT_STRATEGIC_MERGE_PATCH)  # fmt: skip
+
+        on_error(patch, retriable_with_conflict, sleep=self._sleep, rng=self._rng)

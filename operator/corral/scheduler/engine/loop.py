@@ -14,6 +14,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -40,8 +41,12 @@ class Failure:
     profile: str
     reason: str  # Unschedulable | SchedulerError
     message: str
-    nominated_node: str
+    # The pod's status.nominatedNodeName to write: None leaves it, "" clears it (a failed
+    # binding cycle, as upstream's clearNominatedNode), a name sets it (preemption).
+    nominated_node: str | None
     duration: float
+    # The node the binding cycle wrote into status.nominatedNodeName: newer than ``pod.raw``.
+    announced: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +93,12 @@ class SchedulingLoop:
         binding_workers: int = 16,
         nominator: Nominator | None = None,
         timing: EngineTiming | None = None,
+        announcer: Callable[[PodInfo, str], None] | None = None,
     ) -> None:
         self.nominator = nominator
+        # Writes status.nominatedNodeName before a binding cycle's PreBind or Permit wait
+        # (binding_cycle's ``announce``); raises on failure. None: nothing is written.
+        self.announcer = announcer
         # The scheduling thread's phases (PodScheduler marks filter and score, the cycle
         # post_filter and assume) and the binding threads' spans.
         self.timing = timing or EngineTiming()
@@ -174,7 +183,7 @@ class SchedulingLoop:
                     pod.scheduler_name,
                     REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
                     fit.message() if fit is not None else outcome.status.message,
-                    outcome.nominated_node_name,
+                    outcome.nominated_node_name or None,
                     time.monotonic() - started,
                 )
             )
@@ -196,8 +205,21 @@ class SchedulingLoop:
         qpi, host, scheduler, state = job.qpi, job.host, job.scheduler, job.state
         cycle, started, evaluated, feasible = job.cycle, job.started, job.evaluated, job.feasible
         pod = qpi.pod
+        announced = ""
+
+        def announce(about: PodInfo, node: str) -> None:
+            nonlocal announced
+            assert self.announcer is not None
+            try:
+                self.announcer(about, node)
+            except Exception as exc:  # upstream logs it and binds all the same
+                log.warning("setting the nominated node of %s to %s: %s", about.key, node, exc)
+            else:
+                announced = node
+
+        writes = announce if self.announcer is not None else None
         try:
-            status = binding_cycle(scheduler, state, pod, host, self.cache)
+            status = binding_cycle(scheduler, state, pod, host, self.cache, announce=writes)
         except Exception as exc:  # the binding cycle must always end in done or requeue
             log.exception("binding %s to %s failed unexpectedly", pod.key, host)
             with contextlib.suppress(CacheError):
@@ -211,13 +233,15 @@ class SchedulingLoop:
             )  # fmt: skip
             return
         rejecting = frozenset({status.plugin}) if status.is_rejected and status.plugin else None
+        if self.nominator is not None:
+            self.nominator.forget(pod.uid)  # upstream clears the nomination of a failed binding
         self._requeue(qpi, cycle, rejecting or frozenset())
         # Upstream (1.27+) reports the binding cycle's status as it is: its message without the
         # old "binding rejected: " prefix, Unschedulable when a plugin rejected the pod.
         reason = REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR
         self.reporter.failed(
             Failure(pod, pod.scheduler_name, reason, status.message, "",
-                    time.monotonic() - started)
+                    time.monotonic() - started, announced)
         )  # fmt: skip
 
     def _requeue(self, qpi: QueuedPodInfo, cycle: int, plugins: frozenset[str]) -> None:

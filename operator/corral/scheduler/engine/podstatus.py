@@ -2,8 +2,9 @@
 
 An unschedulable pod gets ``PodScheduled=False`` with reason ``Unschedulable`` (or
 ``SchedulerError``) and the FailedScheduling message; a pod for which preemption made room gets
-``status.nominatedNodeName``. Both are one strategic-merge patch of the ``status`` subresource,
-and skipped when the pod already says exactly that (no churn on every retry).
+``status.nominatedNodeName``, and a pod whose binding cycle failed has it cleared. Both are one
+strategic-merge patch of the ``status`` subresource, and skipped when the pod already says
+exactly that (no churn on every retry).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ def condition_patch(
         and current.get("reason") == reason
         and current.get("message") == message
     )
-    same_nomination = nominated_node is None or status.get("nominatedNodeName") == nominated_node
+    same_nomination = (
+        nominated_node is None or (status.get("nominatedNodeName") or "") == nominated_node
+    )
     if same_condition and same_nomination:
         return None
     patch: JSON = {}

@@ -20,13 +20,15 @@ _T = TypeVar("_T")
 class CycleState:
     """Not thread-safe by design: one cycle runs on one thread (batch plugins need no workers)."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_pre_bind_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, object] = {}
         # Plugins whose PreFilter/PreScore returned Skip: their Filter/Score is not run.
         self.skip_filter_plugins: frozenset[str] = frozenset()
         self.skip_score_plugins: frozenset[str] = frozenset()
+        # Plugins whose PreBindPreFlight returned Skip: their PreBind is not run.
+        self.skip_pre_bind_plugins: frozenset[str] = frozenset()
 
     def write(self, key: str, value: object) -> None:
         self._data[key] = value
@@ -46,4 +48,5 @@ class CycleState:
             copy._data[key] = clone() if callable(clone) else value
         copy.skip_filter_plugins = self.skip_filter_plugins
         copy.skip_score_plugins = self.skip_score_plugins
+        copy.skip_pre_bind_plugins = self.skip_pre_bind_plugins
         return copy

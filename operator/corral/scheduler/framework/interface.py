@@ -201,6 +201,18 @@ class PreBindPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PreBindPreFlightPlugin(Plugin, Protocol):
+    """Will this PreBind plugin do anything for ``pod`` on ``node_name``? Success: it will;
+    Skip: it will not (its PreBind is then not called); an error fails the binding cycle. Any
+    other code is an error too. Upstream (1.34+) asks it of every PreBind plugin before Permit's
+    wait; a PreBind plugin without it is taken to answer Success."""
+
+    def pre_bind_pre_flight(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> Status | None: ...
+
+
+@runtime_checkable
 class BindPlugin(Plugin, Protocol):
     """Bind the pod; return Skip to let the next bind plugin do it."""
 

@@ -31,6 +31,11 @@ class Code(enum.IntEnum):
     # rejector's events only.
     PENDING = 6
 
+    @property
+    def label(self) -> str:
+        """Upstream's ``Code.String()``: ``UnschedulableAndUnresolvable``, ``Skip``, ..."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
 
 @dataclass(frozen=True, slots=True)
 class Status:

@@ -539,6 +539,12 @@ class VolumeBinding:
 
     # --- PreBind ----------------------------------------------------------------------------------
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """PreBind acts only when Reserve left volumes to bind (a pod without claims has no
+        state: nothing to bind either)."""
+        s = state.read(STATE_KEY, _State)
+        return None if s is not None and not s.all_bound else Status(Code.SKIP)
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = state.read(STATE_KEY, _State)
         if s is None or s.all_bound:

@@ -1,5 +1,6 @@
 """ApiBinder's retries (upstream 1.37 ``util.BindPod``): which answers are posted again, how many
-times, and the waits between attempts. The waits go to an injected sleep: nothing is timed."""
+times, and the waits between attempts; the nominated-node patch's retries (``util.PatchPodStatus``:
+conflicts too). The waits go to an injected sleep: nothing is timed."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from corral.k8s import Client
+from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, Client
 from corral.k8s.client import ApiError
 from corral.k8s.ratelimit import TokenBucket
-from corral.scheduler.engine.binding import ApiBinder, retriable
+from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter, retriable
 from support.builders import pod_info
 
 
@@ -38,10 +39,10 @@ class ScriptedClient:
 
     def __init__(self, outcomes: list[ApiError | None]) -> None:
         self.outcomes = list(outcomes)
-        self.calls: list[tuple[str, str, Any]] = []
+        self.calls: list[tuple[Any, ...]] = []
 
-    def request(self, method: str, path: str, *, body: Any = None) -> None:
-        self.calls.append((method, path, body))
+    def request(self, method: str, path: str, *, body: Any = None, **options: Any) -> None:
+        self.calls.append((method, path, body, *options.values()))
         outcome = self.outcomes.pop(0)
         if outcome is not None:
             raise outcome
@@ -100,3 +101,32 @@ def test_a_refused_connection_to_a_real_socket_is_retriable() -> None:
         client.request("GET", "/version")
     assert raised.value.status == 0
     assert retriable(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "attempts", "fails"),
+    [
+        pytest.param([None], 1, None, id="written at once"),
+        pytest.param([CONFLICT, None], 2, None, id="a conflict is retried"),
+        pytest.param([UNAVAILABLE, INTERNAL, REFUSED, None], 4, None, id="3 retries"),
+        pytest.param([CONFLICT] * 4, 4, CONFLICT, id="gives up after 4 attempts"),
+        pytest.param([GATEWAY], 1, GATEWAY, id="504 Timeout is not retried"),
+    ],
+)
+def test_nominated_node_patch_retries(
+    outcomes: list[ApiError | None], attempts: int, fails: ApiError | None
+) -> None:
+    client = ScriptedClient(outcomes)
+    waits: list[float] = []
+    writer = ApiNominatedNodeWriter(client, TokenBucket(0, 1), sleep=waits.append,  # type: ignore[arg-type]
+                                    rng=random.Random(7))  # fmt: skip
+    if fails is None:
+        writer(pod_info("p"), "n1")
+    else:
+        with pytest.raises(ApiError) as raised:
+            writer(pod_info("p"), "n1")
+        assert raised.value is fails
+    assert client.calls == [("PATCH", "/api/v1/namespaces/default/pods/p/status",
+                             {"status": {"nominatedNodeName": "n1"}},
+                             CONTENT_STRATEGIC_MERGE_PATCH)] * attempts  # fmt: skip
+    assert len(waits) == attempts - 1

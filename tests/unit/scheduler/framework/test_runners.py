@@ -13,7 +13,7 @@ from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.status import Code, Status
 from support.builders import node, pod_info, snapshot_of
-from support.scheduler_fakes import SKIP, registry_of
+from support.scheduler_fakes import SKIP, FakeBind, FakePreBind, registry_of
 
 NO = Status.of(Code.UNSCHEDULABLE, "no")
 NEVER = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "never")
@@ -62,6 +62,9 @@ class Scripted:
 
     def permit(self, *_: Any) -> tuple[Status | None, float]:
         return self._call("permit"), 5.0
+
+    def pre_bind_pre_flight(self, *_: Any) -> Status | None:
+        return self._call("pre_flight")
 
     def pre_bind(self, *_: Any) -> Status | None:
         return self._call("pre_bind")
@@ -145,6 +148,53 @@ def test_pre_bind_skip_runs_the_rest() -> None:
     fwk, log = framework(SKIP, NO)
     assert fwk.run_pre_bind(CycleState(), POD, "n") == NO.with_plugin("B")
     assert log == ["pre_bind A", "pre_bind B"]
+
+
+UNSUPPORTED = (
+    'PreBindPreFlight A returned "{}", which is unsupported. It is supposed to return Success, '
+    "Skip, or Error status"
+)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "want", "called", "skipped"),
+    [
+        pytest.param((None, OK), None, "AB", frozenset(), id="both will act"),
+        pytest.param((SKIP, None), None, "AB", frozenset("A"), id="one will act"),
+        pytest.param((SKIP, SKIP), SKIP, "AB", frozenset("AB"), id="none will act: Skip"),
+        pytest.param((BOOM, None), Status(Code.ERROR, ('running PreBindPreFlight "A": boom',),
+                                          "A"), "A", frozenset(), id="error"),
+        pytest.param((NO, None), Status(Code.ERROR, (UNSUPPORTED.format("Unschedulable"),), "A"),
+                     "A", frozenset(), id="a rejection is unsupported: an error"),
+        pytest.param((WAIT, None), Status(Code.ERROR, (UNSUPPORTED.format("Wait"),), "A"), "A",
+                     frozenset(), id="wait is unsupported: an error"),
+    ],
+)  # fmt: skip
+def test_run_pre_bind_pre_flights(
+    statuses: tuple[Status | None, ...], want: Status | None, called: str, skipped: frozenset[str]
+) -> None:
+    fwk, log = framework(*statuses)
+    state = CycleState()
+    assert fwk.run_pre_bind_pre_flights(state, POD, "n") == want
+    assert log == [f"pre_flight {c}" for c in called]
+    assert state.skip_pre_bind_plugins == skipped
+
+
+def test_pre_bind_passes_by_the_plugins_whose_pre_flight_skipped() -> None:
+    fwk, log = framework(None, None, None)
+    state = CycleState()
+    state.skip_pre_bind_plugins = frozenset("B")
+    assert fwk.run_pre_bind(state, POD, "n") is None
+    assert log == ["pre_bind A", "pre_bind C"]
+    assert state.clone().skip_pre_bind_plugins == frozenset("B")
+
+
+def test_a_pre_bind_plugin_without_pre_flight_counts_as_acting() -> None:
+    plain, binder = FakePreBind("Plain"), FakeBind("B", None)
+    profile = ResolvedProfile(scheduler_name="test", queue_sort=("FakeQueueSort",),
+                              pre_bind=("Plain",), bind=("B",))  # fmt: skip
+    fwk = Framework(profile, registry_of(plain, binder))
+    assert fwk.run_pre_bind_pre_flights(CycleState(), POD, "n") is None
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ Reserve/Permit/Bind, and a full cycle with the in-tree plugins."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,8 @@ from support.scheduler_fakes import (
     FakeNodeFilter,
     FakeNormalizedScore,
     FakePermit,
+    FakePreBind,
+    FakePreBindPreFlight,
     FakePreFilter,
     FakeReserve,
     FakeScore,
@@ -425,6 +428,58 @@ def test_permit_wait(decide: str, want: Status | None) -> None:
     assert bind.bound == ([("p", "n0")] if want is None else [])
     assert (cache.get_pod(p.uid) is not None) is (want is None)
     assert sched.fwk.get_waiting_pod(p.uid) is None
+
+
+OK = Status(Code.SUCCESS)
+ANNOUNCES = [
+    # id, PreBind plugins (name, PreBindPreFlight answer; None: no PreBindPreFlight), Permit
+    # waits, the pod already nominated to the host, announced, the binding cycle's status
+    pytest.param([("P", OK)], False, False, True, None, id="PreBind will act: announced"),
+    pytest.param([("P", SKIP)], False, False, False, None, id="no PreBind acts: not announced"),
+    pytest.param([("P", SKIP), ("Q", OK)], False, False, True, None, id="one of two acts"),
+    pytest.param([("P", "none")], False, False, True, None,
+                 id="without PreBindPreFlight: taken to act"),
+    pytest.param([], False, False, False, None, id="no PreBind plugins"),
+    pytest.param([], True, False, True, None, id="Permit makes the pod wait: announced"),
+    pytest.param([("P", OK)], False, True, False, None,
+                 id="already nominated to the host: not written again"),
+    pytest.param([("P", Status.error("boom"))], False, False, False,
+                 Status(Code.ERROR, ('running PreBindPreFlight "P": boom',), "P"),
+                 id="PreBindPreFlight error: the cycle fails before anything is written"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("pre_binds", "waits", "nominated", "announced", "want"), ANNOUNCES)
+def test_the_binding_cycle_announces_the_host_when_it_will_take_time(
+    pre_binds: list[tuple[str, Any]], waits: bool, nominated: bool, announced: bool,
+    want: Status | None,
+) -> None:  # fmt: skip
+    plugins = [FakePreBind(n) if a == "none" else FakePreBindPreFlight(n, a) for n, a in pre_binds]
+    reserve, bind = FakeReserve("R"), FakeBind("FakeBind", None)
+    permit = FakePermit("W", Status(Code.WAIT) if waits else None, timeout=60.0)
+    names = tuple(p.name for p in plugins)
+    sched = _scheduler(*plugins, reserve, permit, bind, pre_bind=names, reserve=("R",),
+                       permit=("W",))  # fmt: skip
+    cache = _cache(1)
+    p = replace(pod_info("p"), nominated_node_name="n0" if nominated else "")
+    state = CycleState()
+    assert scheduling_cycle(sched, state, p, cache.snapshot(), cache).ok
+    if waits:
+        waiting = sched.fwk.get_waiting_pod(p.uid)
+        assert waiting is not None
+        waiting.allow("W")
+    written: list[tuple[str, str]] = []
+    status = binding_cycle(sched, state, p, "n0", cache,
+                           announce=lambda pod, host: written.append((pod.name, host)))  # fmt: skip
+    assert status == want
+    assert written == ([("p", "n0")] if announced else [])
+    assert bind.bound == ([("p", "n0")] if want is None else [])
+    if want is not None:  # undone: Unreserve ran and the pod is forgotten
+        assert reserve.log == ["reserve n0", "unreserve n0"]
+        assert cache.get_pod(p.uid) is None
+    for plugin in plugins:  # PreBind runs unless its PreBindPreFlight skipped (or failed)
+        ran = want is None and getattr(plugin, "pre_flight", None) != SKIP
+        assert ("pre_bind n0" in plugin.log) is ran
 
 
 def test_permit_rejection_fails_the_scheduling_cycle() -> None:

@@ -636,3 +636,31 @@ def test_affinity_masks_follow_node_label_changes() -> None:
     assert feasible() == ["n1", "n3"]  # from the kept masks
     cache.add_node(node_from_json(node("n2", labels={"zone": "b"})))
     assert feasible() == ["n1", "n2", "n3"]
+
+
+@pytest.mark.parametrize(
+    ("objects", "claims", "acts"),
+    [
+        pytest.param([WFFC], [], False, id="no claims: nothing to bind"),
+        pytest.param([WFFC, pvc(volume="pv-a", bound=True),
+                      pv("pv-a", node="n1", claim=("default", "data", "u1"), phase="Bound")],
+                     ["data"], False, id="every claim bound: nothing to bind"),
+        pytest.param([WFFC, pvc(uid="u1"), pv("pv-1", node="n1")], ["data"], True,
+                     id="a claim to bind to a PV"),
+        pytest.param([DYNAMIC, pvc(storage_class="dynamic")], ["data"], True,
+                     id="a claim to provision"),
+    ],
+)  # fmt: skip
+def test_pre_bind_pre_flight_says_whether_pre_bind_will_act(
+    objects: list[dict[str, Any]], claims: list[str], acts: bool
+) -> None:
+    plugin = plugin_for(objects)
+    pod = pod_of(*claims)
+    if claims:
+        state = reserve_on(plugin, pod, "n1")
+    else:
+        state = CycleState()
+        _, status = plugin.pre_filter(state, pod, snapshot_of(NODES))
+        assert status == Status(Code.SKIP)
+    want = None if acts else Status(Code.SKIP)
+    assert plugin.pre_bind_pre_flight(state, pod, "n1") == want

@@ -482,10 +482,42 @@ class Framework:
             return s
         return Status.error(f"waiting on permit for pod: {s.message}").with_plugin(s.plugin)
 
+    def will_wait_on_permit(self, pod: PodInfo) -> bool:
+        return self.waiting_pods.get(pod.uid) is not None
+
+    def run_pre_bind_pre_flights(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> Status | None:
+        """Upstream's RunPreBindPreFlights: ``None`` (Success) when at least one PreBind plugin
+        will act, Skip when none will, or the first error. Records in ``state`` the plugins that
+        will not act, so that PreBind passes them by."""
+        answer: Status | None = Status(Code.SKIP)
+        skipped: set[str] = set()
+        for pl in self.pre_bind:
+            s = (
+                pl.pre_bind_pre_flight(state, pod, node_name)
+                if isinstance(pl, fw.PreBindPreFlightPlugin)
+                else None
+            )
+            if s is None or s.is_success:
+                answer = None
+            elif s.is_skip:
+                skipped.add(pl.name)
+            elif s.code == Code.ERROR:
+                return _error("running PreBindPreFlight", pl.name, s)
+            else:
+                return Status.error(
+                    f'PreBindPreFlight {pl.name} returned "{s.code.label}", which is '
+                    "unsupported. It is supposed to return Success, Skip, or Error status"
+                ).with_plugin(pl.name)
+        state.skip_pre_bind_plugins = frozenset(skipped)
+        return answer
+
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        skipped = state.skip_pre_bind_plugins
         return _run_in_order(
             "PreBind",
-            self.pre_bind,
+            [pl for pl in self.pre_bind if pl.name not in skipped],
             lambda pl: pl.pre_bind(state, pod, node_name),
             skip_passes=True,
         )

@@ -1,7 +1,11 @@
 """The scheduling cycle after host selection, and the binding cycle (upstream schedule_one.go).
 
 Scheduling cycle (on the scheduler's thread): schedule → assume → Reserve → Permit. Binding
-cycle (may run on a worker thread): wait on Permit → PreBind → Bind → finish binding → PostBind.
+cycle (may run on a worker thread): PreBindPreFlight → wait on Permit → PreBind → Bind → finish
+binding → PostBind. When PreBind will act or Permit makes the pod wait, the pod's
+``status.nominatedNodeName`` is set to its host first (upstream's NominatedNodeNameForExpectation,
+on by default since 1.35), telling others such as an autoscaler that the pod is about to land
+there; the caller writes it (``announce``), and a failed write does not stop the binding.
 Bind asks an interested binder extender first and the Bind plugins only when none took it.
 Any failure after assume runs Unreserve and forgets the pod, so the cache never keeps a pod
 that was not bound. The cache is reached through :class:`Assumer` to keep the framework free of
@@ -10,6 +14,7 @@ backend imports.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -109,9 +114,22 @@ def binding_cycle(
     pod: PodInfo,
     host: str,
     assumer: Assumer,
+    *,
+    announce: Callable[[PodInfo, str], None] | None = None,
 ) -> Status | None:
-    """Returns ``None`` when bound; otherwise the failure (the pod was forgotten)."""
+    """Returns ``None`` when bound; otherwise the failure (the pod was forgotten). ``announce``
+    writes ``status.nominatedNodeName`` and must not raise (None: nothing is written)."""
     fwk = scheduler.fwk
+    s = fwk.run_pre_bind_pre_flights(state, pod, host)
+    if s is not None and (s.code == Code.ERROR or s.is_rejected):
+        _undo(scheduler, state, pod, host, assumer)
+        return s
+    if (
+        announce is not None
+        and (s is None or fwk.will_wait_on_permit(pod))
+        and pod.nominated_node_name != host
+    ):
+        announce(pod, host)
     s = fwk.wait_on_permit(pod)
     if s is not None and s.is_rejected:
         s = Status.of(s.code, host_fit_error(pod, s).message()).with_plugin(s.plugin)
@@ -122,9 +140,16 @@ def binding_cycle(
         if not bound:
             s = fwk.run_bind(state, pod, host)
     if s is not None:
-        fwk.run_unreserve(state, pod, host)
-        assumer.forget_pod(pod)
+        _undo(scheduler, state, pod, host, assumer)
         return s
     assumer.finish_binding(pod)
     fwk.run_post_bind(state, pod, host)
     return None
+
+
+def _undo(
+    scheduler: PodScheduler, state: CycleState, pod: PodInfo, host: str, assumer: Assumer
+) -> None:
+    """After assume, any failure: Unreserve, and forget the pod."""
+    scheduler.fwk.run_unreserve(state, pod, host)
+    assumer.forget_pod(pod)

@@ -454,6 +454,11 @@ class DynamicResources:
 
     # --- PreBind ---------------------------------------------------------------------------
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """PreBind acts (writes or waits) only for a pod with claims."""
+        s = state.read(STATE_KEY, _State)
+        return None if s is not None and s.claims else Status(Code.SKIP)
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = state.read(STATE_KEY, _State)
         writer = self._handle.claim_writer

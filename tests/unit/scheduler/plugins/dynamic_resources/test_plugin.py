@@ -299,3 +299,17 @@ def test_post_filter_without_pre_filter_state_is_upstreams_error() -> None:
     plugin.pre_filter(state, pod_from_json(pod("p")), snapshot_of(NODES))
     _, status = plugin.post_filter(state, pod_from_json(pod("p")), {})  # type: ignore[arg-type]
     assert status == Status(Code.UNSCHEDULABLE)
+
+
+def test_pre_bind_pre_flight_says_whether_pre_bind_will_act() -> None:
+    handle = store(GPU_CLASS, SLICE_A, (listers.RESOURCE_CLAIM, claim("c1")))
+    plugin = dra.DynamicResources(cast(Handle, handle))
+    plain, state = pod_from_json(pod("plain")), CycleState()
+    assert plugin.pre_filter(state, plain, snapshot_of(NODES)) == (None, Status(Code.SKIP))
+    assert plugin.pre_bind_pre_flight(state, plain, "node-a") == Status(Code.SKIP)
+    assert plugin.pre_bind_pre_flight(CycleState(), plain, "node-a") == Status(Code.SKIP)
+    claiming = claiming_pod("p", "c1")
+    plugin, state, verdicts = run_filter(handle, claiming)
+    assert verdicts["node-a"] is None
+    assert plugin.reserve(state, claiming, "node-a") is None
+    assert plugin.pre_bind_pre_flight(state, claiming, "node-a") is None
