@@ -89,6 +89,7 @@ from corral.scheduler.plugins.dynamic_resources.allocator import (
     MatchCache,
     claim_key,
 )
+from corral.scheduler.plugins.dynamic_resources.assumed import AssumedClaims, version
 from corral.scheduler.plugins.dynamic_resources.claims import (
     ClaimError,
     key_of,
@@ -144,6 +145,9 @@ class DynamicResources:
         binding_timeout: float = binding.BINDING_TIMEOUT_DEFAULT,
     ) -> None:
         self._handle = handle
+        # The claims as PreBind wrote them, over the informers' (upstream's assume cache).
+        objects = getattr(handle, "objects", None)
+        self._claims = AssumedClaims(objects) if objects is not None else None
         self.filter_timeout = filter_timeout  # seconds; 0: no limit
         self.binding_timeout = binding_timeout
         # PreBind's wait ends early when the engine stops (upstream cancels its context);
@@ -164,7 +168,7 @@ class DynamicResources:
     # --- PreEnqueue / PreFilter ------------------------------------------------------------
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
-        objects = self._handle.objects
+        objects = self._claims
         if not pod.has_resource_claims or objects is None:
             return None
         try:
@@ -179,7 +183,7 @@ class DynamicResources:
         # Written first, as upstream's: PostFilter finds no state only when an earlier
         # PreFilter plugin rejected the pod (and then fails with upstream's "not found").
         state.write(STATE_KEY, _State([], [], []))
-        objects = self._handle.objects
+        objects = self._claims
         wants_extended = self._extended_classes.backs_any(pod.requests.scalar)
         if not pod.has_resource_claims and not wants_extended:
             return None, Status(Code.SKIP)
@@ -271,10 +275,12 @@ class DynamicResources:
                     in_flight.append(allocation)
                     continue
                 current = objects.get(listers.RESOURCE_CLAIM, namespace, name)
-                if current is None or uid_of(current) != uid or _allocation_of(current):
-                    del self._in_flight[uid]  # the informer has it (or it is gone)
-                else:
+                if current is None or uid_of(current) != uid:
+                    del self._in_flight[uid]  # the claim is gone
+                elif not _allocation_of(current):
                     in_flight.append(allocation)
+                # else written (PreBind may still wait for its binding conditions): the claim's
+                # own status counts it; it stays in flight for PreFilter until PreBind ends.
         return self._in_use[1].plus(gather(in_flight))
 
     # --- Filter ----------------------------------------------------------------------------
@@ -428,8 +434,10 @@ class DynamicResources:
         if s is None:
             return
         with self._lock:
-            for index in s.chosen:
-                self._in_flight.pop(uid_of(s.claims[index]), None)
+            undone = [i for i in s.chosen if self._in_flight.pop(uid_of(s.claims[i]), None)]
+        if self._claims is not None:  # an allocation still in flight was never made
+            for index in undone:
+                self._claims.restore(*_namespace_name(s.claims[index]))
         writer = self._handle.claim_writer
         if writer is None:
             return
@@ -472,20 +480,26 @@ class DynamicResources:
                     self._bind_extended(writer, s, pod, node_name)
                 else:
                     s.claims[index] = _bind_claim(writer, claim, s.chosen.get(index), pod)
+                    if self._claims is not None:
+                        self._claims.assume(s.claims[index])
             except listers.WriteError as err:
                 return Status.error(str(err))
-        if not binding.pending(s.claims):
-            return None
-        message = binding.wait(
-            s.claims,
-            self._current,
-            self.binding_timeout,
-            clock=self.clock,
-            sleep=self.sleep,
-            now=self.now,
-            stopped=self._closing.is_set,
-        )
-        return None if message is None else Status.error(message)
+        if binding.pending(s.claims):
+            message = binding.wait(
+                s.claims,
+                self._current,
+                self.binding_timeout,
+                clock=self.clock,
+                sleep=self.sleep,
+                now=self.now,
+                stopped=self._closing.is_set,
+            )
+            if message is not None:
+                return Status.error(message)
+        with self._lock:  # allocated for good: the claims' own status says so from now on
+            for index in s.chosen:
+                self._in_flight.pop(uid_of(s.claims[index]), None)
+        return None
 
     def _current(self, claim: Json) -> Json | None:
         """The claim as the informers have it, or as PreBind wrote it if that is newer (upstream
@@ -498,7 +512,7 @@ class DynamicResources:
         seen = objects.get(listers.RESOURCE_CLAIM, namespace, name)
         if seen is None or uid_of(seen) != uid_of(claim):
             return seen
-        return claim if _version(claim) > _version(seen) else seen
+        return claim if version(claim) > version(seen) else seen
 
     def close(self) -> None:
         """Stop every PreBind wait at once (the engine is stopping or lost its lease)."""
@@ -653,9 +667,9 @@ def _score(s: _State, allocations: list[Json] | None) -> int:
     return total
 
 
-def _version(claim: Json) -> int:
-    text = str((claim.get("metadata") or {}).get("resourceVersion") or "0")
-    return int(text) if text.isdigit() else 0
+def _namespace_name(claim: Json) -> tuple[str, str]:
+    meta = claim.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
 def _bind_claim(
