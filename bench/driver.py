@@ -49,6 +49,7 @@ from corral.k8s import CONTENT_MERGE_PATCH, ApiError, Client
 from corral.k8s.aio import AsyncClient
 from corral.testing import LocalCluster, fake_node
 from corral.testing.nodes import wait_ready
+from corral.testing.processes import ProcessError
 
 CREATE_CONCURRENCY: Final = 32
 SETTLE_QUIET_S: Final = 2.0  # QueueingHintsChurn: no attempt for this long = settled
@@ -608,6 +609,21 @@ def _record_counters(
         )
 
 
+CLUSTER_START_ATTEMPTS: Final = 2
+
+
+def _start_cluster(directory: Path, *, lean: bool, say: Any) -> LocalCluster | None:
+    """A fresh control plane, started again once if it fails (nothing is measured yet, so a
+    second start biases nothing); None when both attempts failed, each failure said."""
+    for attempt in range(1, CLUSTER_START_ATTEMPTS + 1):
+        try:
+            return LocalCluster.up(directory / f"cluster-{attempt}", lean=lean)
+        except ProcessError as exc:
+            say(f"  control plane start {attempt} of {CLUSTER_START_ATTEMPTS} failed: "
+                f"{str(exc).splitlines()[0]}")  # fmt: skip
+    return None
+
+
 def run_one(
     workload: Workload,
     kind: str,
@@ -638,7 +654,12 @@ def run_one(
         lean=lean,
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix=f"corral-bench-{kind}-") as tmp:
-        cluster = LocalCluster.up(Path(tmp), lean=lean)
+        cluster = _start_cluster(Path(tmp), lean=lean, say=say)
+        if cluster is None:
+            result.error = "the control plane did not start (twice); see the log above"
+            result.wall_s = time.monotonic() - started
+            say(f"  {workload.name:<26} {kind:<8} ERROR {result.error}")
+            return result
         scheduler: SchedulerProcess | None = None
         try:
             t = time.monotonic()

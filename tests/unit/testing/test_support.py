@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -16,7 +17,13 @@ from corral.testing.binaries import (
     load_versions,
 )
 from corral.testing.credentials import IDENTITIES, create_credentials
-from corral.testing.processes import free_port, is_running, processes_mentioning, terminate
+from corral.testing.processes import (
+    ephemeral_range,
+    free_port,
+    is_running,
+    processes_mentioning,
+    terminate,
+)
 
 
 def test_versions_file_pins_all_three(tmp_path: Path) -> None:
@@ -61,9 +68,38 @@ def test_token_file_has_one_identity_per_component(tmp_path: Path) -> None:
     assert oct(creds.token_file.stat().st_mode & 0o777) == "0o600"
 
 
-def test_free_port_is_bindable() -> None:
-    port = free_port()
-    assert 1024 < port < 65536
+@pytest.mark.parametrize(
+    ("ephemeral", "below"),
+    [
+        pytest.param(None, True, id="this machine's range: below it"),
+        pytest.param((32768, 60999), True, id="Linux's default range: below it"),
+        pytest.param((1500, 65000), False, id="no room below the range: the kernel's choice"),
+    ],
+)
+def test_free_port_is_bindable_and_not_ephemeral(
+    ephemeral: tuple[int, int] | None, below: bool
+) -> None:
+    low = (ephemeral or ephemeral_range())[0]
+    for _ in range(20):
+        port = free_port(ephemeral=ephemeral)
+        assert 1024 < port < 65536
+        if below:
+            assert port < low
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port))  # free when returned
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        pytest.param("32768\t60999\n", (32768, 60999), id="read"),
+        pytest.param("garbage", (32768, 60999), id="unreadable: Linux's default"),
+    ],
+)
+def test_ephemeral_range(tmp_path: Path, text: str, want: tuple[int, int]) -> None:
+    path = tmp_path / "range"
+    path.write_text(text)
+    assert ephemeral_range(path) == want
 
 
 def test_terminate_stops_a_process_group(tmp_path: Path) -> None:
