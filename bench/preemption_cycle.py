@@ -58,7 +58,7 @@ def measure(nodes: int, cycles: int) -> tuple[float, str]:
     start = time.process_time()
     for _ in range(cycles):
         outcome = scheduling_cycle(scheduler, CycleState(), preemptor, snapshot, cache)
-        nominated = outcome.nominated_node_name
+        nominated = outcome.nominated_node_name or ""
     return (time.process_time() - start) / cycles * 1000, nominated
 
 

@@ -172,9 +172,11 @@ class SchedulingLoop:
             qpi.pending_plugins = (
                 frozenset(fit.diagnosis.pending_plugins) if fit is not None else frozenset()
             )
-            if outcome.nominated_node_name and self.nominator is not None:
-                # Preemption made room there: count this pod on that node from now on.
-                self.nominator.nominate(pod, outcome.nominated_node_name)
+            nominated = outcome.nominated_node_name
+            if self.nominator is not None and nominated is not None:
+                # Preemption made room there: count this pod on that node from now on; or
+                # the failure clears the pod's nomination.
+                self.nominator.nominate(pod, nominated)
             self._requeue(qpi, cycle, plugins)
             rejected = fit is not None or outcome.status.is_rejected
             self.reporter.failed(
@@ -183,7 +185,7 @@ class SchedulingLoop:
                     pod.scheduler_name,
                     REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
                     fit.message() if fit is not None else outcome.status.message,
-                    outcome.nominated_node_name or None,
+                    nominated,
                     time.monotonic() - started,
                 )
             )

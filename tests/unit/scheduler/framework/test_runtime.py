@@ -13,7 +13,7 @@ import pytest
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import FitError
-from corral.scheduler.framework.interface import FilterVerdict, PreFilterResult
+from corral.scheduler.framework.interface import FilterVerdict, PostFilterResult, PreFilterResult
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
 from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
@@ -312,9 +312,53 @@ def test_filter_error_aborts_the_cycle() -> None:
         )
 
 
-def test_no_nodes() -> None:
-    with pytest.raises(StatusError, match="no nodes available to schedule pods"):
+def test_no_nodes_is_unschedulable_not_an_error() -> None:
+    with pytest.raises(StatusError, match="no nodes available to schedule pods") as raised:
         _scheduler().schedule_pod(CycleState(), pod_info("p"), Cache().snapshot())
+    assert raised.value.status.code == UUR  # upstream's ErrNoNodesAvailable
+
+
+class _PostFilter:
+    """A PostFilter plugin answering ``result`` (and Unschedulable)."""
+
+    name = "PF"
+
+    def __init__(self, result: PostFilterResult | None) -> None:
+        self.result = result
+
+    def post_filter(self, *_: Any) -> tuple[PostFilterResult | None, Status]:
+        return self.result, Status.of(Code.UNSCHEDULABLE, "nothing to preempt")
+
+
+NEVER = FakeNodeFilter("F", lambda n: Status.of(UUR, "never"))
+NOMINATIONS = [
+    # id, plugins and points, nodes, the outcome's nominated node (None: left as it is)
+    pytest.param((NEVER,), {"filter": ("F",)}, 1, "", id="no PostFilter plugins: cleared"),
+    pytest.param((NEVER, _PostFilter(None)), {"filter": ("F",), "post_filter": ("PF",)}, 1,
+                 None, id="PostFilter offers nothing: left"),
+    pytest.param((NEVER, _PostFilter(PostFilterResult(""))),
+                 {"filter": ("F",), "post_filter": ("PF",)}, 1, "",
+                 id="PostFilter clears it (no preemption candidate)"),
+    pytest.param((NEVER, _PostFilter(PostFilterResult("n0"))),
+                 {"filter": ("F",), "post_filter": ("PF",)}, 1, "n0", id="preemption made room"),
+    pytest.param((), {}, 0, "", id="no nodes: cleared"),
+    pytest.param((FakeReserve("R", Status.of(Code.UNSCHEDULABLE, "no")),), {"reserve": ("R",)},
+                 1, "", id="Reserve rejects: cleared"),
+    pytest.param((FakePermit("W", Status.error("boom")),), {"permit": ("W",)}, 1, "",
+                 id="Permit fails: cleared"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("plugins", "points", "nodes", "want"), NOMINATIONS)
+def test_a_failed_scheduling_cycle_says_what_becomes_of_the_nomination(
+    plugins: tuple[Any, ...], points: dict[str, Any], nodes: int, want: str | None
+) -> None:
+    cache = _cache(nodes)
+    outcome = scheduling_cycle(
+        _scheduler(*plugins, **points), CycleState(), pod_info("p"), cache.snapshot(), cache
+    )
+    assert not outcome.ok
+    assert outcome.nominated_node_name == want
 
 
 # --- score ------------------------------------------------------------------------------------

@@ -44,7 +44,9 @@ class CycleOutcome:
     result: ScheduleResult | None = None
     status: Status | None = None  # None: success (or Wait, see ``waiting``)
     fit_error: FitError | None = None
-    nominated_node_name: str = ""
+    # A failure's word on the pod's nominated node (upstream's NominatingInfo): None leaves it
+    # (PostFilter ran and offered nothing), "" clears it, a name sets it (preemption made room).
+    nominated_node_name: str | None = None
     waiting: bool = False
 
     @property
@@ -63,17 +65,17 @@ def scheduling_cycle(
     try:
         result = scheduler.schedule_pod(state, pod, snapshot)
     except FitError as err:
-        nominated = ""
+        nominated: str | None = ""  # no PostFilter plugins: upstream clears the nomination
         if fwk.post_filter:
             # Even a PostFilter error only adds its message: the pod is still Unschedulable.
             post, s = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
             err.diagnosis.post_filter_msg = s.message
-            nominated = post.nominated_node_name if post is not None else ""
+            nominated = post.nominated_node_name if post is not None else None
             scheduler.mark("post_filter")
         status = Status.of(Code.UNSCHEDULABLE, err.message())
         return CycleOutcome(status=status, fit_error=err, nominated_node_name=nominated)
     except StatusError as err:
-        return CycleOutcome(status=err.status)
+        return CycleOutcome(status=err.status, nominated_node_name="")
 
     host = result.suggested_host
     assumer.assume_pod(pod, host)
@@ -101,11 +103,12 @@ def host_fit_error(pod: PodInfo, status: Status) -> FitError:
 
 
 def _rejected_on_host(result: ScheduleResult, pod: PodInfo, status: Status) -> CycleOutcome:
+    """Reserve or Permit said no: the pod is forgotten and its nomination cleared."""
     if not status.is_rejected:
-        return CycleOutcome(result=result, status=status)
+        return CycleOutcome(result=result, status=status, nominated_node_name="")
     err = host_fit_error(pod, status)
     wrapped = Status.of(status.code, err.message()).with_plugin(status.plugin)
-    return CycleOutcome(result=result, status=wrapped, fit_error=err)
+    return CycleOutcome(result=result, status=wrapped, fit_error=err, nominated_node_name="")
 
 
 def binding_cycle(

@@ -94,7 +94,8 @@ class PodScheduler:
     def schedule_pod(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
         """Raises :class:`FitError` when no node fits, :class:`StatusError` on an Error."""
         if snapshot.num_nodes == 0:
-            raise StatusError(Status.error(NO_NODES_AVAILABLE))
+            # Upstream's ErrNoNodesAvailable: Unschedulable (waiting for a node), not an error.
+            raise StatusError(Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE))
         self.fwk.set_snapshot(snapshot)
         feasible, diagnosis = self._find_nodes_that_fit(state, pod, snapshot)
         self.mark("filter")
