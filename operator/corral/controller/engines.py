@@ -32,7 +32,6 @@ import hashlib
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -48,6 +47,7 @@ from corral.api import SchedulerProfile
 from corral.api.scheduler_config import EXTENDER_TLS_ROOT
 from corral.k8s import ApiError, Client
 from corral.k8s.kubeconfig import write_token_kubeconfig
+from corral.ports import free_port
 from corral.render import Rendered, names
 
 TOKEN_SECONDS: Final = 3600 * 6
@@ -90,12 +90,6 @@ class _Profile:
     config_hash: str
     argv_base: tuple[str, ...] = field(default_factory=tuple)
     secrets_digest: str = ""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def container_command(rendered: Rendered) -> list[str]:
