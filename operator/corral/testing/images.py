@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from corral.testing.binaries import NodeBinaries
+from corral.testing.binaries import NodeBinaries, load_node_pins
+from corral.testing.hostpackages import ensure_packages
 
 # Bump when the base's recipe changes: the cached base is keyed by it.
 BASE_VERSION: Final = "bookworm-python3.11-1"
@@ -156,6 +157,7 @@ def python_base(cache: Path | None = None) -> Path:
     if out.is_file():
         _say(f"base {BASE_IMAGE}: cached ({out})")
         return out
+    ensure_packages(load_node_pins().image_packages)  # debootstrap, on a fresh machine
     cache.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(dir=cache, prefix="base-") as tmp:
@@ -197,6 +199,7 @@ def build_image(repo: Path, out_dir: Path, version: str, *, base: Path | None = 
     rebuild with an unchanged dependency layer is quick. The host's CA bundle is mounted for
     ``RUN pip install`` (some networks intercept TLS) and nothing of it stays in the image.
     """
+    ensure_packages(load_node_pins().image_packages)  # buildah and its runtime
     started = time.monotonic()
     base = base or python_base()
     store = images_cache() / "buildah"

@@ -12,6 +12,7 @@ import pytest
 
 from corral.testing import LocalCluster, devcluster, hoststate, realnode
 from corral.testing.binaries import ensure_node_binaries
+from corral.testing.hostpackages import ensure_packages
 from corral.testing.processes import wait_for
 
 # Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
@@ -43,6 +44,7 @@ SERVICE = {
 
 def test_down_restores_the_host(tmp_path: Path) -> None:
     node = ensure_node_binaries()
+    ensure_packages(node.pins.packages)  # iptables for the snapshot, on a fresh machine
     directory = tmp_path / "c"
     watched = (str(node.directory) + "/", str(directory) + "/")
     realnode.wait_until_free(LOCK_WAIT)
