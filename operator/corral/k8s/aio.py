@@ -1,9 +1,10 @@
 """The asyncio JSON client the engine and the operator run on (aiohttp, as kopf uses).
 
-Same contract as :mod:`corral.k8s.client`: plain JSON in and out, :class:`ApiError` for every
-non-2xx answer. Credentials and trust come from the synchronous :class:`Client`'s configuration
-(kubeconfig or in-cluster). Requests other than watches pass a client-side token bucket
-(:mod:`corral.k8s.ratelimit`) honouring ``clientConnection.qps`` / ``burst``.
+Same contract as :mod:`corral.k8s.client`: plain JSON in and out (``send`` may write protobuf),
+:class:`ApiError` for every non-2xx answer. Credentials and trust come from the synchronous
+:class:`Client`'s configuration (kubeconfig or in-cluster). Requests other than watches pass a
+client-side token bucket (:mod:`corral.k8s.ratelimit`) honouring ``clientConnection.qps`` /
+``burst``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,16 @@ from urllib.parse import urlencode
 import aiohttp
 import orjson
 
-from corral.k8s.client import CONTENT_APPLY_PATCH, CONTENT_JSON, JSON, ApiError, Client, api_error
+from corral.k8s import protobuf
+from corral.k8s.client import (
+    ACCEPT_PROTOBUF,
+    CONTENT_APPLY_PATCH,
+    CONTENT_JSON,
+    JSON,
+    ApiError,
+    Client,
+    api_error,
+)
 from corral.k8s.ratelimit import TokenBucket
 
 WATCH_READ_TIMEOUT: Final = 600.0  # longer than any timeoutSeconds the informers ask for
@@ -57,8 +67,8 @@ class AsyncClient:
             await self._session.close()
             self._session = None
 
-    def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": CONTENT_JSON, "User-Agent": "corral"}
+    def _headers(self, content_type: str | None, accept: str = CONTENT_JSON) -> dict[str, str]:
+        headers = {"Accept": accept, "User-Agent": "corral"}
         auth = self._sync.authorization()
         if auth:
             headers["Authorization"] = auth
@@ -82,11 +92,47 @@ class AsyncClient:
         content_type: str = CONTENT_JSON,
         timeout: float = 30.0,
     ) -> Any:
+        payload = None if body is None else json.dumps(body).encode()
+        data = await self._exchange(
+            method, path, params, payload, content_type, accept=CONTENT_JSON, timeout=timeout
+        )
+        return orjson.loads(data) if data else None
+
+    async def send(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        content_type: str = CONTENT_JSON,
+        timeout: float = 30.0,
+    ) -> None:
+        """:meth:`corral.k8s.client.Client.send` on the event loop: POST ``body``, its answer
+        unread, as protobuf when ``content_type`` asks for it and the object can be written so."""
+        payload = protobuf.encode(body) if content_type == protobuf.CONTENT_PROTOBUF else None
+        if payload is None:
+            await self.request("POST", path, body=body, timeout=timeout)
+            return
+        await self._exchange(
+            "POST", path, None, payload, protobuf.CONTENT_PROTOBUF,
+            accept=ACCEPT_PROTOBUF, timeout=timeout,
+        )  # fmt: skip
+
+    async def _exchange(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str | int | bool] | None,
+        payload: bytes | None,
+        content_type: str,
+        *,
+        accept: str,
+        timeout: float,
+    ) -> bytes:
+        """One rate-limited request; the answer's body, or :class:`ApiError`."""
         delay = self.bucket.reserve()
         if delay:
             await asyncio.sleep(delay)
-        payload = None if body is None else json.dumps(body).encode()
-        headers = self._headers(content_type if payload is not None else None)
+        headers = self._headers(content_type if payload is not None else None, accept)
         url = self._url(path, params)
         try:
             async with self._session_for_loop().request(
@@ -101,7 +147,7 @@ class AsyncClient:
                     raise api_error(response.status, response.reason or "", data)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise ApiError(0, "TransportError", f"{method} {url}: {exc!r}") from exc
-        return orjson.loads(data) if data else None
+        return data
 
     async def apply(
         self, obj: Mapping[str, Any], *, field_manager: str, force: bool = True

@@ -4,6 +4,8 @@ Contract: requests and responses are plain JSON (``dict``/``list``), never the c
 model objects, which are far too slow for pod traffic. The official ``kubernetes`` package is
 used only for what it does well: reading kubeconfig / in-cluster credentials and building a TLS
 connection pool. Every non-2xx answer raises :class:`ApiError` carrying the API's ``Status``.
+The one exception to JSON is :meth:`Client.send`, a write whose answer is not read, which may go
+as protobuf (:mod:`corral.k8s.protobuf`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config import exec_provider
 
+from corral.k8s import protobuf
 from corral.yamlload import YamlError, load_all
 
 JSON = dict[str, Any]
@@ -34,6 +37,9 @@ CONTENT_JSON: Final = "application/json"
 CONTENT_MERGE_PATCH: Final = "application/merge-patch+json"
 CONTENT_STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
 CONTENT_APPLY_PATCH: Final = "application/apply-patch+yaml"
+# What a protobuf write accepts back: protobuf (a Status for errors), JSON from whatever in the
+# API server's chain answers only that (client-go sends the same list).
+ACCEPT_PROTOBUF: Final = f"{protobuf.CONTENT_PROTOBUF}, {CONTENT_JSON}"
 
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
 # How long a bearer token is reused before the loaders' refresh hook runs again: client-go's
@@ -228,6 +234,36 @@ class Client:
             response.release_conn()
         return orjson.loads(data) if data else None
 
+    def send(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        content_type: str = CONTENT_JSON,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        """POST ``body`` when its answer is not needed (a Binding, an Event): as protobuf when
+        ``content_type`` asks for it and :func:`corral.k8s.protobuf.encode` can write the
+        object, as JSON otherwise. Errors raise :class:`ApiError` as :meth:`request` does."""
+        payload = protobuf.encode(body) if content_type == protobuf.CONTENT_PROTOBUF else None
+        if payload is None:
+            self.request("POST", path, body=body, timeout=timeout)
+            return
+        response = self._send(
+            "POST",
+            path,
+            body=payload,
+            params=None,
+            content_type=protobuf.CONTENT_PROTOBUF,
+            timeout=timeout,
+            stream=False,
+            accept=ACCEPT_PROTOBUF,
+        )
+        try:
+            response.drain_conn()  # read to the end, so the connection is kept alive
+        finally:
+            response.release_conn()
+
     def stream(
         self,
         path: str,
@@ -266,11 +302,12 @@ class Client:
         content_type: str,
         timeout: float | None,
         stream: bool,
+        accept: str = CONTENT_JSON,
     ) -> Any:
         url = self.server.rstrip("/") + path
         if params:
             url += "?" + urlencode({k: _param(v) for k, v in params.items()})
-        headers = {"Accept": CONTENT_JSON, "User-Agent": "corral"}
+        headers = {"Accept": accept, "User-Agent": "corral"}
         auth = self.authorization()
         if auth:
             headers["Authorization"] = auth
@@ -435,8 +472,9 @@ def _param(value: str | int | bool) -> str:
 
 
 def api_error(status: int, reason: str, data: bytes) -> ApiError:
+    """The error for a non-2xx answer: from its ``Status`` (JSON or protobuf) when it is one."""
     try:
-        body = orjson.loads(data) if data else {}
+        body = protobuf.decode_status(data) or (orjson.loads(data) if data else {})
     except ValueError:
         body = {}
     if isinstance(body, dict) and body.get("kind") == "Status":

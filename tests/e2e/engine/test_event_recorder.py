@@ -9,8 +9,9 @@ import asyncio
 
 import pytest
 
-from corral.k8s import Client
+from corral.k8s import CONTENT_JSON, Client
 from corral.k8s.aio import AsyncClient
+from corral.k8s.protobuf import CONTENT_PROTOBUF
 from corral.scheduler.engine.event_recorder import IN_FLIGHT, QUEUE_SIZE, EventRecorder, PodRef
 
 CONTROLLER = "recorder-e2e"
@@ -31,12 +32,13 @@ def scheduled_names(kube: Client, namespace: str) -> set[str]:
         pytest.param(QUEUE_SIZE + 150, 0, 150, id="beyond the intake queue: dropped and counted"),
     ],
 )  # fmt: skip
+@pytest.mark.parametrize("content_type", [CONTENT_JSON, CONTENT_PROTOBUF])
 def test_every_queued_event_is_written(
-    kube: Client, namespace: str, emitted: int, stray: int, dropped: int
+    kube: Client, namespace: str, emitted: int, stray: int, dropped: int, content_type: str
 ) -> None:
     async def scenario() -> EventRecorder:
         client = AsyncClient(kube)
-        recorder = EventRecorder(client, CONTROLLER)
+        recorder = EventRecorder(client, CONTROLLER, content_type=content_type)
         sending = asyncio.create_task(recorder.run())
         try:
             # All in one go, without yielding: nothing is written before the burst is queued.

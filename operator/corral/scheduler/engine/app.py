@@ -111,6 +111,8 @@ class Engine:
         cfg = engine.config
         conn = cfg.client_connection
         self.bucket = TokenBucket(defaulted(conn.qps, "qps"), defaulted(conn.burst, "burst"))
+        # The hot path's writes (Bindings, Events) go as protobuf by default, as upstream's do.
+        content_type = defaulted(conn.content_type, "contentType")
         self.client = client
         self.aio = AsyncClient(client, bucket=self.bucket)
         self.metrics = SchedulerMetrics()
@@ -132,7 +134,9 @@ class Engine:
         frameworks = build_frameworks(
             engine,
             engine_registry(),
-            ApiBinder(client, self.bucket, self.timing.tallies["api_bind"]),
+            ApiBinder(
+                client, self.bucket, self.timing.tallies["api_bind"], content_type=content_type
+            ),
             objects=self.objects,
             nominator=self.nominator,
             preemption_executor=self.preemption,
@@ -165,7 +169,10 @@ class Engine:
         self.state = ClusterState(
             self.cache, self.queue, set(self.schedulers), self._serves_namespace, self.nominator
         )
-        self.recorders = {name: EventRecorder(self.aio, name) for name in self.schedulers}
+        self.recorders = {
+            name: EventRecorder(self.aio, name, content_type=content_type)
+            for name in self.schedulers
+        }
         self.reporter = _Reporter(self)
         self.loop = SchedulingLoop(
             self.queue,

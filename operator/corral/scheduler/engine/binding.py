@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, Client
+from corral.k8s import CONTENT_JSON, CONTENT_STRATEGIC_MERGE_PATCH, Client
 from corral.k8s.client import ApiError
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.engine.timing import Tally
@@ -98,11 +98,13 @@ class ApiBinder:
         bucket: TokenBucket,
         tally: Tally | None = None,
         *,
+        content_type: str = CONTENT_JSON,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
         self.client = client
         self.bucket = bucket
+        self.content_type = content_type  # clientConnection.contentType: protobuf upstream
         self.tally = tally or Tally()  # the calls' wall and CPU time, rate-limiter wait included
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -119,7 +121,7 @@ class ApiBinder:
         def post() -> None:
             with self.tally.span():
                 self.bucket.wait()
-                self.client.request("POST", path, body=body)
+                self.client.send(path, body, content_type=self.content_type)
 
         on_error(post, retriable, sleep=self._sleep, rng=self._rng)
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, JSON, ApiError
+from corral.k8s import CONTENT_JSON, CONTENT_STRATEGIC_MERGE_PATCH, JSON, ApiError
 from corral.k8s.aio import AsyncClient
 from corral.scheduler.engine.leaderelection import micro_time
 
@@ -149,9 +149,12 @@ class EventRecorder:
         client: AsyncClient,
         controller: str,
         clock: Callable[[], float] = time.time,
+        *,
+        content_type: str = CONTENT_JSON,
     ) -> None:
         self.client = client
         self.controller = controller
+        self.content_type = content_type  # for new Events; a series' PATCH is JSON
         self.instance = f"{controller}-{socket.gethostname()}"[:128]
         self.dropped = 0
         self.series = SeriesCache()
@@ -245,7 +248,7 @@ class EventRecorder:
             except ApiError as exc:
                 if exc.status != 404:
                     raise
-        await self.client.request("POST", path, body=body)
+        await self.client.send(path, body, content_type=self.content_type)
 
     async def maintain(self) -> None:
         """Finish quiet series and refresh open ones, on client-go's periods, until cancelled."""

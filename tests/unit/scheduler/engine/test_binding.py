@@ -12,6 +12,7 @@ import pytest
 
 from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, Client
 from corral.k8s.client import ApiError
+from corral.k8s.protobuf import CONTENT_PROTOBUF
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter, retriable
 from support.builders import pod_info
@@ -40,12 +41,17 @@ class ScriptedClient:
     def __init__(self, outcomes: list[ApiError | None]) -> None:
         self.outcomes = list(outcomes)
         self.calls: list[tuple[Any, ...]] = []
+        self.content_types: list[str] = []
 
     def request(self, method: str, path: str, *, body: Any = None, **options: Any) -> None:
         self.calls.append((method, path, body, *options.values()))
         outcome = self.outcomes.pop(0)
         if outcome is not None:
             raise outcome
+
+    def send(self, path: str, body: Any, *, content_type: str) -> None:
+        self.content_types.append(content_type)
+        self.request("POST", path, body=body)
 
 
 @pytest.mark.parametrize(
@@ -71,6 +77,7 @@ def test_bind_retries(
     binder = ApiBinder(
         client,  # type: ignore[arg-type]
         TokenBucket(0, 1),
+        content_type=CONTENT_PROTOBUF,
         sleep=waits.append,
         rng=random.Random(7),
     )
@@ -82,6 +89,7 @@ def test_bind_retries(
             binder(p, "n1")
         assert raised.value is fails
     assert len(client.calls) == attempts
+    assert client.content_types == [CONTENT_PROTOBUF] * attempts
     method, path, body = client.calls[0]
     assert (method, path) == ("POST", "/api/v1/namespaces/default/pods/p/binding")
     assert body["metadata"]["uid"] == "uid-default-p"
