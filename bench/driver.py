@@ -451,11 +451,13 @@ async def _measure(
     result: RunResult,
     profile: Path | None = None,
     lean: bool = False,
+    apiserver_pprof: profiling.ApiServerPprof | None = None,
 ) -> None:
     admin = AsyncClient(cluster.admin, qps=0, burst=1)
     watch_client = AsyncClient(cluster.admin, qps=0, burst=1)
     tasks: list[asyncio.Task[None]] = []
     profiler: profiling.Profiler | None = None
+    apiserver_profile: profiling.ApiServerProfile | None = None
     try:
         await _ready(admin, workload, scheduler, config, result)
         if profile is not None:
@@ -474,6 +476,11 @@ async def _measure(
                            counter=harness)  # fmt: skip
             tasks.append(asyncio.create_task(churn.run()))
         cpu0, api0 = scheduler.usage().cpu_seconds, procstat.cpu_seconds(apiserver_pid)
+        if apiserver_pprof is not None:
+            name = f"{workload.name}-{scheduler.kind}-r{result.repetition}.pprof"
+            apiserver_profile = profiling.ApiServerProfile(
+                cluster.admin, apiserver_pprof.directory / name, apiserver_pprof.seconds
+            )
         t0 = time.monotonic()
         creating = asyncio.create_task(create_all(admin, objects, CREATE_CONCURRENCY, harness))
         if workload.churn_interval and workload.churn == "relabel":
@@ -492,6 +499,10 @@ async def _measure(
         _record_counters(result, counters0, counters1, harness, len(watcher.bound))
 
         _summarise(result, dict(zip(names, sent, strict=True)), watcher.bound, t0)
+        if apiserver_profile is not None and apiserver_pprof is not None:
+            missing = apiserver_profile.wait(timeout=apiserver_pprof.seconds + 35.0)
+            if missing:
+                result.notes.append(missing)
     finally:
         if profiler is not None:
             profiler.stop()
@@ -612,12 +623,16 @@ def _record_counters(
 CLUSTER_START_ATTEMPTS: Final = 2
 
 
-def _start_cluster(directory: Path, *, lean: bool, say: Any) -> LocalCluster | None:
+def _start_cluster(
+    directory: Path, *, lean: bool, say: Any, profiling: bool = False
+) -> LocalCluster | None:
     """A fresh control plane, started again once if it fails (nothing is measured yet, so a
     second start biases nothing); None when both attempts failed, each failure said."""
     for attempt in range(1, CLUSTER_START_ATTEMPTS + 1):
         try:
-            return LocalCluster.up(directory / f"cluster-{attempt}", lean=lean)
+            return LocalCluster.up(
+                directory / f"cluster-{attempt}", lean=lean, apiserver_profiling=profiling
+            )
         except ProcessError as exc:
             say(f"  control plane start {attempt} of {CLUSTER_START_ATTEMPTS} failed: "
                 f"{str(exc).splitlines()[0]}")  # fmt: skip
@@ -637,13 +652,15 @@ def run_one(
     say: Any = print,
     lean: bool = False,
     pin: Pinning | None = None,
+    apiserver_pprof: profiling.ApiServerPprof | None = None,
 ) -> RunResult:
     """One workload with one scheduler on a fresh cluster, always torn down afterwards.
 
     ``profile``: if set, py-spy samples the scheduler during the measured phase into this file
     (collapsed stacks). ``lean``: etcd and kube-apiserver only. ``pin``: the scheduler is
     started on ``pin.scheduler``'s CPUs (the caller has pinned itself, and so the control
-    plane it starts, to ``pin.rest``)."""
+    plane it starts, to ``pin.rest``). ``apiserver_pprof``: kube-apiserver is CPU-profiled during
+    the measured phase (:class:`bench.profiling.ApiServerProfile`)."""
     started = time.monotonic()
     result = RunResult(
         workload=workload.name, scheduler=kind, params=workload.params(), order=order,
@@ -654,7 +671,9 @@ def run_one(
         lean=lean,
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix=f"corral-bench-{kind}-") as tmp:
-        cluster = _start_cluster(Path(tmp), lean=lean, say=say)
+        cluster = _start_cluster(
+            Path(tmp), lean=lean, say=say, profiling=apiserver_pprof is not None
+        )
         if cluster is None:
             result.error = "the control plane did not start (twice); see the log above"
             result.wall_s = time.monotonic() - started
@@ -679,6 +698,7 @@ def run_one(
                     result=result,
                     profile=profile,
                     lean=lean,
+                    apiserver_pprof=apiserver_pprof,
                 )
             )
         except Exception as exc:  # a failed run is reported, not fatal to the whole benchmark

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import pinning, procstat, summary
+from bench import pinning, procstat, profiling, summary
 from bench.driver import run_one
 from bench.plan import Progress, estimate_s, order
 from bench.schedulers import SchedulerConfig, corral_unavailable_reason
@@ -105,6 +105,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or RESULTS / time.strftime("protocol-%Y%m%d-%H%M%S"))
     out.mkdir(parents=True, exist_ok=True)
     session = _Session(args, out, _document(args, out, _mode(args, pin)), pin)
+    if session.pprof is not None:
+        session.document["notes"].append(
+            f"kube-apiserver was CPU-profiled for {session.pprof.seconds} s of each measured "
+            f"phase (--apiserver-pprof): a diagnosis, its figures are not a clean measurement"
+        )
     load = os.getloadavg()[0]
     if load > BUSY_LOAD:
         note = (f"the machine was busy when this invocation started (1-minute load {load:.1f}): "
@@ -136,6 +141,8 @@ class _Session:
         self.out = out
         self.document = document
         self.pin = pin
+        seconds = getattr(args, "apiserver_pprof", None)
+        self.pprof = profiling.ApiServerPprof(out / "pprof", seconds) if seconds else None
 
     def save(self) -> None:
         (self.out / "results.json").write_text(json.dumps(self.document, indent=1))
@@ -165,6 +172,7 @@ class _Session:
                     repetition=slot.round, stall_timeout=self.args.stall_timeout,
                     keep_logs=self.out / "logs", say=lambda line: print(line, flush=True),
                     lean=not self.args.full_cluster, pin=self.pin,
+                    apiserver_pprof=self.pprof,
                 )  # fmt: skip
                 self.document["runs"].append(result.to_json())
                 self.save()
@@ -194,6 +202,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", help="results directory (default bench/results/protocol-<time>)")
     p.add_argument("--resume", action="store_true",
                    help="continue (or extend to --pairs) the run in --out")  # fmt: skip
+    p.add_argument("--apiserver-pprof", type=int, metavar="SECONDS",
+                   help="diagnosis, not measurement: CPU-profile kube-apiserver for SECONDS "
+                   "of each measured phase into OUT/pprof/ (go tool pprof -top -cum)")  # fmt: skip
     p.set_defaults(handler=_handler)
 
 

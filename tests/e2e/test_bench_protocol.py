@@ -67,3 +67,18 @@ def test_the_dra_workload_allocates_each_shared_claim_through_the_scheduler(tmp_
         assert by_kind["POST pods/binding"] == PODS, by_kind
         status_writes = sum(n for k, n in by_kind.items() if k.endswith("resourceclaims/status"))
         assert status_writes >= PODS, (run["scheduler"], by_kind)
+
+
+@pytest.mark.timeout(300)
+def test_apiserver_pprof_profiles_each_measured_phase(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    code = main(["protocol", "--pairs", "1", "--workload", "SchedulingBasic", "--nodes", "3",
+                 "--init-pods", "0", "--pods", str(PODS), "--out", str(out),
+                 "--apiserver-pprof", "1"])  # fmt: skip
+    assert code == 0
+    document = json.loads((out / "results.json").read_text())
+    assert any("--apiserver-pprof" in note for note in document["notes"])
+    for run in document["runs"]:
+        assert run["complete"] and not run["notes"], run
+        profile = out / "pprof" / f"SchedulingBasic-{run['scheduler']}-r0.pprof"
+        assert profile.read_bytes()[:2] == b"\x1f\x8b"  # Go writes profiles gzipped

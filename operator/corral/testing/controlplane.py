@@ -116,6 +116,7 @@ class LocalCluster:
         images: Sequence[Path] = (),
         lock_timeout: float = 0.0,
         lean: bool = False,
+        apiserver_profiling: bool = False,
     ) -> LocalCluster:
         """Start a control plane in ``directory``, or return the one already running there.
 
@@ -129,6 +130,9 @@ class LocalCluster:
         in upstream's scheduler_perf: pods need no ServiceAccount, and nodes created with a
         Ready condition in their status are schedulable at once (nothing would lift the
         not-ready taint). Nothing plays the kubelets: bound pods stay Pending.
+
+        ``apiserver_profiling``: kube-apiserver serves Go's ``/debug/pprof`` (to the admin; off
+        otherwise, as a profiled server is not what tests should run against).
         """
         directory = directory.resolve()
         if (directory / STATE_FILE).exists():
@@ -145,7 +149,9 @@ class LocalCluster:
         try:
             if node is not None:
                 node.prepare_host()
-            state = starter.start(with_kube_scheduler, list(scheduler_args), lean=lean)
+            state = starter.start(
+                with_kube_scheduler, list(scheduler_args), lean=lean, profiling=apiserver_profiling
+            )
             cluster = cls(directory, state)
             if node is not None:
                 node.up(cluster.kubectl_argv(), images)
@@ -300,7 +306,14 @@ class _Starter:
                 )
         return None
 
-    def start(self, with_kube_scheduler: bool, scheduler_args: list[str], *, lean: bool) -> State:
+    def start(
+        self,
+        with_kube_scheduler: bool,
+        scheduler_args: list[str],
+        *,
+        lean: bool,
+        profiling: bool = False,
+    ) -> State:
         d, b = self.directory, self.binaries
         identities = {**IDENTITIES, **(NODE_IDENTITIES if self.real_node else {})}
         creds = create_credentials(d / "pki", identities)
@@ -319,7 +332,9 @@ class _Starter:
         )
 
         self.say(f"starting kube-apiserver {b.versions.kube} on {server}")
-        apiserver_args = _apiserver_args(d, creds, etcd_port, api_port, self.address)
+        apiserver_args = _apiserver_args(
+            d, creds, etcd_port, api_port, self.address, profiling=profiling
+        )
         if lean:
             apiserver_args.append(
                 f"--disable-admission-plugins={','.join(LEAN_DISABLED_ADMISSION)}"
@@ -411,7 +426,7 @@ def _etcd_args(data: Path, port: int, peer: int) -> list[str]:
 
 
 def _apiserver_args(
-    d: Path, creds: Credentials, etcd_port: int, port: int, address: str
+    d: Path, creds: Credentials, etcd_port: int, port: int, address: str, *, profiling: bool = False
 ) -> list[str]:
     if address == "127.0.0.1":
         # No real network behind the kubernetes Service (loopback cannot be its endpoint).
@@ -440,7 +455,7 @@ def _apiserver_args(
         # The default admission chain (ServiceAccount, NamespaceLifecycle, Priority, ...) stays on.
         "--allow-privileged=true",
         *network,
-        "--profiling=false",
+        f"--profiling={'true' if profiling else 'false'}",
         # PodTemplates (used by nothing here) bypass the watch cache, so their watches read etcd
         # directly and tests can provoke a genuine 410 Gone with compact_etcd().
         "--watch-cache-sizes=podtemplates#0",
