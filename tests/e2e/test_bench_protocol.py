@@ -79,6 +79,7 @@ def test_apiserver_pprof_profiles_each_measured_phase(tmp_path: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     assert any("--apiserver-pprof" in note for note in document["notes"])
     for run in document["runs"]:
-        assert run["complete"] and not run["notes"], run
+        assert run["complete"], run
+        assert not run["notes"], run
         profile = out / "pprof" / f"SchedulingBasic-{run['scheduler']}-r0.pprof"
         assert profile.read_bytes()[:2] == b"\x1f\x8b"  # Go writes profiles gzipped

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,7 @@ from corral.scheduler.framework import labels, podaffinity, types
 Int32Array = npt.NDArray[np.int32]
 Int64Array = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+_BySlot = tuple[list[int], dict[int, tuple[int, int]]]  # rows sorted by slot; slot -> its span
 
 _EMPTY_I32: Final = np.zeros(0, dtype=np.int32)
 _EMPTY_BOOL: Final = np.zeros(0, dtype=np.bool_)
@@ -56,23 +57,24 @@ class PodTable:
 
     def rows_on(self, slot: int) -> list[int]:
         """Rows of the pods on the node at ``slot`` (grouping computed once per snapshot)."""
-        groups = self._memo.get("by_slot")
-        if groups is None:
+        grouped = cast("_BySlot | None", self._memo.get("by_slot"))
+        if grouped is None:
+            # One stable sort by slot; each slot's rows are then one slice of it, taken when
+            # asked (most cycles ask for a few nodes, not all of them).
             slots = self.node_slot[: self.size]
             order = np.argsort(slots, kind="stable")
             sorted_slots = slots[order]
-            bounds = np.flatnonzero(np.diff(sorted_slots)) + 1
-            starts = np.concatenate([[0], bounds]).astype(np.intp)
-            ends = np.concatenate([bounds, [len(order)]]).astype(np.intp)
-            groups = {
-                int(sorted_slots[a]): order[a:b].tolist()
-                for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
-                if b > a and sorted_slots[a] >= 0
-            }
-            self._memo["by_slot"] = groups
-        assert isinstance(groups, dict)
-        found: list[int] = groups.get(slot, [])
-        return found
+            starts = np.flatnonzero(np.diff(sorted_slots, prepend=-2))  # where each slot begins
+            ends = [*starts[1:].tolist(), len(order)] if len(order) else []
+            spans = dict(
+                zip(sorted_slots[starts].tolist(), zip(starts.tolist(), ends, strict=True),
+                    strict=True)
+            )  # fmt: skip
+            grouped = (order.tolist(), spans)
+            self._memo["by_slot"] = grouped
+        rows, spans = grouped
+        span = spans.get(slot) if slot >= 0 else None  # slot -1: rows of no node
+        return rows[span[0] : span[1]] if span is not None else []
 
     def pods_on(self, slot: int) -> tuple[types.PodInfo, ...]:
         infos = self.infos

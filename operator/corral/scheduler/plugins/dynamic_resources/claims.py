@@ -46,6 +46,21 @@ def pod_claims(pod: PodInfo, objects: listers.ObjectLister) -> list[Json]:
     return out
 
 
+def may_name(pod: PodInfo, claim: Json) -> bool:
+    """Whether ``claim`` can be one of :func:`pod_claims`' answers, from the pod alone (no
+    lookups): in the pod's namespace, named by ``spec.resourceClaims`` or by the claims the
+    resourceclaim controller recorded for it. False is certain; True says nothing."""
+    meta = claim.get("metadata") or {}
+    if meta.get("namespace") != pod.namespace:
+        return False
+    name = meta.get("name")
+    entries = (pod.raw.get("spec") or {}).get("resourceClaims") or ()
+    if any(e.get("resourceClaimName") == name for e in entries):
+        return True
+    statuses = (pod.raw.get("status") or {}).get("resourceClaimStatuses") or ()
+    return any(s.get("resourceClaimName") == name for s in statuses)
+
+
 def _claim_name(pod: PodInfo, entry: Json, statuses: Any) -> tuple[str, bool]:
     if entry.get("resourceClaimName"):
         return str(entry["resourceClaimName"]), False

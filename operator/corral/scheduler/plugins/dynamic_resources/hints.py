@@ -8,9 +8,11 @@ The claim hint queues a pod when an allocated claim is deleted or deallocated (i
 free for anyone), when one of the pod's own claims is created, or when one of its claims'
 status changed; it skips claims the pod does not use, changes outside a claim's status (a
 finalizer), and pods whose claims cannot all be resolved now (PreEnqueue still rejects them).
-Upstream's pre-queueing narrowing to the pods naming the claim is an optimisation with the
-same outcome. A deletion found by a relist carries only the claim's name (upstream's
-``DeletedFinalStateUnknown``): its allocation is unknown, so it queues.
+Unless the change deallocated the claim, a pod that cannot name it (another namespace, another
+name) is skipped before its claims are looked up: both answers would be skip, and the claim
+events of a busy cluster reach every pending pod (upstream narrows them to the pods naming the
+claim in its queue, with the same outcome). A deletion found by a relist carries only the
+claim's name (upstream's ``DeletedFinalStateUnknown``): its allocation is unknown, so it queues.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ from corral.scheduler.framework import cluster_events as ev
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cluster_events import QueueingHint
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.plugins.dynamic_resources.claims import ClaimError, pod_claims, uid_of
+from corral.scheduler.plugins.dynamic_resources.claims import (
+    ClaimError,
+    may_name,
+    pod_claims,
+    uid_of,
+)
 
 
 def _allocated(claim: Mapping[str, Any]) -> bool:
@@ -49,12 +56,15 @@ def after_claim_change(
         if original is not None and "spec" in original and not _allocated(original):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
+    deallocated = original is not None and _allocated(original) and not _allocated(modified)
+    if not deallocated and not may_name(pod, modified):
+        return QueueingHint.QUEUE_SKIP  # as below: unresolvable claims, or not the pod's claim
     try:
         claims = pod_claims(pod, objects)
     except ClaimError:
         return QueueingHint.QUEUE_SKIP
-    if original is not None and _allocated(original) and not _allocated(modified):
-        return QueueingHint.QUEUE  # deallocated: its devices are free for any pod
+    if deallocated:
+        return QueueingHint.QUEUE  # its devices are free for any pod
     if not any(uid_of(c) == uid_of(modified) for c in claims):
         return QueueingHint.QUEUE_SKIP
     if original is None:

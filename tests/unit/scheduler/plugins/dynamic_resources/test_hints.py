@@ -127,6 +127,30 @@ def _with(base: Json, **fields: Any) -> Json:
             SKIP,
             id="corral: an empty field equals a missing one",
         ),
+        pytest.param(
+            NAMED,
+            [],
+            _with(PENDING, metadata={"namespace": "other"}),
+            _with(ALLOCATED, metadata={"namespace": "other"}),
+            SKIP,
+            id="corral: a claim of the same name in another namespace",
+        ),
+        pytest.param(
+            TEMPLATED,
+            [],
+            claim("p-gpu", ownerReferences=OWNER),
+            claim("p-gpu", ownerReferences=OWNER, allocation=ALLOCATION),
+            Q,
+            id="corral: the pod's generated claim allocated (named by its status)",
+        ),
+        pytest.param(
+            claiming_pod("p", template="tmpl"),
+            [],
+            OTHER_ALLOCATED,
+            claim("other"),
+            SKIP,
+            id="corral: deallocated, but the pod's claim is not created yet",
+        ),
     ],
 )
 def test_after_claim_change(
