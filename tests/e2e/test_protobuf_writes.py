@@ -40,7 +40,8 @@ def _pod(name: str, namespace: str) -> JSON:
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+        # No scheduler serves this name: the shared cluster's own would bind it first.
+        "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "pause"}]},
     }  # fmt: skip
 
 
