@@ -39,6 +39,8 @@ ENGINE: Final = (
     "corral_scheduler_thread_phases_total",
     "corral_scheduler_span_seconds_total",
     "corral_scheduler_spans_total",
+    "corral_gc_seconds_total",
+    "corral_gc_collections_total",
 )
 # Both schedulers' scheduling attempts (upstream's metric names, which Corral exports too).
 ATTEMPTS: Final = (
@@ -143,7 +145,7 @@ def attempts(grown: Samples) -> dict[str, float]:
 
 def engine_phases(grown: Samples) -> dict[str, dict[str, float]]:
     """The engine's counters as ``{phase or span: {wall, cpu, count}}``; spans are prefixed
-    ``span:``."""
+    ``span:``; ``gc`` is the garbage collector's, all generations, on any thread."""
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for (name, labels), value in grown.items():
         label = dict(labels)
@@ -155,4 +157,8 @@ def engine_phases(grown: Samples) -> dict[str, dict[str, float]]:
             out["span:" + label["span"]][label["clock"]] = value
         elif name == "corral_scheduler_spans_total":
             out["span:" + label["span"]]["count"] = value
+        elif name == "corral_gc_seconds_total":  # all generations together
+            out["gc"][label["clock"]] = out["gc"].get(label["clock"], 0.0) + value
+        elif name == "corral_gc_collections_total":
+            out["gc"]["count"] = out["gc"].get("count", 0.0) + value
     return dict(out)

@@ -230,12 +230,12 @@ def table(summaries: list[WorkloadSummary]) -> str:
 
 
 PHASE_ORDER = ("pop", "snapshot", "filter", "score", "post_filter", "assume", "handoff",
-               "failure", "span:binding_cycle", "span:api_bind")  # fmt: skip
+               "failure", "span:binding_cycle", "span:api_bind", "gc")  # fmt: skip
 
 
 def phases_table(summaries: list[WorkloadSummary]) -> str:
     """Corral's scheduling thread per phase (wall ms per pod, and how much of it was CPU),
-    then the binding threads' spans."""
+    then the binding threads' spans and the garbage collector's time on every thread."""
     shown = [p for p in PHASE_ORDER if any(p in s.phases_ms_per_pod for s in summaries)]
     if not shown:
         return "(no engine phase counters in this run)\n"
@@ -274,9 +274,8 @@ def markdown(document: Document) -> str:
         notes += f"\nNote: {TRANSCRIBED_NOTE}{transcribed}\n"
     return (
         head + table(rows) + "\nCorral's scheduling thread, ms per pod: wall (of which "
-        "thread CPU); binding threads' spans likewise (summed over threads):\n\n"
-        + phases_table(rows)
-        + notes
+        "thread CPU); binding threads' spans likewise (summed over threads); gc: the garbage "
+        "collector on every thread:\n\n" + phases_table(rows) + notes
     )
 
 

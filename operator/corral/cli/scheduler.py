@@ -23,6 +23,7 @@ from corral.cli import UsageError
 from corral.k8s import Client
 from corral.k8s.client import KubeconfigError
 from corral.scheduler.config import ValidationError
+from corral.scheduler.engine import gc_tuning
 from corral.scheduler.engine.app import Engine, EngineOptions
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.engine.leaderelection import default_identity
@@ -188,7 +189,9 @@ def run(args: argparse.Namespace) -> int:
         tls_cert_file=args.tls_cert_file,
         tls_private_key_file=args.tls_private_key_file,
         queueing_hints=gates["SchedulerQueueingHints"],
+        freeze_gc_after_sync=True,
     )
+    gc_tuning.configure()  # this process is the engine's own
     try:
         engine = Engine(engine_config, client, options)
     except ValidationError as exc:

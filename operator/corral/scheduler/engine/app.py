@@ -35,6 +35,7 @@ from corral.scheduler.backend.objects import (
     kinds_for,
 )
 from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.engine import gc_tuning
 from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter
 from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
 from corral.scheduler.engine.frameworks import (
@@ -102,6 +103,9 @@ class EngineOptions:
     # Upstream's SchedulerQueueingHints gate (gone in 1.37, always on there); off only to
     # measure what hints save.
     queueing_hints: bool = True
+    # The process's garbage collector tuned for the engine (engine.gc_tuning): only the process
+    # that owns it, ``corral scheduler``, sets this; the thresholds are set by the caller.
+    freeze_gc_after_sync: bool = False
 
 
 class Engine:
@@ -118,6 +122,8 @@ class Engine:
         self.metrics = SchedulerMetrics()
         self.timing = EngineTiming()
         self.metrics.registry.register(self.timing)
+        self.gc_clock = gc_tuning.GcClock()
+        self.metrics.registry.register(self.gc_clock)
         self.objects = ObjectStore()
         self.nominator = Nominator()
         self.cache = Cache()
@@ -305,6 +311,7 @@ class Engine:
     async def run(self) -> int:
         """Run until cancelled (returns 0 after a graceful stop) or leadership is lost (1)."""
         self.reporter.loop = asyncio.get_running_loop()
+        self.gc_clock.install()
         await self.server.start()
         log.info("serving health and metrics on %s:%d", self.options.bind_host, self.server.port)
         for informer in self.informers:
@@ -318,6 +325,8 @@ class Engine:
                 await informer.synced.wait()
             log.info("caches synced: %d nodes, %d pending pods", len(self.node_informer),
                      self.state.pending_count)  # fmt: skip
+            if self.options.freeze_gc_after_sync:
+                gc_tuning.freeze()
             if self.election is None:
                 await self._lead()
                 return 0
@@ -361,6 +370,7 @@ class Engine:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.server.stop()
         await self.aio.close()
+        self.gc_clock.uninstall()
 
     async def _housekeeping(self) -> None:
         since_leftover = 0.0
