@@ -75,12 +75,23 @@ corral_scheduler_thread_seconds_total{clock="cpu",phase="filter"} 2.0
 corral_scheduler_thread_phases_total{phase="filter"} 100
 corral_scheduler_span_seconds_total{clock="wall",span="api_bind"} 3.0
 corral_scheduler_spans_total{span="api_bind"} 100
+corral_gc_seconds_total{clock="wall",generation="0"} 0.25
+corral_gc_seconds_total{clock="cpu",generation="0"} 0.25
+corral_gc_seconds_total{clock="cpu",generation="2"} 1.0
+corral_gc_collections_total{generation="0"} 40
+corral_gc_collections_total{generation="2"} 2
 """
-    before = 'corral_scheduler_thread_seconds_total{clock="wall",phase="filter"} 0.5\n'
+    before = """\
+corral_scheduler_thread_seconds_total{clock="wall",phase="filter"} 0.5
+corral_gc_seconds_total{clock="cpu",generation="2"} 0.5
+corral_gc_collections_total{generation="2"} 1
+"""
     grown = scrape.growth(scrape.parse(before, scrape.ENGINE), scrape.parse(text, scrape.ENGINE))
     assert scrape.engine_phases(grown) == {
         "filter": {"wall": 2.0, "cpu": 2.0, "count": 100.0},
         "span:api_bind": {"wall": 3.0, "count": 100.0},
+        # every generation's collections in the measured phase, together
+        "gc": {"wall": 0.25, "cpu": 0.75, "count": 41.0},
     }
 
 
