@@ -145,7 +145,8 @@ def attempts(grown: Samples) -> dict[str, float]:
 
 def engine_phases(grown: Samples) -> dict[str, dict[str, float]]:
     """The engine's counters as ``{phase or span: {wall, cpu, count}}``; spans are prefixed
-    ``span:``; ``gc`` is the garbage collector's, all generations, on any thread."""
+    ``span:``; ``gc`` is the garbage collector's, all generations, on any thread, and ``gc:N``
+    generation N's alone."""
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for (name, labels), value in grown.items():
         label = dict(labels)
@@ -157,8 +158,10 @@ def engine_phases(grown: Samples) -> dict[str, dict[str, float]]:
             out["span:" + label["span"]][label["clock"]] = value
         elif name == "corral_scheduler_spans_total":
             out["span:" + label["span"]]["count"] = value
-        elif name == "corral_gc_seconds_total":  # all generations together
-            out["gc"][label["clock"]] = out["gc"].get(label["clock"], 0.0) + value
+        elif name == "corral_gc_seconds_total":  # all generations together, and each
+            for key in ("gc", "gc:" + label["generation"]):
+                out[key][label["clock"]] = out[key].get(label["clock"], 0.0) + value
         elif name == "corral_gc_collections_total":
-            out["gc"]["count"] = out["gc"].get("count", 0.0) + value
+            for key in ("gc", "gc:" + label["generation"]):
+                out[key]["count"] = out[key].get("count", 0.0) + value
     return dict(out)

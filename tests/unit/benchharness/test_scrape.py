@@ -92,6 +92,9 @@ corral_gc_collections_total{generation="2"} 1
         "span:api_bind": {"wall": 3.0, "count": 100.0},
         # every generation's collections in the measured phase, together
         "gc": {"wall": 0.25, "cpu": 0.75, "count": 41.0},
+        # and each generation's alone
+        "gc:0": {"wall": 0.25, "cpu": 0.25, "count": 40.0},
+        "gc:2": {"cpu": 0.5, "count": 1.0},
     }
 
 

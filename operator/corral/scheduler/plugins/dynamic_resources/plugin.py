@@ -112,6 +112,7 @@ FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 _RETRIES: Final = 5  # client-go retry.DefaultRetry.Steps
 _MATCH_CACHE_MAX: Final = 200_000
+_WRITE_STRIPES: Final = 64  # PreBind's per-claim write locks (striped by uid: bounded memory)
 
 Json = Mapping[str, Any]
 
@@ -158,6 +159,8 @@ class DynamicResources:
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._lock = threading.Lock()  # in-flight allocations: scheduling vs binding threads
         self._in_flight: dict[str, tuple[str, Json]] = {}  # uid → (key, allocation)
+        # PreBind writes one claim from one binding thread at a time (see _write_base).
+        self._write_locks = tuple(threading.Lock() for _ in range(_WRITE_STRIPES))
         self._matches: MatchCache = {}
         # Derived from the informers' objects, rebuilt when their kind's generation moves.
         self._in_use: tuple[int, InUse] = (-1, InUse())
@@ -479,9 +482,11 @@ class DynamicResources:
                 if index == s.extended:
                     self._bind_extended(writer, s, pod, node_name)
                 else:
-                    s.claims[index] = _bind_claim(writer, claim, s.chosen.get(index), pod)
-                    if self._claims is not None:
-                        self._claims.assume(s.claims[index])
+                    with self._write_locks[hash(uid_of(claim)) % _WRITE_STRIPES]:
+                        base = self._write_base(claim)
+                        s.claims[index] = _bind_claim(writer, base, s.chosen.get(index), pod)
+                        if self._claims is not None:
+                            self._claims.assume(s.claims[index])
             except listers.WriteError as err:
                 return Status.error(str(err))
         if binding.pending(s.claims):
@@ -500,6 +505,26 @@ class DynamicResources:
             for index in s.chosen:
                 self._in_flight.pop(uid_of(s.claims[index]), None)
         return None
+
+    def _write_base(self, claim: Json) -> Json:
+        """What PreBind's first write of ``claim`` starts from: the cycle's copy, or the
+        informers' or this scheduler's last written copy when that is newer.
+
+        The pods sharing a claim reach PreBind together, each with the copy its PreFilter
+        read. Written from those copies, all but one would fail on ``resourceVersion`` and
+        retry with a GET (upstream's ``bindClaim`` does exactly that). Holding the claim's
+        write lock and starting from the newest copy this process knows makes the writes
+        queue instead of conflict: the same writes succeed, without the failed PUT and the
+        GET of each retry. A write by anyone else still conflicts and is retried as before."""
+        if self._claims is None:
+            return claim
+        meta = claim.get("metadata") or {}
+        seen = self._claims.get(
+            listers.RESOURCE_CLAIM, meta.get("namespace") or "", meta.get("name") or ""
+        )
+        if seen is None or uid_of(seen) != uid_of(claim) or version(seen) <= version(claim):
+            return claim
+        return seen
 
     def _current(self, claim: Json) -> Json | None:
         """The claim as the informers have it, or as PreBind wrote it if that is newer (upstream
