@@ -169,7 +169,34 @@ class Allocator:
         self, node: Node, claims: Sequence[Json], deadline: float | None = None
     ) -> list[Json] | None:
         """``deadline``: a :func:`time.monotonic` instant the search may not run past."""
-        return _Run(self, node, claims, deadline).run()
+        found = self.search(node, claims, deadline)
+        return None if found is None else found.allocations()
+
+    def search(
+        self, node: Node, claims: Sequence[Json], deadline: float | None = None
+    ) -> Found | None:
+        """:meth:`allocate`, with the allocations left to build: the same verdict and the
+        same errors, raised here."""
+        run = _Run(self, node, claims, deadline)
+        return Found(run) if run.run() else None
+
+
+class Found:
+    """The devices one node can give the claims. Filter finds them on every node, but a cycle
+    needs the allocations (JSON) of the node it reserves and, with prioritized lists, of the
+    nodes it scores: they are built on first use, once."""
+
+    __slots__ = ("_allocations", "_run")
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+        self._allocations: list[Json] | None = None
+
+    def allocations(self) -> list[Json]:
+        if self._allocations is None:
+            run = self._run
+            self._allocations = [run.result(ci, claim) for ci, claim in enumerate(run.claims)]
+        return self._allocations
 
 
 class _Run:
@@ -191,8 +218,11 @@ class _Run:
         # Shared devices in this attempt: how many shares, and what they consume.
         self.shares: dict[DeviceID, int] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
+        self.node_selectors: list[Json | None] = []  # per claim, once found
 
-    def run(self) -> list[Json] | None:
+    def run(self) -> bool:
+        """Whether the claims fit the node; the node selectors are made here (they can fail),
+        the rest of each allocation by :meth:`result`."""
         for ci, claim in enumerate(self.claims):
             self._prepare(ci, claim)
         try:
@@ -202,8 +232,12 @@ class _Run:
         if not done:
             if any(p.invalid for p in self.pools):
                 raise AllocationError("invalid resource pools were encountered")
-            return None
-        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+            return False
+        self.node_selectors = [
+            _node_selector([r.candidate for r in results], self.node.name)
+            for results in self.results
+        ]
+        return True
 
     # --- preparation ---------------------------------------------------------------------
 
@@ -316,7 +350,8 @@ class _Run:
             return self._allocate_one(ci, ri + 1, 0, 0, sub=False)
         if data.num_devices - di > RESULTS_MAX_SIZE - len(self.results[ci]):
             raise _MaxSizeExceededError
-        if di == 0 and request.mode != ALL and not self._enough(ci, data):
+        # One device: the loop below is the same walk as _enough's, in the same order.
+        if di == 0 and request.mode != ALL and data.num_devices > 1 and not self._enough(ci, data):
             return False
         if request.mode == ALL:
             candidate = data.all_devices[di]
@@ -476,7 +511,7 @@ class _Run:
         # slice alone, cached as selector results are (errors are not cached).
         fixed = not requests and not candidate.device.get("allowMultipleAllocations")
         fixed = fixed and candidate.id not in self.a.shared
-        key = (_CAPACITY_FITS, *_device_key(candidate))
+        key = (_CAPACITY_FITS, *candidate.key)
         if fixed and key in self.a.matches:
             return self.a.matches[key]
         none: dict[str, Fraction] = {}
@@ -536,7 +571,7 @@ class _Run:
         """``cls``: these are that DeviceClass's selectors (None: the claim's)."""
         for i, selector in enumerate(selectors):
             expression = (selector.get("cel") or {}).get("expression") or ""
-            key = (expression, *_device_key(candidate))
+            key = (expression, *candidate.key)
             cached = self.a.matches.get(key)
             if cached is None:
                 if cls is not None:
@@ -553,7 +588,7 @@ class _Run:
         compiled = cel.compile_selector(expression)
         if isinstance(compiled, cel.SelectorError):
             raise AllocationError(f"{where}: selector #{index}: CEL compile error: {compiled}")
-        variables = self.a.variables.get(_device_key(candidate))
+        variables = self.a.variables.get(candidate.key)
         if variables is None:
             device = candidate.device
             variables = cel.activation(
@@ -564,7 +599,7 @@ class _Run:
                     bool(device.get("allowMultipleAllocations")),
                 )
             )
-            self.a.variables[_device_key(candidate)] = variables
+            self.a.variables[candidate.key] = variables
         try:
             return compiled.matches(variables)
         except cel.SelectorError as err:
@@ -603,7 +638,7 @@ class _Run:
 
     # --- the result ----------------------------------------------------------------------
 
-    def _result(self, ci: int, claim: Json) -> Json:
+    def result(self, ci: int, claim: Json) -> Json:
         results = []
         for r in self.results[ci]:
             entry: dict[str, Any] = {
@@ -626,7 +661,7 @@ class _Run:
         config = self._config(ci, claim)
         if config:
             allocation["devices"]["config"] = config
-        selector = _node_selector([r.candidate for r in self.results[ci]], self.node.name)
+        selector = self.node_selectors[ci]
         if selector is not None:
             allocation["nodeSelector"] = selector
         return allocation
@@ -671,13 +706,6 @@ class _Run:
             if not entry["requests"]:
                 del entry["requests"]
         return config
-
-
-def _device_key(candidate: Candidate) -> DeviceKey:
-    """A device of one version of a slice: a changed slice has a new resourceVersion."""
-    meta = candidate.slice.get("metadata") or {}
-    rv = meta.get("resourceVersion") or ""
-    return (str(candidate.id), meta.get("name") or "", rv)
 
 
 def _config_body(raw: Json) -> dict[str, Any]:

@@ -50,11 +50,13 @@ def pools_last(pools: list[Pool]) -> list[Pool]:
 
 
 def _has_conditions(pool: Pool) -> bool:
-    return any(
-        device.get("bindingConditions")
-        for slice_ in pool.slices
-        for device in (slice_.get("spec") or {}).get("devices") or ()
-    )
+    if pool.with_binding_conditions is None:  # pools are kept while their slices are
+        pool.with_binding_conditions = any(
+            device.get("bindingConditions")
+            for slice_ in pool.slices
+            for device in (slice_.get("spec") or {}).get("devices") or ()
+        )
+    return pool.with_binding_conditions
 
 
 def result_fields(device: Json) -> dict[str, list[str]]:

@@ -86,6 +86,7 @@ from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
     AllocationTimeoutError,
     Allocator,
+    Found,
     MatchCache,
     claim_key,
 )
@@ -124,7 +125,7 @@ class _State:
     to_allocate: list[int]  # indexes of the unallocated claims
     binding_failed: set[int] = field(default_factory=set)  # allocated, unusable (binding)
     allocator: Allocator | None = None
-    node_allocations: dict[str, list[Json]] = field(default_factory=dict)
+    found: dict[str, Found] = field(default_factory=dict)  # per node: where the claims fit
     unavailable: set[int] = field(default_factory=set)
     chosen: dict[int, Json] = field(default_factory=dict)  # index → allocation, from Reserve
     extended: int = -1  # index of the claim for extended resources (the last one), or -1
@@ -134,6 +135,11 @@ class _State:
 
     def clone(self) -> _State:
         return self  # as upstream's stateData: shared by the cycle's clones
+
+    def allocations_on(self, node_name: str) -> list[Json] | None:
+        """The allocations Filter found for the claims to allocate on the node (None: none)."""
+        found = self.found.get(node_name)
+        return None if found is None else found.allocations()
 
 
 class DynamicResources:
@@ -334,14 +340,14 @@ class DynamicResources:
             ]
             deadline = time.monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
             try:
-                allocations = s.allocator.allocate(Node(node.name, node.labels), claims, deadline)
+                found = s.allocator.search(Node(node.name, node.labels), claims, deadline)
             except AllocationError as err:
                 return Status.error(str(err))
             except AllocationTimeoutError:
                 return Status.error(f"node {node.name}: timed out trying to allocate devices")
-            if allocations is None or len(allocations) != len(claims):
+            if found is None:
                 return _unschedulable(ERR_CANNOT_ALLOCATE)
-            s.node_allocations[node.name] = allocations
+            s.found[node.name] = found
             if node_claim is not None:
                 s.node_claims[node.name] = node_claim
         if unavailable:
@@ -391,14 +397,18 @@ class DynamicResources:
     def pre_score(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> Status | None:
+        """Skips unless a claim is being allocated and some claim has a prioritized list: only
+        a chosen subrequest scores (upstream scores 0 everywhere then, which adds nothing)."""
         s = state.read(STATE_KEY, _State)
-        return Status(Code.SKIP) if s is None or not s.to_allocate else None
+        if s is None or not s.to_allocate or not any(map(_prioritized, s.claims)):
+            return Status(Code.SKIP)
+        return None
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
         s = state.read(STATE_KEY, _State)
         if s is None:
             return 0, None
-        return _score(s, s.node_allocations.get(node.name)), None
+        return _score(s, s.allocations_on(node.name)), None
 
     def score_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
@@ -407,7 +417,7 @@ class DynamicResources:
         out = np.zeros(len(slots), dtype=np.int64)
         if s is not None:
             for i, slot in enumerate(slots):
-                out[i] = _score(s, s.node_allocations.get(snapshot.names[int(slot)]))
+                out[i] = _score(s, s.allocations_on(snapshot.names[int(slot)]))
         return out, None
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: Scores) -> Status | None:
@@ -420,7 +430,7 @@ class DynamicResources:
         s = state.read(STATE_KEY, _State)
         if s is None or s.allocator is None:
             return None
-        allocations = s.node_allocations.get(node_name)
+        allocations = s.allocations_on(node_name)
         if allocations is None:
             if s.to_allocate == [s.extended]:
                 return None  # device plugins provide the extended resources on this node
@@ -690,6 +700,12 @@ def _score(s: _State, allocations: list[Json] | None) -> int:
                 if f"{request.get('name')}/{sub.get('name')}" in chosen:
                     total += FIRST_AVAILABLE_MAX - i
     return total
+
+
+def _prioritized(claim: Json) -> bool:
+    """Whether a request of ``claim`` is a prioritized list (``firstAvailable``)."""
+    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+    return any(r.get("firstAvailable") for r in requests)
 
 
 def _namespace_name(claim: Json) -> tuple[str, str]:

@@ -48,6 +48,9 @@ class Candidate:
     device: Json
     slice: Json
     pool: Pool
+    # (device ID, slice name, slice resourceVersion): this device in this version of its slice,
+    # the key of the allocator's caches of selector and capacity results.
+    key: tuple[str, str, str]
 
 
 @dataclass(slots=True)
@@ -62,16 +65,23 @@ class Pool:
     invalid: bool = False
     invalid_reason: str = ""
     _candidates: list[Candidate] | None = field(default=None, repr=False, compare=False)
+    # Whether a device publishes binding conditions (binding.pools_last), found on first use.
+    with_binding_conditions: bool | None = field(default=None, repr=False, compare=False)
 
     def candidates(self) -> list[Candidate]:
         """The devices of ``slices`` in order (slice by slice), built on first use."""
         if self._candidates is None:
             self._candidates = [
-                Candidate(DeviceID(self.id.driver, self.id.pool, d.get("name") or ""), d, s, self)
-                for s in self.slices
-                for d in _spec(s).get("devices") or ()
+                _candidate(self, s, d) for s in self.slices for d in _spec(s).get("devices") or ()
             ]
         return self._candidates
+
+
+def _candidate(pool: Pool, slice_: Json, device: Json) -> Candidate:
+    device_id = DeviceID(pool.id.driver, pool.id.pool, device.get("name") or "")
+    meta = slice_.get("metadata") or {}
+    key = (str(device_id), meta.get("name") or "", meta.get("resourceVersion") or "")
+    return Candidate(device_id, device, slice_, pool, key)
 
 
 @dataclass(frozen=True, slots=True)

@@ -395,10 +395,10 @@ def test_filter_allocates_on_dra_nodes_and_passes_device_plugin_nodes() -> None:
     assert verdicts == {"dra-node": None, "plugin-node": None}
     s = state.read(dra.STATE_KEY, dra._State)
     assert s is not None
-    (allocation,) = s.node_allocations["dra-node"]
+    (allocation,) = s.allocations_on("dra-node") or ()
     (result,) = allocation["devices"]["results"]
     assert (result["request"], result["device"]) == ("container-0-request-1", "gpu-0")
-    assert "plugin-node" not in s.node_allocations
+    assert s.allocations_on("plugin-node") is None
     assert s.node_claims["dra-node"].mappings == (
         {"containerName": "c", "resourceName": EXT, "requestName": "container-0-request-1"},
     )

@@ -289,6 +289,16 @@ def test_score_prefers_earlier_subrequests() -> None:
     assert plugin.score(state, p, infos["node-b"]) == (dra.FIRST_AVAILABLE_MAX - 1, None)
 
 
+def test_pre_score_skips_without_a_prioritized_list() -> None:
+    """Every node scores 0 then (only a chosen subrequest scores): skipping adds the same."""
+    handle = store(GPU_CLASS, SLICE_A, (listers.RESOURCE_CLAIM, claim("c")))
+    p = claiming_pod("p", "c")
+    plugin, state, verdicts = run_filter(handle, p)
+    assert verdicts["node-a"] is None
+    assert plugin.score(state, p, node_infos()["node-a"]) == (0, None)
+    assert plugin.pre_score(state, p, snapshot_of(NODES), None) == Status(Code.SKIP)  # type: ignore[arg-type]
+
+
 def test_post_filter_without_pre_filter_state_is_upstreams_error() -> None:
     """An earlier PreFilter plugin rejected the pod: upstream's PostFilter fails reading its
     state, and that error alone is the PostFilter part of the FailedScheduling text."""
