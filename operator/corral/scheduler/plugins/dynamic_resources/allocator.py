@@ -164,6 +164,27 @@ class Allocator:
         self.matches = match_cache if match_cache is not None else {}
         self.variables: dict[DeviceKey, dict[str, Any]] = {}
         self.available: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
+        self._parsed: dict[tuple[str, str], list[tuple[str, tuple[Request, ...]]]] = {}
+
+    def requests_of(self, claim: Json) -> list[tuple[str, tuple[Request, ...]]]:
+        """The claim's requests, each as (name, its subrequests or itself): the same for every
+        node, so parsed once per claim version (a claim without a uid, the one made for
+        extended resources per node, every time)."""
+        meta = claim.get("metadata") or {}
+        key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+        parsed = self._parsed.get(key) if key[0] else None
+        if parsed is None:
+            parsed = []
+            devices = (claim.get("spec") or {}).get("devices") or {}
+            for raw in devices.get("requests") or ():
+                name = raw.get("name") or ""
+                subs = raw.get("firstAvailable") or ()
+                parsed.append(
+                    (name, tuple(_request(s, name) for s in subs) if subs else (_request(raw),))
+                )
+            if key[0]:
+                self._parsed[key] = parsed
+        return parsed
 
     def allocate(
         self, node: Node, claims: Sequence[Json], deadline: float | None = None
@@ -178,24 +199,41 @@ class Allocator:
         """:meth:`allocate`, with the allocations left to build: the same verdict and the
         same errors, raised here."""
         run = _Run(self, node, claims, deadline)
-        return Found(run) if run.run() else None
+        if not run.run():
+            return None
+        selected = [run.selected(ci) for ci in range(len(claims))]
+        return Found(claims, run.results, selected, run.node_selectors)
 
 
 class Found:
     """The devices one node can give the claims. Filter finds them on every node, but a cycle
     needs the allocations (JSON) of the node it reserves and, with prioritized lists, of the
-    nodes it scores: they are built on first use, once."""
+    nodes it scores: they are built on first use, once. It keeps only what they are built from
+    (the search's state goes with the search)."""
 
-    __slots__ = ("_allocations", "_run")
+    __slots__ = ("_allocations", "_claims", "_node_selectors", "_results", "_selected")
 
-    def __init__(self, run: _Run) -> None:
-        self._run = run
+    def __init__(
+        self,
+        claims: Sequence[Json],
+        results: list[list[_Result]],
+        selected: list[list[_RequestData]],
+        node_selectors: list[Json | None],
+    ) -> None:
+        self._claims = claims
+        self._results = results
+        self._selected = selected
+        self._node_selectors = node_selectors
         self._allocations: list[Json] | None = None
 
     def allocations(self) -> list[Json]:
         if self._allocations is None:
-            run = self._run
-            self._allocations = [run.result(ci, claim) for ci, claim in enumerate(run.claims)]
+            self._allocations = [
+                _allocation(results, selected, claim, selector)
+                for claim, results, selected, selector in zip(
+                    self._claims, self._results, self._selected, self._node_selectors, strict=True
+                )
+            ]
         return self._allocations
 
 
@@ -245,18 +283,12 @@ class _Run:
         devices = (claim.get("spec") or {}).get("devices") or {}
         per_claim = 0
         requests: list[list[_RequestData]] = []
-        for raw in devices.get("requests") or ():
-            subs = raw.get("firstAvailable") or ()
-            if subs:
-                data = [
-                    self._request_data(ci, claim, _request(s, raw.get("name") or "")) for s in subs
-                ]
-            else:
-                data = [self._request_data(ci, claim, _request(raw))]
+        for name, subs in self.a.requests_of(claim):
+            data = [self._request_data(ci, claim, sub) for sub in subs]
             least = min(d.num_devices for d in data)
             if least > RESULTS_MAX_SIZE - per_claim:
                 raise AllocationError(
-                    f"claim {claim_key(claim)}, request {raw.get('name') or ''}: adding {least}"
+                    f"claim {claim_key(claim)}, request {name}: adding {least}"
                     f" devices exceeds the claim limit of {RESULTS_MAX_SIZE}, with {per_claim}"
                     " already accounted for"
                 )
@@ -278,18 +310,22 @@ class _Run:
         self.constraints.append(constraints)
 
     def _request_data(self, ci: int, claim: Json, request: Request) -> _RequestData:
-        where = f"claim {claim_key(claim)}, request {request.name}"
+        def where() -> str:
+            return f"claim {claim_key(claim)}, request {request.name}"
+
         for i, selector in enumerate(request.selectors):
             if not (selector.get("cel") or {}).get("expression"):
                 raise AllocationError(
-                    f"{where}, selector #{i}: CEL expression empty (unsupported selector type?)"
+                    f"{where()}, selector #{i}: CEL expression empty (unsupported selector type?)"
                 )
         if not request.class_name:
-            raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
+            raise AllocationError(
+                f"{where()}: missing device class name (unsupported request type?)"
+            )
         cls = self.a.classes.get(request.class_name)
         if cls is None:
             raise AllocationError(
-                f"{where}: could not retrieve device class {request.class_name}:"
+                f"{where()}: could not retrieve device class {request.class_name}:"
                 f' deviceclass.resource.k8s.io "{request.class_name}" not found'
             )
         data = _RequestData(request, cls, request.count)
@@ -297,12 +333,12 @@ class _Run:
             for pool in self.pools:
                 if pool.incomplete:
                     raise AllocationError(
-                        f"{where}: asks for all devices, but resource pool {pool.id} is"
+                        f"{where()}: asks for all devices, but resource pool {pool.id} is"
                         " currently being updated"
                     )
                 if pool.invalid:
                     raise AllocationError(
-                        f"{where}: asks for all devices, but resource pool {pool.id} is"
+                        f"{where()}: asks for all devices, but resource pool {pool.id} is"
                         " currently invalid"
                     )
                 for candidate in pool.candidates():
@@ -312,7 +348,7 @@ class _Run:
                         data.all_devices.append(candidate)
             data.num_devices = len(data.all_devices)
         elif request.mode != EXACT_COUNT:
-            raise AllocationError(f"{where}: unsupported count mode {request.mode}")
+            raise AllocationError(f"{where()}: unsupported count mode {request.mode}")
         return data
 
     # --- the search ----------------------------------------------------------------------
@@ -638,74 +674,78 @@ class _Run:
 
     # --- the result ----------------------------------------------------------------------
 
-    def result(self, ci: int, claim: Json) -> Json:
-        results = []
-        for r in self.results[ci]:
-            entry: dict[str, Any] = {
-                "request": r.request.full_name,
-                "driver": r.candidate.id.driver,
-                "pool": r.candidate.id.pool,
-                "device": r.candidate.id.device,
-            }
-            if r.consumed is not None:  # a share of a device
-                entry["shareID"] = str(uuid4())
-                if r.consumed:
-                    entry["consumedCapacity"] = {k: v.text for k, v in r.consumed.items()}
-            if r.request.admin_access:
-                entry["adminAccess"] = True
-            if r.request.tolerations:
-                entry["tolerations"] = [dict(t) for t in r.request.tolerations]
-            entry.update(binding.result_fields(r.candidate.device))
-            results.append(entry)
-        allocation: dict[str, Any] = {"devices": {"results": results}}
-        config = self._config(ci, claim)
-        if config:
-            allocation["devices"]["config"] = config
-        selector = self.node_selectors[ci]
-        if selector is not None:
-            allocation["nodeSelector"] = selector
-        return allocation
-
-    def _selected(self, ci: int) -> list[_RequestData]:
+    def selected(self, ci: int) -> list[_RequestData]:
+        """Per request of claim ``ci``, the (sub)request the search settled on."""
         return [subs[subs[0].selected_sub] for subs in self.requests[ci]]
 
-    def _config(self, ci: int, claim: Json) -> list[dict[str, Any]]:
-        config: list[dict[str, Any]] = []
-        selected = self._selected(ci)
-        by_class: dict[str, list[dict[str, Any]]] = {}
-        for data in selected:
-            if data.cls is None:
-                continue
-            name = (data.cls.get("metadata") or {}).get("name") or ""
-            if name in by_class:
-                for entry in by_class[name]:
-                    entry["requests"].append(data.request.full_name)
-                continue
-            by_class[name] = []
-            for raw in (data.cls.get("spec") or {}).get("config") or ():
-                entry = {
-                    "source": "FromClass",
-                    "requests": [data.request.full_name],
-                    **_config_body(raw),
-                }
-                by_class[name].append(entry)
-                config.append(entry)
-        full_names = [d.request.full_name for d in selected]
-        base_names = [d.request.base_name for d in selected]
-        for raw in ((claim.get("spec") or {}).get("devices") or {}).get("config") or ():
-            wanted = list(raw.get("requests") or ())
-            if not wanted or any(n in wanted for n in base_names + full_names):
-                config.append({"source": "FromClaim", "requests": wanted, **_config_body(raw)})
-        for entry in config:
-            wanted = entry.get("requests") or []
-            if wanted and all(
-                b in wanted or f in wanted for b, f in zip(base_names, full_names, strict=True)
-            ):
-                entry["requests"] = []
-        for entry in config:
-            if not entry["requests"]:
-                del entry["requests"]
-        return config
+
+def _allocation(
+    found: list[_Result], selected: list[_RequestData], claim: Json, selector: Json | None
+) -> Json:
+    """One claim's AllocationResult from what the search chose for it on a node."""
+    results = []
+    for r in found:
+        entry: dict[str, Any] = {
+            "request": r.request.full_name,
+            "driver": r.candidate.id.driver,
+            "pool": r.candidate.id.pool,
+            "device": r.candidate.id.device,
+        }
+        if r.consumed is not None:  # a share of a device
+            entry["shareID"] = str(uuid4())
+            if r.consumed:
+                entry["consumedCapacity"] = {k: v.text for k, v in r.consumed.items()}
+        if r.request.admin_access:
+            entry["adminAccess"] = True
+        if r.request.tolerations:
+            entry["tolerations"] = [dict(t) for t in r.request.tolerations]
+        entry.update(binding.result_fields(r.candidate.device))
+        results.append(entry)
+    allocation: dict[str, Any] = {"devices": {"results": results}}
+    config = _config(selected, claim)
+    if config:
+        allocation["devices"]["config"] = config
+    if selector is not None:
+        allocation["nodeSelector"] = selector
+    return allocation
+
+
+def _config(selected: list[_RequestData], claim: Json) -> list[dict[str, Any]]:
+    config: list[dict[str, Any]] = []
+    by_class: dict[str, list[dict[str, Any]]] = {}
+    for data in selected:
+        if data.cls is None:
+            continue
+        name = (data.cls.get("metadata") or {}).get("name") or ""
+        if name in by_class:
+            for entry in by_class[name]:
+                entry["requests"].append(data.request.full_name)
+            continue
+        by_class[name] = []
+        for raw in (data.cls.get("spec") or {}).get("config") or ():
+            entry = {
+                "source": "FromClass",
+                "requests": [data.request.full_name],
+                **_config_body(raw),
+            }
+            by_class[name].append(entry)
+            config.append(entry)
+    full_names = [d.request.full_name for d in selected]
+    base_names = [d.request.base_name for d in selected]
+    for raw in ((claim.get("spec") or {}).get("devices") or {}).get("config") or ():
+        wanted = list(raw.get("requests") or ())
+        if not wanted or any(n in wanted for n in base_names + full_names):
+            config.append({"source": "FromClaim", "requests": wanted, **_config_body(raw)})
+    for entry in config:
+        wanted = entry.get("requests") or []
+        if wanted and all(
+            b in wanted or f in wanted for b, f in zip(base_names, full_names, strict=True)
+        ):
+            entry["requests"] = []
+    for entry in config:
+        if not entry["requests"]:
+            del entry["requests"]
+    return config
 
 
 def _config_body(raw: Json) -> dict[str, Any]:
