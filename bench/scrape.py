@@ -41,6 +41,7 @@ ENGINE: Final = (
     "corral_scheduler_spans_total",
     "corral_gc_seconds_total",
     "corral_gc_collections_total",
+    "corral_thread_cpu_seconds_total",
 )
 # Both schedulers' scheduling attempts (upstream's metric names, which Corral exports too).
 ATTEMPTS: Final = (
@@ -146,7 +147,7 @@ def attempts(grown: Samples) -> dict[str, float]:
 def engine_phases(grown: Samples) -> dict[str, dict[str, float]]:
     """The engine's counters as ``{phase or span: {wall, cpu, count}}``; spans are prefixed
     ``span:``; ``gc`` is the garbage collector's, all generations, on any thread, and ``gc:N``
-    generation N's alone."""
+    generation N's alone; ``thread:ROLE`` the CPU of the engine's threads by role."""
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for (name, labels), value in grown.items():
         label = dict(labels)
@@ -161,6 +162,8 @@ def engine_phases(grown: Samples) -> dict[str, dict[str, float]]:
         elif name == "corral_gc_seconds_total":  # all generations together, and each
             for key in ("gc", "gc:" + label["generation"]):
                 out[key][label["clock"]] = out[key].get(label["clock"], 0.0) + value
+        elif name == "corral_thread_cpu_seconds_total":
+            out["thread:" + label["thread"]]["cpu"] = value
         elif name == "corral_gc_collections_total":
             for key in ("gc", "gc:" + label["generation"]):
                 out[key]["count"] = out[key].get("count", 0.0) + value

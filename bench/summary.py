@@ -254,6 +254,29 @@ def phases_table(summaries: list[WorkloadSummary]) -> str:
     return "\n".join(lines) + "\n"
 
 
+THREAD_ORDER = ("MainThread", "scheduling", "binding")  # then any other role, by name
+
+
+def threads_table(summaries: list[WorkloadSummary]) -> str:
+    """Corral's CPU per thread role (ms per pod), where the engine exports it."""
+    roles = {p.removeprefix("thread:") for s in summaries for p in s.phases_ms_per_pod
+             if p.startswith("thread:")}  # fmt: skip
+    if not roles:
+        return ""
+    shown = [r for r in THREAD_ORDER if r in roles] + sorted(roles - set(THREAD_ORDER))
+    lines = ["| workload | " + " | ".join(shown) + " |", "|---|" + "---|" * len(shown)]
+    for s in summaries:
+        cells = []
+        for name in shown:
+            clocks = s.phases_ms_per_pod.get("thread:" + name)
+            cells.append("-" if clocks is None else f"{clocks.get('cpu', 0.0):.2f}")
+        lines.append(f"| {s.workload} | " + " | ".join(cells) + " |")
+    return (
+        "\nCorral's CPU by thread, ms per pod (MainThread is the event loop: the informers, "
+        "Events, pod status writes):\n\n" + "\n".join(lines) + "\n"
+    )
+
+
 def markdown(document: Document) -> str:
     rows = of(document)
     mode = document.get("mode", {})
@@ -275,7 +298,7 @@ def markdown(document: Document) -> str:
     return (
         head + table(rows) + "\nCorral's scheduling thread, ms per pod: wall (of which "
         "thread CPU); binding threads' spans likewise (summed over threads); gc: the garbage "
-        "collector on every thread:\n\n" + phases_table(rows) + notes
+        "collector on every thread:\n\n" + phases_table(rows) + threads_table(rows) + notes
     )
 
 

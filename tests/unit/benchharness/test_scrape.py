@@ -80,11 +80,13 @@ corral_gc_seconds_total{clock="cpu",generation="0"} 0.25
 corral_gc_seconds_total{clock="cpu",generation="2"} 1.0
 corral_gc_collections_total{generation="0"} 40
 corral_gc_collections_total{generation="2"} 2
+corral_thread_cpu_seconds_total{thread="MainThread"} 7.5
 """
     before = """\
 corral_scheduler_thread_seconds_total{clock="wall",phase="filter"} 0.5
 corral_gc_seconds_total{clock="cpu",generation="2"} 0.5
 corral_gc_collections_total{generation="2"} 1
+corral_thread_cpu_seconds_total{thread="MainThread"} 2.5
 """
     grown = scrape.growth(scrape.parse(before, scrape.ENGINE), scrape.parse(text, scrape.ENGINE))
     assert scrape.engine_phases(grown) == {
@@ -95,6 +97,8 @@ corral_gc_collections_total{generation="2"} 1
         # and each generation's alone
         "gc:0": {"wall": 0.25, "cpu": 0.25, "count": 40.0},
         "gc:2": {"cpu": 0.5, "count": 1.0},
+        # the event loop's thread, in the measured phase
+        "thread:MainThread": {"cpu": 5.0},
     }
 
 

@@ -48,6 +48,22 @@ def test_summary_of_six_pairs() -> None:
     assert s.phases_ms_per_pod == {"filter": {"wall": 2.0, "cpu": 1.5}}
 
 
+def test_cpu_by_thread_table() -> None:
+    doc = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
+    for run in doc["runs"]:
+        if run["scheduler"] == "corral":
+            run["engine_phases"] = {
+                "thread:binding": {"cpu": 2.0},
+                "thread:MainThread": {"cpu": 3.0},
+                "thread:preemption": {"cpu": 0.5},
+            }
+    text = summary.threads_table(summary.summarize(doc))
+    # The event loop first, then the known roles, then the others by name; ms per bound pod.
+    assert "| workload | MainThread | binding | preemption |" in text
+    assert "| W | 3.00 | 2.00 | 0.50 |" in text
+    assert summary.threads_table(summary.summarize(_doc([105.0] * 6))) == ""
+
+
 def test_an_incomplete_pair_does_not_count_and_the_table_says_so() -> None:
     doc = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0], incomplete=2)
     (s,) = summary.summarize(doc)

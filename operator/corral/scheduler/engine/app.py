@@ -35,7 +35,7 @@ from corral.scheduler.backend.objects import (
     kinds_for,
 )
 from corral.scheduler.backend.queue import SchedulingQueue
-from corral.scheduler.engine import gc_tuning
+from corral.scheduler.engine import gc_tuning, thread_cpu
 from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter
 from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
 from corral.scheduler.engine.frameworks import (
@@ -124,6 +124,7 @@ class Engine:
         self.metrics.registry.register(self.timing)
         self.gc_clock = gc_tuning.GcClock()
         self.metrics.registry.register(self.gc_clock)
+        self.metrics.registry.register(thread_cpu.ThreadCpu())
         self.objects = ObjectStore()
         self.nominator = Nominator()
         self.cache = Cache()
