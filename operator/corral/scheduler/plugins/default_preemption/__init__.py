@@ -112,11 +112,14 @@ class DefaultPreemption:
             return None, _prefixed(Code.UNSCHEDULABLE, reason)
         now = float(self.clock())
         absent = _code(statuses.absent)
-        potential = [
-            s
-            for s in snapshot.order.tolist()
-            if (_code(by_slot[s]) if s in by_slot else absent) is Code.UNSCHEDULABLE
-        ]
+        if by_slot:
+            potential = [
+                s
+                for s in snapshot.order.tolist()
+                if (_code(by_slot[s]) if s in by_slot else absent) is Code.UNSCHEDULABLE
+            ]
+        else:  # one status for every node (a PreFilter's rejection): all of them or none
+            potential = snapshot.order.tolist() if absent is Code.UNSCHEDULABLE else []
         found: list[cand.Candidate] = []
         tried = NodeToStatus()
         if potential:

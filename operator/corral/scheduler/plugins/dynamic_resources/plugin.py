@@ -431,6 +431,12 @@ class DynamicResources:
         if s is None or s.allocator is None:
             return None
         allocations = s.allocations_on(node_name)
+        # From here on the cycle needs only the chosen node's allocations, and its state lives
+        # until the binding cycle ends: let the other nodes' and the allocator go now (with
+        # pods sharing claims, a dozen cycles' worth were alive at once, all for the collector
+        # to walk).
+        s.found.clear()
+        s.allocator = None
         if allocations is None:
             if s.to_allocate == [s.extended]:
                 return None  # device plugins provide the extended resources on this node

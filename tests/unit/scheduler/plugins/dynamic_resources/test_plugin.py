@@ -299,6 +299,25 @@ def test_pre_score_skips_without_a_prioritized_list() -> None:
     assert plugin.pre_score(state, p, snapshot_of(NODES), None) == Status(Code.SKIP)  # type: ignore[arg-type]
 
 
+def test_reserve_keeps_only_the_chosen_nodes_allocation() -> None:
+    handle = store(
+        GPU_CLASS, SLICE_A, (listers.RESOURCE_SLICE, gpu_slice("node-b", "gpu-0")),
+        (listers.RESOURCE_CLAIM, claim("c")),
+    )  # fmt: skip
+    p = claiming_pod("p", "c")
+    plugin, state, verdicts = run_filter(handle, p)
+    assert verdicts == {"node-a": None, "node-b": None}
+    s = state.read(dra.STATE_KEY, dra._State)
+    assert s is not None
+    assert set(s.found) == {"node-a", "node-b"}
+    assert plugin.reserve(state, p, "node-b") is None
+    assert (s.found, s.allocator) == ({}, None)
+    (chosen,) = s.chosen.values()
+    assert chosen["devices"]["results"][0]["pool"] == "node-b"
+    plugin.unreserve(state, p, "node-b")  # still finds what it undoes
+    assert plugin.pre_filter(CycleState(), p, snapshot_of(NODES))[1] is None
+
+
 def test_post_filter_without_pre_filter_state_is_upstreams_error() -> None:
     """An earlier PreFilter plugin rejected the pod: upstream's PostFilter fails reading its
     state, and that error alone is the PostFilter part of the FailedScheduling text."""

@@ -66,7 +66,7 @@ def test_in_flight_shares_fill_the_device_until_unreserved() -> None:
     assert plugin.reserve(state2, second, "node-a") is None
     chosen = state2.read(dra.STATE_KEY, dra._State)
     assert chosen is not None
-    (result,) = (chosen.allocations_on("node-a") or [{}])[0]["devices"]["results"]
+    (result,) = chosen.chosen[0]["devices"]["results"]
     assert result["consumedCapacity"] == {"memory": "2Gi"}
     assert len(result["shareID"]) == 36
 
