@@ -51,6 +51,33 @@ def gather(allocations: Iterable[Json | None]) -> InUse:
     return InUse(frozenset(dedicated), shared)
 
 
+class ByClaim:
+    """:func:`gather` over every claim, each claim's share read once per version: the claims
+    change one at a time, and PreFilter gathers them all whenever one did."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[str, InUse]] = {}  # uid → (resourceVersion, its share)
+
+    def gather(self, claims: Iterable[Json]) -> InUse:
+        dedicated: set[DeviceID] = set()
+        shared: dict[DeviceID, dict[str, Fraction]] = {}
+        known: dict[str, tuple[str, InUse]] = {}
+        for claim in claims:
+            meta = claim.get("metadata") or {}
+            uid, version = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
+            entry = self._known.get(uid)
+            if entry is None or entry[0] != version or not uid:
+                entry = (version, gather([(claim.get("status") or {}).get("allocation")]))
+            if uid:
+                known[uid] = entry  # a claim that is gone is forgotten
+            share = entry[1]
+            dedicated |= share.dedicated
+            if share.shared:
+                _add(shared, share.shared.items())
+        self._known = known
+        return InUse(frozenset(dedicated), shared)
+
+
 def _amounts(consumed: Json) -> dict[str, Fraction]:
     out: dict[str, Fraction] = {}
     for name, value in consumed.items():

@@ -99,7 +99,7 @@ from corral.scheduler.plugins.dynamic_resources.claims import (
     uid_of,
 )
 from corral.scheduler.plugins.dynamic_resources.extended import NodeClaim
-from corral.scheduler.plugins.dynamic_resources.in_use import InUse, gather
+from corral.scheduler.plugins.dynamic_resources.in_use import ByClaim, InUse, gather
 from corral.scheduler.plugins.dynamic_resources.pools import Node, SliceIndex
 
 NAME: Final = names.DYNAMIC_RESOURCES
@@ -170,6 +170,7 @@ class DynamicResources:
         self._matches: MatchCache = {}
         # Derived from the informers' objects, rebuilt when their kind's generation moves.
         self._in_use: tuple[int, InUse] = (-1, InUse())
+        self._by_claim = ByClaim()
         self._class_map: tuple[int, dict[str, Json]] = (-1, {})
         self._slices: tuple[tuple[int, int], SliceIndex] = ((-1, -1), SliceIndex(()))
         self._extended_classes = DeviceClassResolver(getattr(handle, "objects", None))
@@ -275,7 +276,7 @@ class DynamicResources:
         generation = objects.generation(listers.RESOURCE_CLAIM)
         if self._in_use[0] != generation:
             claims = objects.list(listers.RESOURCE_CLAIM)
-            self._in_use = (generation, gather(_allocation_of(c) for c in claims))
+            self._in_use = (generation, self._by_claim.gather(claims))
         in_flight: list[Json] = []
         with self._lock:
             for uid, (key, allocation) in list(self._in_flight.items()):

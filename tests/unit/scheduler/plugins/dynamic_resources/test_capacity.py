@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from corral.scheduler.plugins.dynamic_resources import capacity as cap
-from corral.scheduler.plugins.dynamic_resources.in_use import InUse, gather
+from corral.scheduler.plugins.dynamic_resources.in_use import ByClaim, InUse, gather
 from corral.scheduler.plugins.dynamic_resources.pools import DeviceID
 
 Json = dict[str, Any]
@@ -211,3 +211,45 @@ def test_in_use_gathers_dedicated_and_shared() -> None:
     )
     assert more.shared[d2] == {"mem": Fraction(3 * 2**29 + 1)}
     assert got.shared[d2] == {"mem": Fraction(3 * 2**29)}  # not changed by plus
+
+
+def _claim(uid: str, version: int, *devices: str, share: str | None = None) -> Json:
+    results = [
+        {"request": "r", "driver": "drv", "pool": "pool", "device": d,
+         **({"shareID": share, "consumedCapacity": {"mem": "1"}} if share else {})}
+        for d in devices
+    ]  # fmt: skip
+    out: dict[str, Any] = {"metadata": {"uid": uid, "resourceVersion": str(version)}}
+    if results:
+        out["status"] = {"allocation": {"devices": {"results": results}}}
+    return out
+
+
+SHARE = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
+
+
+@pytest.mark.parametrize(
+    "rounds",
+    [
+        pytest.param([[_claim("a", 1, "dev-1"), _claim("b", 1)],
+                      [_claim("a", 1, "dev-1"), _claim("b", 2, "dev-2")]],
+                     id="a claim allocated in a later version"),
+        pytest.param([[_claim("a", 1, "dev-1"), _claim("b", 1, "dev-2")],
+                      [_claim("b", 1, "dev-2")]],
+                     id="a claim that is gone frees its device"),
+        pytest.param([[_claim("a", 1, "dev-1")], [_claim("a", 2)]],
+                     id="deallocated"),
+        pytest.param([[_claim("", 0, "dev-1"), _claim("", 0, "dev-2")],
+                      [_claim("", 0, "dev-3")]],
+                     id="claims without a uid are read every time"),
+        pytest.param([[_claim("a", 1, "dev-1", share=SHARE), _claim("b", 1, "dev-1", share=SHARE)],
+                      [_claim("a", 1, "dev-1", share=SHARE)]],
+                     id="shares summed, then one gone"),
+    ],
+)  # fmt: skip
+def test_by_claim_gathers_as_gather_does(rounds: list[list[Json]]) -> None:
+    """The same answer as gathering every claim afresh, round after round."""
+    by_claim = ByClaim()
+    for claims in rounds:
+        want = gather((c.get("status") or {}).get("allocation") for c in claims)
+        assert by_claim.gather(claims) == want
