@@ -32,6 +32,13 @@ from corral.k8s.client import (
 from corral.k8s.ratelimit import TokenBucket
 
 WATCH_READ_TIMEOUT: Final = 600.0  # longer than any timeoutSeconds the informers ask for
+# Requests (not watches) share at most this many kept-alive connections, kept this long idle.
+# Unbounded, a burst of Events and status writes (one of each per unschedulable pod) opened a
+# connection per request in flight, each with a TLS handshake: 300+ in one benchmark run. A
+# request beyond the bound waits for a free connection (client-go multiplexes its requests on
+# one HTTP/2 connection instead).
+REQUEST_CONNECTIONS: Final = 32
+KEEPALIVE_SECONDS: Final = 120.0
 
 
 class AsyncClient:
@@ -47,7 +54,7 @@ class AsyncClient:
     ) -> None:
         self._sync = sync
         self.bucket = bucket or TokenBucket(qps, burst)
-        self._session: aiohttp.ClientSession | None = None
+        self._sessions: dict[bool, aiohttp.ClientSession] = {}  # by "for watches"
         self._ssl = _ssl_context(sync.configuration)
 
     @property
@@ -55,17 +62,26 @@ class AsyncClient:
         """The synchronous client with the same identity (discovery, one-off calls)."""
         return self._sync
 
-    def _session_for_loop(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(ssl=self._ssl, limit=0)
+    def _session_for_loop(self, *, watch: bool = False) -> aiohttp.ClientSession:
+        """Watches hold their connection for as long as they run: they get their own pool,
+        unbounded, so they never wait behind requests nor hold requests up."""
+        session = self._sessions.get(watch)
+        if session is None or session.closed:
+            if watch:
+                connector = aiohttp.TCPConnector(ssl=self._ssl, limit=0)
+            else:
+                connector = aiohttp.TCPConnector(
+                    ssl=self._ssl, limit=REQUEST_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS
+                )
             # Watch lines (one object each) may be large: allow lines of up to 2 x 4 MiB.
-            self._session = aiohttp.ClientSession(connector=connector, read_bufsize=4 << 20)
-        return self._session
+            session = aiohttp.ClientSession(connector=connector, read_bufsize=4 << 20)
+            self._sessions[watch] = session
+        return session
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            await session.close()
 
     def _headers(self, content_type: str | None, accept: str = CONTENT_JSON) -> dict[str, str]:
         headers = {"Accept": accept, "User-Agent": "corral"}
@@ -170,7 +186,7 @@ class AsyncClient:
         url = self._url(path, {**params, "watch": True})
         timeout = aiohttp.ClientTimeout(total=None, sock_read=WATCH_READ_TIMEOUT)
         try:
-            async with self._session_for_loop().get(
+            async with self._session_for_loop(watch=True).get(
                 url, headers=self._headers(None), timeout=timeout
             ) as response:
                 if response.status >= 300:
