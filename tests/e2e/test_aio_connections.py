@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 from corral.k8s import Client
 from corral.k8s.aio import REQUEST_CONNECTIONS, AsyncClient
 
-BURST = 150
+BURST = 300
 
 
 def connections_to(port: int) -> int:

@@ -33,11 +33,13 @@ from corral.k8s.ratelimit import TokenBucket
 
 WATCH_READ_TIMEOUT: Final = 600.0  # longer than any timeoutSeconds the informers ask for
 # Requests (not watches) share at most this many kept-alive connections, kept this long idle.
-# Unbounded, a burst of Events and status writes (one of each per unschedulable pod) opened a
-# connection per request in flight, each with a TLS handshake: 300+ in one benchmark run. A
-# request beyond the bound waits for a free connection (client-go multiplexes its requests on
-# one HTTP/2 connection instead).
-REQUEST_CONNECTIONS: Final = 32
+# Unbounded and closed after aiohttp's default 15 s idle, a burst of Events and status writes
+# (one of each per unschedulable pod) opened a connection per request in flight, each with a
+# TLS handshake, again at every burst: 300+ in one benchmark run. A request beyond the bound
+# waits for a free connection (client-go multiplexes its requests on one HTTP/2 connection
+# instead). The bound leaves room for the Event recorder's 64 writes in flight beside the
+# status writes: at 32, Events queued behind them, half a burst late.
+REQUEST_CONNECTIONS: Final = 128
 KEEPALIVE_SECONDS: Final = 120.0
 
 
