@@ -164,26 +164,25 @@ class Allocator:
         self.matches = match_cache if match_cache is not None else {}
         self.variables: dict[DeviceKey, dict[str, Any]] = {}
         self.available: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
-        self._parsed: dict[tuple[str, str], list[tuple[str, tuple[Request, ...]]]] = {}
+        # By the claim object: the cycle hands every node the same object for a claim (but a
+        # claim for extended resources is made anew per node, with that node's requests).
+        self._parsed: dict[int, tuple[Json, list[tuple[str, tuple[Request, ...]]]]] = {}
 
     def requests_of(self, claim: Json) -> list[tuple[str, tuple[Request, ...]]]:
-        """The claim's requests, each as (name, its subrequests or itself): the same for every
-        node, so parsed once per claim version (a claim without a uid, the one made for
-        extended resources per node, every time)."""
-        meta = claim.get("metadata") or {}
-        key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
-        parsed = self._parsed.get(key) if key[0] else None
-        if parsed is None:
-            parsed = []
-            devices = (claim.get("spec") or {}).get("devices") or {}
-            for raw in devices.get("requests") or ():
-                name = raw.get("name") or ""
-                subs = raw.get("firstAvailable") or ()
-                parsed.append(
-                    (name, tuple(_request(s, name) for s in subs) if subs else (_request(raw),))
-                )
-            if key[0]:
-                self._parsed[key] = parsed
+        """The claim's requests, each as (name, its subrequests or itself): parsed once per
+        claim object, the same for every node it is searched on."""
+        entry = self._parsed.get(id(claim))
+        if entry is not None and entry[0] is claim:
+            return entry[1]
+        parsed = []
+        devices = (claim.get("spec") or {}).get("devices") or {}
+        for raw in devices.get("requests") or ():
+            name = raw.get("name") or ""
+            subs = raw.get("firstAvailable") or ()
+            parsed.append(
+                (name, tuple(_request(s, name) for s in subs) if subs else (_request(raw),))
+            )
+        self._parsed[id(claim)] = (claim, parsed)  # holds the claim: its id is not reused
         return parsed
 
     def allocate(

@@ -785,3 +785,20 @@ def test_allocate(case: Case, want: list[Json] | None) -> None:
         assert case.error in str(raised.value)
         return
     assert _sorted(allocator.allocate(case.node, case.claims)) == _sorted(want)
+
+
+def test_requests_are_read_from_each_claim_object_searched() -> None:
+    """One allocator searches every node of a cycle: a claim object searched again is parsed
+    once, and a claim made anew per node (for extended resources) with the same metadata but
+    other requests is read for what it asks."""
+    allocator = Allocator(
+        {CLASS_A: device_class(CLASS_A, DRIVER_A)},
+        [resource_slice("s1", NODE1, POOL1, DRIVER_A, device("device-1"))],
+        set(),
+    )
+    first, second = claim(CLAIM0, request(REQ0, CLASS_A)), claim(CLAIM0, request(REQ1, CLASS_A))
+    for c in (first, second):
+        c["metadata"].update(uid="same-uid", resourceVersion="1")
+    assert allocator.requests_of(first) is allocator.requests_of(first)
+    got = [allocator.allocate(node(), [c]) for c in (first, second, first)]
+    assert [a[0]["devices"]["results"][0]["request"] for a in got if a] == [REQ0, REQ1, REQ0]
