@@ -26,6 +26,7 @@ scheduler reports that as an error instead of trying other nodes. A search still
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -146,7 +147,8 @@ class Allocator:
     the devices other claims share (results with a ``shareID``) and what they consume. Device
     variables and selector results are cached per (expression, slice name and
     resourceVersion, device) across nodes and :meth:`allocate` calls; ``match_cache`` may be
-    shared between cycles (a slice's update changes its resourceVersion).
+    shared between cycles (a slice's update changes its resourceVersion), and so may ``memo``
+    (each node's last search: :class:`SearchMemo`).
     """
 
     def __init__(
@@ -156,6 +158,8 @@ class Allocator:
         allocated: Set[DeviceID],
         match_cache: MatchCache | None = None,
         shared: Mapping[DeviceID, cap.Amounts] | None = None,
+        *,
+        memo: SearchMemo | None = None,
     ) -> None:
         self.classes = classes
         self.slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
@@ -167,6 +171,9 @@ class Allocator:
         # By the claim object: the cycle hands every node the same object for a claim (but a
         # claim for extended resources is made anew per node, with that node's requests).
         self._parsed: dict[int, tuple[Json, list[tuple[str, tuple[Request, ...]]]]] = {}
+        self.memo = memo
+        self._specs: dict[int, tuple[Json, str]] = {}  # by claim object, as ``_parsed``
+        self._use: dict[PoolID, _PoolUse] = {}
 
     def requests_of(self, claim: Json) -> list[tuple[str, tuple[Request, ...]]]:
         """The claim's requests, each as (name, its subrequests or itself): parsed once per
@@ -196,12 +203,136 @@ class Allocator:
         self, node: Node, claims: Sequence[Json], deadline: float | None = None
     ) -> Found | None:
         """:meth:`allocate`, with the allocations left to build: the same verdict and the
-        same errors, raised here."""
+        same errors, raised here. With a ``memo``, a node whose search inputs are those of its
+        last search answers from that search."""
+        memo = self.memo
+        if memo is None:
+            kept = self._search(node, claims, deadline)
+            return None if kept is None else kept.found(claims)
+        pools = self.slices.pools_for(node)
+        inputs = _Inputs(
+            self.classes,
+            pools,
+            tuple(self.spec_of(c) for c in claims),
+            tuple(self.use_of(p) for p in pools),
+        )
+        hit = memo.lookup(self.slices, node.name, inputs)
+        if not isinstance(hit, _Miss):
+            return None if hit is None else hit.found(claims)
+        kept = self._search(node, claims, deadline)  # a search that raises leaves no entry
+        memo.record(node.name, inputs, kept)
+        return None if kept is None else kept.found(claims)
+
+    def _search(self, node: Node, claims: Sequence[Json], deadline: float | None) -> _Kept | None:
         run = _Run(self, node, claims, deadline)
         if not run.run():
             return None
         selected = [run.selected(ci) for ci in range(len(claims))]
-        return Found(claims, run.results, selected, run.node_selectors)
+        return _Kept(run.results, selected, run.node_selectors)
+
+    def spec_of(self, claim: Json) -> str:
+        """What a search reads of a claim (``spec.devices``: requests, constraints, config) as
+        canonical JSON, so that claims asking alike compare equal; once per claim object."""
+        entry = self._specs.get(id(claim))
+        if entry is not None and entry[0] is claim:
+            return entry[1]
+        devices = (claim.get("spec") or {}).get("devices") or {}
+        text = json.dumps(devices, sort_keys=True, separators=(",", ":"), default=repr)
+        self._specs[id(claim)] = (claim, text)  # holds the claim: its id is not reused
+        return text
+
+    def use_of(self, pool: Pool) -> _PoolUse:
+        """Which of the pool's devices other claims hold, and what the shared ones hold of
+        them: once per pool (a pool reaching every node is looked at once)."""
+        use = self._use.get(pool.id)
+        if use is None:
+            ids = pool.device_ids()
+            allocated = self.allocated
+            if isinstance(allocated, (set, frozenset)):
+                dedicated = ids.intersection(allocated)
+            else:
+                dedicated = frozenset(d for d in ids if d in allocated)
+            shared = (
+                tuple(sorted((d, tuple(sorted(self.shared[d].items())))
+                             for d in ids if d in self.shared))
+                if self.shared else ()
+            )  # fmt: skip
+            use = self._use[pool.id] = (dedicated, shared)
+        return use
+
+
+_PoolUse = tuple[frozenset[DeviceID], tuple[tuple[DeviceID, tuple[tuple[str, Fraction], ...]], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Inputs:
+    """What a node's search depends on besides the node's name: the classes and the node's
+    pools by identity (each rebuilt when its kind changes; the pools are the node's, with its
+    labels where slices select by them), the claims' specs and each pool's use by value."""
+
+    classes: Mapping[str, Json]
+    pools: list[Pool]
+    specs: tuple[str, ...]
+    use: tuple[_PoolUse, ...]
+
+    def same(self, other: _Inputs) -> bool:
+        return (
+            self.classes is other.classes
+            and self.pools is other.pools
+            and self.specs == other.specs
+            and self.use == other.use
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A search's outcome on a node, for any claims with the same specs."""
+
+    results: list[list[_Result]]
+    selected: list[list[_RequestData]]
+    node_selectors: list[Json | None]
+
+    def found(self, claims: Sequence[Json]) -> Found:
+        return Found(claims, self.results, self.selected, self.node_selectors)
+
+
+class _Miss:
+    """:meth:`SearchMemo.lookup` found no entry that answers."""
+
+
+class SearchMemo:
+    """Each node's last search, kept across cycles by the plugin.
+
+    Contract: a search on a node is a function of the node's name and of :class:`_Inputs`: the
+    DeviceClasses, the pools reaching the node (slices with the DeviceTaintRules' taints), the
+    specs of the claims searched for, and which pool devices other claims hold (dedicated, or
+    shared and how much). Nothing else: no clock (a search past its deadline raises) and no
+    randomness (share IDs are drawn when an allocation is built, per :class:`Found`). An entry
+    answers only while all of these are its search's; a search that raised leaves none. The
+    claim objects may differ: the first pod of each claim asks what the one before it asked,
+    and of all nodes, one took that claim's devices in between. Used by one thread (the
+    scheduling thread searches).
+    """
+
+    def __init__(self) -> None:
+        self._index: SliceIndex | None = None
+        self._entries: dict[str, tuple[_Inputs, _Kept | None]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def lookup(self, index: SliceIndex, node_name: str, inputs: _Inputs) -> _Kept | _Miss | None:
+        if index is not self._index:  # the entries hold the old index's pools: let them go
+            self._entries.clear()
+            self._index = index
+        entry = self._entries.get(node_name)
+        if entry is None or not entry[0].same(inputs):
+            self.misses += 1
+            return _Miss()
+        self.hits += 1
+        return entry[1]
+
+    def record(self, node_name: str, inputs: _Inputs, kept: _Kept | None) -> None:
+        self._entries[node_name] = (inputs, kept)
 
 
 class Found:

@@ -88,6 +88,7 @@ from corral.scheduler.plugins.dynamic_resources.allocator import (
     Allocator,
     Found,
     MatchCache,
+    SearchMemo,
     claim_key,
 )
 from corral.scheduler.plugins.dynamic_resources.assumed import AssumedClaims, version
@@ -168,6 +169,7 @@ class DynamicResources:
         # PreBind writes one claim from one binding thread at a time (see _write_base).
         self._write_locks = tuple(threading.Lock() for _ in range(_WRITE_STRIPES))
         self._matches: MatchCache = {}
+        self._memo = SearchMemo()  # each node's last search, for the next claim asking alike
         # Derived from the informers' objects, rebuilt when their kind's generation moves.
         self._in_use: tuple[int, InUse] = (-1, InUse())
         self._by_claim = ByClaim()
@@ -242,6 +244,7 @@ class DynamicResources:
                 in_use.dedicated,
                 self._matches,
                 in_use.shared,
+                memo=self._memo,
             )
         state.write(STATE_KEY, s)
         return None, None

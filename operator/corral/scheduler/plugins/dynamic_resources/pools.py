@@ -67,6 +67,19 @@ class Pool:
     _candidates: list[Candidate] | None = field(default=None, repr=False, compare=False)
     # Whether a device publishes binding conditions (binding.pools_last), found on first use.
     with_binding_conditions: bool | None = field(default=None, repr=False, compare=False)
+    _device_ids: frozenset[DeviceID] | None = field(default=None, repr=False, compare=False)
+
+    def device_ids(self) -> frozenset[DeviceID]:
+        """Every device of the pool at its generation, on the slices reaching the node and on
+        the others: a search on the node sees their use (the counters of partitionable devices
+        count the whole pool)."""
+        if self._device_ids is None:
+            self._device_ids = frozenset(
+                DeviceID(self.id.driver, self.id.pool, d.get("name") or "")
+                for s in self.slices + self.other_slices
+                for d in _spec(s).get("devices") or ()
+            )
+        return self._device_ids
 
     def candidates(self) -> list[Candidate]:
         """The devices of ``slices`` in order (slice by slice), built on first use."""
