@@ -64,19 +64,22 @@ def _scene(nodes: int, cycles: int) -> tuple[Cache, ObjectStore]:
     for i, name in enumerate(names):
         slice_ = _with(dra_scene.resource_slice(name, DEVICES_PER_NODE), f"uid-s{i}", 10 + i)
         objects.apply(listers.RESOURCE_SLICE, ADDED, slice_)
-    for k in range(nodes):  # the init pods' claims, one device of each node
+    for k in range(nodes):  # the init pods and their claims, one device of each node
         claim = _with(dra_scene.claim(f"claim-{k}", "init"), f"uid-i{k}", 10_000 + k)
         claim["status"] = {"allocation": dra_scene._allocation(k, names)}
         objects.apply(listers.RESOURCE_CLAIM, ADDED, claim)
+        init = _pod(k, "init")
+        init["spec"]["nodeName"] = names[k]
+        cache.add_pod(pod_from_json(init))
     for k in range(cycles + 1):
         claim = _with(dra_scene.claim(f"claim-{k}", NAMESPACE), f"uid-m{k}", 20_000 + k)
         objects.apply(listers.RESOURCE_CLAIM, ADDED, claim)
     return cache, objects
 
 
-def _pod(k: int) -> dict[str, Any]:
+def _pod(k: int, namespace: str = NAMESPACE) -> dict[str, Any]:
     return {
-        "metadata": {"name": f"pod-{k}", "namespace": NAMESPACE, "uid": f"uid-pod-{k}"},
+        "metadata": {"name": f"pod-{k}", "namespace": namespace, "uid": f"uid-{namespace}-{k}"},
         "spec": {
             "containers": [{"name": "c", "image": "pause"}],
             "resourceClaims": [{"name": "c", "resourceClaimName": f"claim-{k}"}],
@@ -91,12 +94,13 @@ def measure(nodes: int, cycles: int) -> tuple[float, int]:
         default_profile(), in_tree_registry(), pod_binder=lambda _p, _n: None, objects=objects
     )
     scheduler = PodScheduler(fwk, rng=random.Random(0))
-    snapshot = cache.snapshot()
     version = 100_000
 
     def cycle(k: int) -> bool:
         nonlocal version
         state = CycleState()
+        # A snapshot per cycle, as the engine takes: the last cycle's pod is in it (assumed).
+        snapshot = cache.snapshot()
         outcome = scheduling_cycle(scheduler, state, pod_from_json(_pod(k)), snapshot, cache)
         if not outcome.ok:
             return False

@@ -115,6 +115,7 @@ class SchedulingQueue:
         self._events = _full(events_by_plugin or {})
         self._by_profile = {n: _full(regs) for n, regs in (events_by_profile or {}).items()}
         self._match_memo: requeue.MatchMemo = {}  # the registrations above never change
+        self._narrowing_memo: requeue.NarrowingMemo = {}  # as the match memo
         self.queueing_hints = queueing_hints
         self._seen = requeue.InFlightEvents()
         self._initial_backoff = initial_backoff
@@ -291,9 +292,19 @@ class SchedulingQueue:
         with self._cond:
             now = self._clock()
             moved = 0
+            narrowed = (
+                requeue.narrowed(
+                    event, old, new, [self._events, *self._by_profile.values()],
+                    self._narrowing_memo,
+                )
+                if self.queueing_hints
+                else None
+            )  # fmt: skip
             for qpi in list(self._unschedulable.values()):
                 if qpi.gated and not self._ungates(qpi, event):
                     continue
+                if narrowed is not None and narrowed.skips(qpi):
+                    continue  # every hint asked would skip it
                 strategy = self._worth(qpi, event, old, new)
                 if strategy is not Strategy.SKIP:
                     moved += self._requeue(qpi, strategy, now)

@@ -9,6 +9,11 @@ and the events seen while pods were in flight (upstream ``inFlightEvents``).
   *after backoff*; ``QUEUE_SKIP`` from every one leaves the pod where it waits.
 - With hints off (upstream's old ``SchedulerQueueingHints=false``), every matching
   registration of a rejector counts as ``QUEUE``.
+- :func:`narrowed`: when every registration an event matches carries a
+  :class:`~corral.scheduler.framework.cluster_events.Narrowing`, a waiting pod none of whose
+  keys the event names is left where it waits without asking the hints: each would answer
+  ``QUEUE_SKIP`` (the contract of ``Narrowing``). The same outcome, with the hints asked only
+  about the few pods an event can concern (a claim's update reaches every pod waiting for one).
 
 :class:`InFlightEvents` keeps, while any pod is in flight, the events the queue received in
 order, so a pod that comes back unschedulable is judged against the events that happened during
@@ -22,13 +27,14 @@ import collections
 import enum
 import itertools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from corral.scheduler.framework import cluster_events as events
 from corral.scheduler.framework.cluster_events import (
     ClusterEvent,
     ClusterEventWithHint,
+    Narrowing,
     QueueingHint,
 )
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
@@ -88,6 +94,76 @@ def worth_requeuing(
             return Strategy.AFTER_BACKOFF
         strategy = Strategy.AFTER_BACKOFF  # a Pending plugin may still say IMMEDIATELY
     return strategy
+
+
+# An event → the narrowings of every registration it matches (None: one has none).
+NarrowingMemo = dict[ClusterEvent, tuple[Narrowing, ...] | None]
+
+
+def narrowed(
+    event: ClusterEvent,
+    old: object,
+    new: object,
+    maps: Sequence[Registrations],
+    memo: NarrowingMemo,
+) -> Narrowed | None:
+    """The narrowing of ``event`` over every registration in ``maps`` that it matches (all
+    profiles': a pod of any of them may wait), or None when there is none to apply."""
+    if event.resource == events.WILDCARD:
+        return None
+    if event not in memo:
+        matched = [
+            reg.narrowing
+            for registrations in maps
+            for regs in registrations.values()
+            for reg in regs
+            if event.matches(reg.event)
+        ]
+        if matched and all(n is not None for n in matched):
+            memo[event] = tuple({id(n): n for n in matched if n is not None}.values())
+        else:
+            memo[event] = None
+    narrowings = memo[event]
+    if narrowings is None:
+        return None
+    checks = []
+    for narrowing in narrowings:
+        try:
+            keys = narrowing.event_keys(old, new)
+        except Exception:  # the hint decides then (an error there means QUEUE)
+            return None
+        if keys is None:
+            return None
+        checks.append((narrowing, keys))
+    return Narrowed(tuple(checks))
+
+
+@dataclass(frozen=True, slots=True)
+class Narrowed:
+    """One event's keys per narrowing."""
+
+    checks: tuple[tuple[Narrowing, frozenset[Hashable]], ...]
+
+    def skips(self, qpi: QueuedPodInfo) -> bool:
+        """Whether every hint the event could ask about ``qpi`` answers QUEUE_SKIP: it has
+        rejectors (a pod without is retried on any event) and no key the event names. A pod's
+        keys are read once per pod object."""
+        if not (qpi.unschedulable_plugins or qpi.pending_plugins):
+            return False
+        pod = qpi.pod
+        for narrowing, keys in self.checks:
+            known = qpi.narrowing_keys.get(id(narrowing))
+            if known is not None and known[0] is pod:
+                pod_keys = known[1]
+            else:
+                try:
+                    pod_keys = narrowing.pod_keys(pod)
+                except Exception:
+                    return False
+                qpi.narrowing_keys[id(narrowing)] = (pod, pod_keys)
+            if not keys.isdisjoint(pod_keys):
+                return False
+        return True
 
 
 def _matching(

@@ -13,7 +13,7 @@ wrong Queue costs one attempt).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeVar, cast
 
@@ -103,11 +103,27 @@ QueueingHintFn = Callable[["PodInfo", object, object], QueueingHint]
 
 
 @dataclass(frozen=True, slots=True)
+class Narrowing:
+    """Which pods a hint can queue on an event, told by keys, so that the queue need not ask
+    it about the others (an event reaches every waiting pod; most cannot be concerned).
+
+    Contract: whenever ``event_keys(old, new)`` is not ``None``, the hint answers
+    ``QUEUE_SKIP`` for every pod whose ``pod_keys`` share none of those keys. ``None``: any
+    pod may be concerned (the hint is asked about each). Both must be cheap and must not
+    raise on the objects the hint accepts (an error counts as ``None``)."""
+
+    pod_keys: Callable[[PodInfo], frozenset[Hashable]]
+    event_keys: Callable[[object, object], frozenset[Hashable] | None]
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterEventWithHint:
-    """One registration: the event and the hint judging it (``None``: always ``QUEUE``)."""
+    """One registration: the event and the hint judging it (``None``: always ``QUEUE``), and
+    optionally the keys narrowing it (:class:`Narrowing`)."""
 
     event: ClusterEvent
     hint: QueueingHintFn | None = None
+    narrowing: Narrowing | None = None
 
 
 def with_hint(registration: ClusterEvent | ClusterEventWithHint) -> ClusterEventWithHint:

@@ -7,7 +7,7 @@ fields later plugins read (pod affinity, volumes, ports) and for binding.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -250,3 +250,7 @@ class QueuedPodInfo:
     # Rejected by a PreEnqueue plugin; waits in unschedulablePods until an update lifts it.
     gated: bool = False
     gating_plugin: str = ""
+    # The pod's keys per Narrowing (by its id), with the pod object they were read from.
+    narrowing_keys: dict[int, tuple[PodInfo, frozenset[Hashable]]] = field(
+        default_factory=dict, repr=False
+    )

@@ -6,9 +6,11 @@ TestPriorityQueue_AddUnschedulableIfNotPresent_Backoff tables)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 
 import pytest
 
+from corral.scheduler.backend import requeue
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.requeue import MatchMemo, Strategy, worth_requeuing
 from corral.scheduler.framework.cluster_events import (
@@ -21,6 +23,7 @@ from corral.scheduler.framework.cluster_events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    Narrowing,
     QueueingHint,
     QueueingHintFn,
 )
@@ -304,3 +307,86 @@ def test_activating_a_pod_in_flight_retries_it_when_it_comes_back(hints: bool, w
     qpi.unschedulable_plugins = frozenset({"A"})
     q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle)
     assert q.where(qpi.pod.uid) == where
+
+
+def _by_key(asked: list[str]) -> QueueingHintFn:
+    """Queues a pod whose label ``k`` is the event's new object, noting whom it was asked about."""
+
+    def hint(pod: PodInfo, _old: object, new: object) -> QueueingHint:
+        asked.append(pod.name)
+        return QueueingHint.QUEUE if pod.labels.get("k") == new else QueueingHint.QUEUE_SKIP
+
+    return hint
+
+
+def _raising(_old: object, _new: object) -> frozenset[Hashable] | None:
+    raise ValueError("boom")
+
+
+BY_LABEL = Narrowing(
+    lambda pod: frozenset({pod.labels.get("k")}),
+    lambda _old, new: None if new == "any" else frozenset({new}),
+)
+
+
+@pytest.mark.parametrize(
+    ("narrowing", "also", "hints", "new", "want_asked", "want_moved"),
+    [
+        pytest.param(BY_LABEL, False, True, "k1", ["p1"], ["p1"],
+                     id="only the pods with the event's key are asked"),
+        pytest.param(None, False, True, "k1", ["p1", "p2"], ["p1"],
+                     id="no narrowing: every pod is asked, with the same outcome"),
+        pytest.param(BY_LABEL, False, True, "any", ["p1", "p2"], [],
+                     id="the event may concern any pod: every pod is asked"),
+        pytest.param(BY_LABEL, True, True, "k1", ["p1", "p2"], ["p1"],
+                     id="another registration the event matches is not narrowed"),
+        pytest.param(Narrowing(BY_LABEL.pod_keys, _raising), False, True, "k1", ["p1", "p2"],
+                     ["p1"], id="the event's keys fail: every pod is asked"),
+        pytest.param(BY_LABEL, False, False, "k1", [], ["p1", "p2"],
+                     id="hints off: every pod moves"),
+    ],
+)  # fmt: skip
+def test_a_narrowed_event_asks_only_about_the_pods_it_names(
+    narrowing: Narrowing | None,
+    also: bool,
+    hints: bool,
+    new: str,
+    want_asked: list[str],
+    want_moved: list[str],
+) -> None:
+    asked: list[str] = []
+    regs = {"A": (ClusterEventWithHint(NODE_ADD, _by_key(asked), narrowing),)}
+    if also:
+        regs["B"] = (ClusterEventWithHint(NODE_ADD, _skip_hint),)
+    clock = Clock()
+    q = SchedulingQueue(
+        less=PrioritySort().less, events_by_plugin=regs, clock=clock, queueing_hints=hints
+    )
+    pods = {
+        "p1": dataclasses.replace(pod_info("p1"), labels={"k": "k1"}),
+        "p2": dataclasses.replace(pod_info("p2"), labels={"k": "k2"}),
+    }
+    for p in pods.values():
+        q.add(p)
+        qpi = q.pop(timeout=0)
+        assert qpi is not None
+        qpi.unschedulable_plugins = frozenset({"A"})
+        q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle)
+    asked.clear()
+    q.move_all_to_active_or_backoff(NODE_ADD, None, new)
+    assert asked == want_asked
+    moved = [name for name, p in pods.items() if q.where(p.uid) != "unschedulable"]
+    assert moved == want_moved
+
+
+def test_a_narrowing_reads_each_pod_object_once_and_spares_pods_without_rejectors() -> None:
+    regs = {"A": (ClusterEventWithHint(NODE_ADD, _skip_hint, BY_LABEL),)}
+    narrowed = requeue.narrowed(NODE_ADD, None, "k1", [regs], {})
+    assert narrowed is not None
+    assert not narrowed.skips(_qpi())  # failed on an error: retried on any event
+    qpi = _qpi(("A",))
+    qpi.pod = dataclasses.replace(qpi.pod, labels={"k": "k2"})
+    assert narrowed.skips(qpi)
+    qpi.pod = dataclasses.replace(qpi.pod, labels={"k": "k1"})  # updated while it waits
+    assert not narrowed.skips(qpi)
+    assert requeue.narrowed(ClusterEvent(WILDCARD, ActionType.ALL), None, "k1", [regs], {}) is None

@@ -614,7 +614,9 @@ class DynamicResources:
                 )
             ),
             ClusterEventWithHint(
-                ClusterEvent(listers.RESOURCE_CLAIM, claim), self.hint_claim_change
+                ClusterEvent(listers.RESOURCE_CLAIM, claim),
+                self.hint_claim_change,
+                hints.CLAIM_NARROWING,
             ),
             # The pod's own update (upstream TargetPod): its generated claims got names.
             ClusterEventWithHint(

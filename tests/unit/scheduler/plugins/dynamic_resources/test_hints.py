@@ -19,6 +19,7 @@ from corral.scheduler.framework.cluster_events import (
 )
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins.dynamic_resources import hints
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
 from support.builders import pod as pod_json
 from support.builders import pod_from_json
@@ -48,116 +49,138 @@ def _with(base: Json, **fields: Any) -> Json:
     return out
 
 
-@pytest.mark.parametrize(
-    ("pod", "claims", "old", "new", "want"),
-    [
-        pytest.param(TEMPLATED, [], PENDING, None, SKIP, id="skip-deletes"),
-        pytest.param(TEMPLATED, [], ALLOCATED, None, Q, id="queue-on-delete-with-allocation"),
-        pytest.param(
-            TEMPLATED,
-            [],
-            {"metadata": {"name": "c", "namespace": "default"}},
-            None,
-            Q,
-            id="queue-on-delete-final-state-unknown",
-        ),
-        pytest.param(
-            TEMPLATED,
-            [],
-            None,
-            claim("p-gpu", ownerReferences=[{"uid": "uid-else", "controller": True}]),
-            SKIP,
-            id="skip-wrong-claim",
-        ),
-        pytest.param(
-            NAMED,
-            [ALLOCATED],
-            None,
-            claim("c-foo", allocation=ALLOCATION),
-            SKIP,
-            id="skip-unrelated-claim",
-        ),
-        pytest.param(NAMED, [], None, PENDING, Q, id="queue-on-add"),
-        pytest.param(
-            NAMED,
-            [],
-            PENDING,
-            _with(PENDING, metadata={"finalizers": ["foo"]}),
-            SKIP,
-            id="skip-adding-finalizer",
-        ),
-        pytest.param(NAMED, [], PENDING, ALLOCATED, Q, id="queue-on-status-change"),
-        pytest.param(
-            NAMED,
-            [PENDING],
-            OTHER_ALLOCATED,
-            claim("other"),
-            Q,
-            id="claim-deallocate",
-        ),
-        pytest.param(
-            NAMED,
-            [PENDING],
-            OTHER_ALLOCATED,
-            _with(OTHER_ALLOCATED, status={"allocation": ALLOCATION, "reservedFor": [{}]}),
-            SKIP,
-            id="corral: another claim reserved",
-        ),
-        pytest.param(
-            TEMPLATED,
-            [],
-            None,
-            claim("p-gpu", ownerReferences=OWNER),
-            Q,
-            id="corral: the pod's generated claim created",
-        ),
-        pytest.param(
-            claiming_pod("p", "c", "d"),
-            [],
-            PENDING,
-            ALLOCATED,
-            SKIP,
-            id="corral: another of the pod's claims is still missing",
-        ),
-        pytest.param(
-            NAMED,
-            [],
-            _with(PENDING, status={}),
-            _with(PENDING, status={"reservedFor": []}),
-            SKIP,
-            id="corral: an empty field equals a missing one",
-        ),
-        pytest.param(
-            NAMED,
-            [],
-            _with(PENDING, metadata={"namespace": "other"}),
-            _with(ALLOCATED, metadata={"namespace": "other"}),
-            SKIP,
-            id="corral: a claim of the same name in another namespace",
-        ),
-        pytest.param(
-            TEMPLATED,
-            [],
-            claim("p-gpu", ownerReferences=OWNER),
-            claim("p-gpu", ownerReferences=OWNER, allocation=ALLOCATION),
-            Q,
-            id="corral: the pod's generated claim allocated (named by its status)",
-        ),
-        pytest.param(
-            claiming_pod("p", template="tmpl"),
-            [],
-            OTHER_ALLOCATED,
-            claim("other"),
-            SKIP,
-            id="corral: deallocated, but the pod's claim is not created yet",
-        ),
-    ],
-)
+CLAIM_CHANGES = [
+    pytest.param(TEMPLATED, [], PENDING, None, SKIP, id="skip-deletes"),
+    pytest.param(TEMPLATED, [], ALLOCATED, None, Q, id="queue-on-delete-with-allocation"),
+    pytest.param(
+        TEMPLATED,
+        [],
+        {"metadata": {"name": "c", "namespace": "default"}},
+        None,
+        Q,
+        id="queue-on-delete-final-state-unknown",
+    ),
+    pytest.param(
+        TEMPLATED,
+        [],
+        None,
+        claim("p-gpu", ownerReferences=[{"uid": "uid-else", "controller": True}]),
+        SKIP,
+        id="skip-wrong-claim",
+    ),
+    pytest.param(
+        NAMED,
+        [ALLOCATED],
+        None,
+        claim("c-foo", allocation=ALLOCATION),
+        SKIP,
+        id="skip-unrelated-claim",
+    ),
+    pytest.param(NAMED, [], None, PENDING, Q, id="queue-on-add"),
+    pytest.param(
+        NAMED,
+        [],
+        PENDING,
+        _with(PENDING, metadata={"finalizers": ["foo"]}),
+        SKIP,
+        id="skip-adding-finalizer",
+    ),
+    pytest.param(NAMED, [], PENDING, ALLOCATED, Q, id="queue-on-status-change"),
+    pytest.param(
+        NAMED,
+        [PENDING],
+        OTHER_ALLOCATED,
+        claim("other"),
+        Q,
+        id="claim-deallocate",
+    ),
+    pytest.param(
+        NAMED,
+        [PENDING],
+        OTHER_ALLOCATED,
+        _with(OTHER_ALLOCATED, status={"allocation": ALLOCATION, "reservedFor": [{}]}),
+        SKIP,
+        id="corral: another claim reserved",
+    ),
+    pytest.param(
+        TEMPLATED,
+        [],
+        None,
+        claim("p-gpu", ownerReferences=OWNER),
+        Q,
+        id="corral: the pod's generated claim created",
+    ),
+    pytest.param(
+        claiming_pod("p", "c", "d"),
+        [],
+        PENDING,
+        ALLOCATED,
+        SKIP,
+        id="corral: another of the pod's claims is still missing",
+    ),
+    pytest.param(
+        NAMED,
+        [],
+        _with(PENDING, status={}),
+        _with(PENDING, status={"reservedFor": []}),
+        SKIP,
+        id="corral: an empty field equals a missing one",
+    ),
+    pytest.param(
+        NAMED,
+        [],
+        _with(PENDING, metadata={"namespace": "other"}),
+        _with(ALLOCATED, metadata={"namespace": "other"}),
+        SKIP,
+        id="corral: a claim of the same name in another namespace",
+    ),
+    pytest.param(
+        TEMPLATED,
+        [],
+        claim("p-gpu", ownerReferences=OWNER),
+        claim("p-gpu", ownerReferences=OWNER, allocation=ALLOCATION),
+        Q,
+        id="corral: the pod's generated claim allocated (named by its status)",
+    ),
+    pytest.param(
+        claiming_pod("p", template="tmpl"),
+        [],
+        OTHER_ALLOCATED,
+        claim("other"),
+        SKIP,
+        id="corral: deallocated, but the pod's claim is not created yet",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod", "claims", "old", "new", "want"), CLAIM_CHANGES)
 def test_after_claim_change(
     pod: PodInfo, claims: list[Json], old: Json | None, new: Json | None, want: QueueingHint
 ) -> None:
     stored = [*claims, *([new] if new is not None else [])]
     assert _plugin(*stored).hint_claim_change(pod, old, new) is want
+
+
+@pytest.mark.parametrize(("pod", "claims", "old", "new", "want"), CLAIM_CHANGES)
+def test_the_claim_narrowing_keeps_the_hints_contract(
+    pod: PodInfo, claims: list[Json], old: Json | None, new: Json | None, want: QueueingHint
+) -> None:
+    """Every case: where the narrowing's keys say the event cannot concern the pod, the hint
+    skips it (the queue then does not ask); ``None`` (any pod) only where the case needs it."""
+    keys = hints.claim_event_keys(old, new)
+    if keys is not None and keys.isdisjoint(hints.pod_claim_keys(pod)):
+        assert want is SKIP
+
+
+def test_the_claim_narrowing_names_the_claim_unless_any_pod_may_use_it() -> None:
+    named = frozenset({("default", "c")})
+    assert hints.pod_claim_keys(NAMED) == named
+    assert hints.pod_claim_keys(TEMPLATED) == frozenset({("default", "p-gpu")})
+    assert hints.claim_event_keys(PENDING, ALLOCATED) == named
+    assert hints.claim_event_keys(None, PENDING) == named
+    assert hints.claim_event_keys(ALLOCATED, PENDING) is None  # deallocated: frees devices
+    assert hints.claim_event_keys(ALLOCATED, None) is None  # deleted
+    assert hints.claim_event_keys("not-a-claim", PENDING) is None  # the hint raises: Queue
 
 
 @pytest.mark.parametrize(
