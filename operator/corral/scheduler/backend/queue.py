@@ -300,17 +300,41 @@ class SchedulingQueue:
                 if self.queueing_hints
                 else None
             )  # fmt: skip
+            interested: dict[int, frozenset[str]] = {}  # per registrations: who registered it
             for qpi in list(self._unschedulable.values()):
                 if qpi.gated and not self._ungates(qpi, event):
                     continue
                 if narrowed is not None and narrowed.skips(qpi):
                     continue  # every hint asked would skip it
+                if self._none_registered(qpi, event, interested):
+                    continue  # as worth_requeuing's answer then: no hint to ask, Skip
                 strategy = self._worth(qpi, event, old, new)
                 if strategy is not Strategy.SKIP:
                     moved += self._requeue(qpi, strategy, now)
             self._seen.record(event, old, new)
             self._move_request_cycle = self.scheduling_cycle
             return moved
+
+    def _none_registered(
+        self, qpi: QueuedPodInfo, event: ClusterEvent, interested: dict[int, frozenset[str]]
+    ) -> bool:
+        """Whether ``qpi`` has rejectors and none of them registered ``event`` (the plugins that
+        did are found once per event and profile, in ``interested``)."""
+        if not (qpi.unschedulable_plugins or qpi.pending_plugins):
+            return False
+        if event.resource == events.WILDCARD:
+            return False
+        registrations = self._registrations(qpi)
+        plugins = interested.get(id(registrations))
+        if plugins is None:
+            plugins = interested[id(registrations)] = frozenset(
+                plugin
+                for plugin, regs in registrations.items()
+                if any(event.matches(r.event) for r in regs)
+            )
+        return qpi.unschedulable_plugins.isdisjoint(plugins) and qpi.pending_plugins.isdisjoint(
+            plugins
+        )
 
     def _of_interest(self, event: ClusterEvent) -> bool:
         """Whether any plugin registered for ``event`` (a wildcard event always is)."""

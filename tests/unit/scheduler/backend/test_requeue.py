@@ -390,3 +390,24 @@ def test_a_narrowing_reads_each_pod_object_once_and_spares_pods_without_rejector
     qpi.pod = dataclasses.replace(qpi.pod, labels={"k": "k1"})  # updated while it waits
     assert not narrowed.skips(qpi)
     assert requeue.narrowed(ClusterEvent(WILDCARD, ActionType.ALL), None, "k1", [regs], {}) is None
+
+
+def test_an_event_none_of_a_pods_rejectors_registered_leaves_it_without_asking() -> None:
+    asked: list[str] = []
+    regs = {
+        "A": (ClusterEventWithHint(NODE_ADD, _by_key(asked)),),
+        "B": (ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.ADD), _queue_hint),),
+    }
+    q = SchedulingQueue(less=PrioritySort().less, events_by_plugin=regs, clock=Clock())
+    pods = {
+        name: dataclasses.replace(pod_info(name), labels={"k": "k1"}) for name in ("by-a", "by-b")
+    }
+    for name, p in pods.items():
+        q.add(p)
+        qpi = q.pop(timeout=0)
+        assert qpi is not None
+        qpi.unschedulable_plugins = frozenset({name[-1].upper()})
+        q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle)
+    assert q.move_all_to_active_or_backoff(NODE_ADD, None, "k1") == 1
+    assert asked == ["by-a"]
+    assert [q.where(p.uid) for p in pods.values()] == ["backoff", "unschedulable"]
