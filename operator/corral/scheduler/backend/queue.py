@@ -116,6 +116,8 @@ class SchedulingQueue:
         self._by_profile = {n: _full(regs) for n, regs in (events_by_profile or {}).items()}
         self._match_memo: requeue.MatchMemo = {}  # the registrations above never change
         self._narrowing_memo: requeue.NarrowingMemo = {}  # as the match memo
+        # (registrations' id, event) → the plugins that registered it; as the match memo
+        self._registered_memo: dict[tuple[int, ClusterEvent], frozenset[str]] = {}
         self.queueing_hints = queueing_hints
         self._seen = requeue.InFlightEvents()
         self._initial_backoff = initial_backoff
@@ -300,13 +302,12 @@ class SchedulingQueue:
                 if self.queueing_hints
                 else None
             )  # fmt: skip
-            interested: dict[int, frozenset[str]] = {}  # per registrations: who registered it
             for qpi in list(self._unschedulable.values()):
                 if qpi.gated and not self._ungates(qpi, event):
                     continue
                 if narrowed is not None and narrowed.skips(qpi):
                     continue  # every hint asked would skip it
-                if self._none_registered(qpi, event, interested):
+                if self._none_registered(qpi, event):
                     continue  # as worth_requeuing's answer then: no hint to ask, Skip
                 strategy = self._worth(qpi, event, old, new)
                 if strategy is not Strategy.SKIP:
@@ -315,19 +316,18 @@ class SchedulingQueue:
             self._move_request_cycle = self.scheduling_cycle
             return moved
 
-    def _none_registered(
-        self, qpi: QueuedPodInfo, event: ClusterEvent, interested: dict[int, frozenset[str]]
-    ) -> bool:
+    def _none_registered(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Whether ``qpi`` has rejectors and none of them registered ``event`` (the plugins that
-        did are found once per event and profile, in ``interested``)."""
+        did are found once per profile and event: registrations never change)."""
         if not (qpi.unschedulable_plugins or qpi.pending_plugins):
             return False
         if event.resource == events.WILDCARD:
             return False
         registrations = self._registrations(qpi)
-        plugins = interested.get(id(registrations))
+        key = (id(registrations), event)
+        plugins = self._registered_memo.get(key)
         if plugins is None:
-            plugins = interested[id(registrations)] = frozenset(
+            plugins = self._registered_memo[key] = frozenset(
                 plugin
                 for plugin, regs in registrations.items()
                 if any(event.matches(r.event) for r in regs)

@@ -51,14 +51,18 @@ def may_name(pod: PodInfo, claim: Json) -> bool:
     lookups): in the pod's namespace, named by ``spec.resourceClaims`` or by the claims the
     resourceclaim controller recorded for it. False is certain; True says nothing."""
     meta = claim.get("metadata") or {}
-    if meta.get("namespace") != pod.namespace:
-        return False
-    name = meta.get("name")
-    entries = (pod.raw.get("spec") or {}).get("resourceClaims") or ()
-    if any(e.get("resourceClaimName") == name for e in entries):
-        return True
-    statuses = (pod.raw.get("status") or {}).get("resourceClaimStatuses") or ()
-    return any(s.get("resourceClaimName") == name for s in statuses)
+    return (meta.get("namespace"), meta.get("name")) in named_claims(pod)
+
+
+def named_claims(pod: PodInfo) -> frozenset[tuple[str, str]]:
+    """(namespace, name) of every claim the pod names in ``spec.resourceClaims`` or in
+    ``status.resourceClaimStatuses``."""
+    raw = pod.raw
+    entries = (raw.get("spec") or {}).get("resourceClaims") or ()
+    statuses = (raw.get("status") or {}).get("resourceClaimStatuses") or ()
+    names = [e.get("resourceClaimName") for e in entries]
+    names += [s.get("resourceClaimName") for s in statuses]
+    return frozenset((pod.namespace, str(n)) for n in names if n)
 
 
 def _claim_name(pod: PodInfo, entry: Json, statuses: Any) -> tuple[str, bool]:

@@ -28,6 +28,7 @@ from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.dynamic_resources.claims import (
     ClaimError,
     may_name,
+    named_claims,
     pod_claims,
     uid_of,
 )
@@ -89,13 +90,7 @@ def after_target_pod_update(
 
 def pod_claim_keys(pod: PodInfo) -> frozenset[Hashable]:
     """(namespace, name) of every claim the pod can name (what :func:`may_name` accepts)."""
-    raw = pod.raw
-    names = [
-        e.get("resourceClaimName") for e in (raw.get("spec") or {}).get("resourceClaims") or ()
-    ]
-    statuses = (raw.get("status") or {}).get("resourceClaimStatuses") or ()
-    names += [s.get("resourceClaimName") for s in statuses]
-    return frozenset((pod.namespace, n) for n in names if n)
+    return named_claims(pod)
 
 
 def claim_event_keys(old: object, new: object) -> frozenset[Hashable] | None:
