@@ -108,3 +108,9 @@ def verdict(interval: Interval, bound: float, *, higher_is_better: bool) -> str:
 def agree(a: Interval, b: Interval) -> bool:
     """Two runs agree when each one's median lies inside the other's interval."""
     return a.low <= b.median <= a.high and b.low <= a.median <= b.high
+
+
+def overlap(a: Interval, b: Interval) -> bool:
+    """The weaker reading of agreement: the two intervals share a value (each run allows some
+    ratio the other allows). Two agreeing runs always overlap."""
+    return a.low <= b.high and b.low <= a.high

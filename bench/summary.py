@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from bench.intervals import Interval, agree, median_interval, verdict
+from bench.intervals import Interval, agree, median_interval, overlap, verdict
 
 Run = dict[str, Any]
 Document = dict[str, Any]
@@ -316,10 +316,11 @@ def agreement(rows: list[tuple[str, WorkloadSummary, WorkloadSummary]]) -> str:
     name, its summary, the later summary) of one workload; for each ratio, agreement is each
     median inside the other's interval. A workload measured at other sizes is not compared."""
     lines = [
-        "| workload | figure | earlier run | earlier [95% CI] | this run [95% CI] | agree |",
-        "|---|---|---|---|---|---|",
+        "| workload | figure | earlier run | earlier [95% CI] | this run [95% CI] | agree "
+        "| intervals overlap |",
+        "|---|---|---|---|---|---|---|",
     ]
-    agreed = total = 0
+    agreed = overlapped = total = 0
     for name, left, right in rows:
         if size(left) != size(right):
             lines.append(f"| {right.workload} | all | {name} | sizes {size(left)} | sizes "
@@ -329,14 +330,19 @@ def agreement(rows: list[tuple[str, WorkloadSummary, WorkloadSummary]]) -> str:
             ia, ib = left.ratios.get(figure), right.ratios.get(figure)
             if ia is None or ib is None:
                 continue
-            ok = agree(ia, ib)
+            ok, shared = agree(ia, ib), overlap(ia, ib)
             agreed += ok
+            overlapped += shared
             total += 1
             lines.append(
                 f"| {right.workload} | {LABELS[figure]} ratio | {name} | {_iv(ia)} | {_iv(ib)} "
-                f"| {'yes' if ok else '**no**'} |"
+                f"| {'yes' if ok else '**no**'} | {'yes' if shared else '**no**'} |"
             )
-    return f"**{agreed} of {total} ratios agree.**\n\n" + "\n".join(lines) + "\n"
+    head = (
+        f"**{agreed} of {total} ratios agree.** Their intervals overlap on {overlapped} of "
+        f"{total}.\n\n"
+    )
+    return head + "\n".join(lines) + "\n"
 
 
 def compare(a: Document, b: Document) -> str:
@@ -347,7 +353,7 @@ def compare(a: Document, b: Document) -> str:
         f"Run A: `{a.get('command', '?')}` ({a.get('started', '?')}); "
         f"run B: `{b.get('command', '?')}` ({b.get('started', '?')}).\n"
         "Two runs agree on a figure when each run's median ratio lies inside the other's "
-        "interval.\n\n"
+        "interval; the weaker reading, intervals that overlap, is counted beside it.\n\n"
     )
     return head + agreement(rows)
 

@@ -20,12 +20,15 @@ from corral.ports import ephemeral_range, free_port
 # free_port and ephemeral_range are re-exported: the harness takes its servers' ports from here.
 __all__ = [
     "ProcessError",
+    "boot_id",
     "ephemeral_range",
     "free_port",
     "is_running",
+    "is_same_process",
     "log_tail",
     "processes_mentioning",
     "spawn",
+    "start_time",
     "terminate",
     "wait_for",
 ]
@@ -75,6 +78,29 @@ def is_running(pid: int, executable: str | None = None) -> bool:
         return os.path.samefile(f"/proc/{pid}/exe", executable)
     except OSError:
         return False
+
+
+def boot_id() -> str:
+    """This boot's random id: a pid recorded under another boot (a rebooted machine, or a
+    machine restored from a copy of its disk) names nothing now."""
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (field 22 of ``/proc/<pid>/stat``), or
+    None if there is no such process. It survives ``execve``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    # Fields after the parenthesised command name start at field 3; field 22 is the 20th.
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def is_same_process(pid: int, started: int, executable: str | None = None) -> bool:
+    """True if the live process ``pid`` is the one that started at ``started`` (see
+    :func:`start_time`): pids are recycled, a start time within one boot is not."""
+    return is_running(pid, executable) and start_time(pid) == started
 
 
 def _reap(pid: int) -> None:

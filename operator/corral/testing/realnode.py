@@ -44,10 +44,13 @@ from corral.testing.binaries import NodeBinaries, ensure_node_binaries
 from corral.testing.credentials import NODE_NAME
 from corral.testing.hostpackages import ensure_packages
 from corral.testing.processes import (
+    boot_id,
     is_running,
+    is_same_process,
     log_tail,
     processes_mentioning,
     spawn,
+    start_time,
     terminate,
     wait_for,
 )
@@ -98,6 +101,11 @@ def _sysctl_path(key: str) -> Path:
     return Path("/proc/sys") / key.replace(".", "/")
 
 
+def _started(pid: int) -> int:
+    started = start_time(pid)
+    return -1 if started is None else started  # gone already: a start no process has
+
+
 def read_sysctls() -> dict[str, str]:
     return {k: _sysctl_path(k).read_text().strip() for k in SYSCTLS if _sysctl_path(k).exists()}
 
@@ -107,14 +115,21 @@ class Daemon:
     name: str
     pid: int
     executable: str
+    started: int  # processes.start_time: with the pid, names this process and no later one
 
 
 @dataclass
 class NodeState:
-    """What :meth:`RealNode.down` needs to undo; written before each change it records."""
+    """What :meth:`RealNode.down` needs to undo; written before each change it records.
+
+    The claimer and the daemons are named by pid *and* start time under :attr:`boot`, so a
+    record left by a killed run never looks alive because its pids were handed out again (a
+    restored machine reuses them all)."""
 
     directory: str
     claimed_by: int
+    claimed_since: int
+    boot: str
     sysctls: dict[str, str] = field(default_factory=dict)
     run_netns_existed: bool = False
     run_netns_was_mount: bool = False
@@ -127,18 +142,30 @@ class NodeState:
 
     @classmethod
     def load(cls, node_dir: Path) -> NodeState:
+        """The record in ``node_dir``; one written before pids carried start times loads as a
+        record of no boot, so it is dead (its pids prove nothing)."""
         data = statefile.read(node_dir / STATE_FILE)
-        daemons = [Daemon(**d) for d in data.pop("daemons")]
-        return cls(daemons=daemons, **data)
+        daemons = [Daemon(**{"started": -1, **d}) for d in data.pop("daemons")]
+        return cls(daemons=daemons, **{"claimed_since": -1, "boot": "", **data})
+
+    @classmethod
+    def claimed_now(cls, directory: Path) -> NodeState:
+        """A fresh record claimed by this process."""
+        pid = os.getpid()
+        return cls(str(directory), pid, _started(pid), boot_id())
 
     def alive(self) -> bool:
-        return is_running(self.claimed_by) or any(
-            is_running(d.pid, d.executable) for d in self.daemons
+        """Whether the claimer or one of the daemons still runs."""
+        if self.boot != boot_id():
+            return False
+        return is_same_process(self.claimed_by, self.claimed_since) or any(
+            is_same_process(d.pid, d.started, d.executable) for d in self.daemons
         )
 
 
 @contextlib.contextmanager
-def _machine_lock() -> Iterator[None]:
+def machine_lock() -> Iterator[None]:
+    """The machine-wide lock over :data:`OWNER_FILE` and the owner's record. Not reentrant."""
     LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
     with LOCK_FILE.open("a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -177,7 +204,7 @@ class RealNode:
         deadline = time.monotonic() + timeout
         announced = False
         while True:
-            with _machine_lock():
+            with machine_lock():
                 owner = current_owner()
                 if owner is not None and owner != cluster_dir:
                     other = cls.attach(owner)
@@ -185,11 +212,11 @@ class RealNode:
                         _say(f"taking over from a dead real node of {owner}", progress)
                         if other is not None:
                             other.down(cluster_kubectl=None)
-                            other.release_host()
+                            other._release_host_locked()
                         owner = None
                 if owner is None or owner == cluster_dir:
                     OWNER_FILE.write_text(str(cluster_dir))
-                    state = NodeState(str(cluster_dir), claimed_by=os.getpid())
+                    state = NodeState.claimed_now(cluster_dir)
                     node = cls(cluster_dir, state, progress=progress)
                     state.save(node.dir)
                     return node
@@ -228,10 +255,15 @@ class RealNode:
 
     def release_host(self) -> None:
         """After the control plane stopped: drop the API address and the ownership."""
+        with machine_lock():
+            self._release_host_locked()
+
+    def _release_host_locked(self) -> None:
+        # For callers already under machine_lock: an flock belongs to an open file, so taking
+        # the lock again through a second open would wait for ever.
         _sh("ip", "link", "del", API_BRIDGE, check=False)
-        with _machine_lock():
-            if current_owner() == self.cluster_dir:
-                OWNER_FILE.unlink(missing_ok=True)
+        if current_owner() == self.cluster_dir:
+            OWNER_FILE.unlink(missing_ok=True)
         (self.dir / STATE_FILE).unlink(missing_ok=True)
 
     # --- up -------------------------------------------------------------------------------------
@@ -252,7 +284,8 @@ class RealNode:
             argv = ["env", *(f"{k}={v}" for k, v in env.items()), *argv]
         process = spawn(name, argv, self.dir / "logs", self.dir)
         # `env` execs in place, so the pid runs the daemon itself once it started.
-        daemon = Daemon(name, process.pid, str(argv[len(env) + 1] if env else argv[0]))
+        executable = str(argv[len(env) + 1] if env else argv[0])
+        daemon = Daemon(name, process.pid, executable, _started(process.pid))
         self.state.daemons.append(daemon)
         self.state.save(self.dir)
         return daemon
@@ -575,7 +608,7 @@ def wait_until_free(timeout: float) -> None:
     """Wait until no live real node holds this machine (for a clean 'before' snapshot)."""
     deadline = time.monotonic() + timeout
     while True:
-        with _machine_lock():
+        with machine_lock():
             owner = current_owner()
             other = RealNode.attach(owner) if owner is not None else None
             if other is None or not other.state.alive():

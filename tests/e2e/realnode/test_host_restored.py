@@ -1,11 +1,14 @@
 """``down`` leaves the host as it was: a full real-node cycle with a real pod behind a Service,
 then the host compared with its state before (processes, mounts, iptables, cgroups, links,
-addresses, routes, sysctls, /run dirs)."""
+addresses, routes, sysctls, /run dirs). And a node left by a killed run is taken over at once,
+the host as it was."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,9 +20,6 @@ from corral.testing.processes import wait_for
 
 # Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
 pytestmark = pytest.mark.timeout(1800)
-
-
-LOCK_WAIT = float(os.environ.get("CORRAL_REALNODE_WAIT", "1800"))  # as in conftest.py
 
 
 def pause_pod(image: str) -> dict[str, object]:
@@ -42,15 +42,15 @@ SERVICE = {
 }
 
 
-def test_down_restores_the_host(tmp_path: Path) -> None:
+def test_down_restores_the_host(tmp_path: Path, lock_wait: Callable[[], float]) -> None:
     node = ensure_node_binaries()
     ensure_packages(node.pins.packages)  # iptables for the snapshot, on a fresh machine
     directory = tmp_path / "c"
     watched = (str(node.directory) + "/", str(directory) + "/")
-    realnode.wait_until_free(LOCK_WAIT)
+    realnode.wait_until_free(lock_wait())
     before = hoststate.snapshot(watched)
     cluster = LocalCluster.up(
-        directory, with_kube_scheduler=True, real_node=True, lock_timeout=LOCK_WAIT
+        directory, with_kube_scheduler=True, real_node=True, lock_timeout=lock_wait()
     )
     try:
         cluster.admin.create(pause_pod(node.pins.pause_image))
@@ -80,4 +80,39 @@ def test_down_restores_the_host(tmp_path: Path) -> None:
         cluster.down()
     # The snapshot sees what the node changes (else the comparison below proves nothing).
     assert {"processes", "mounts", "iptables", "cgroups", "links", "routes"} <= changed
+    assert before.diff(hoststate.snapshot(watched)) == []
+
+
+def test_a_killed_runs_node_is_taken_over_at_once(
+    tmp_path: Path, lock_wait: Callable[[], float]
+) -> None:
+    """The owner record a killed run leaves, its claimer's pid handed out again (here: this
+    process, with another start time), must neither hold the machine nor hang the next claim:
+    that cost a CI run three 30-minute waits, and the takeover path then took the machine lock
+    twice and waited for ever."""
+    realnode.wait_until_free(lock_wait())
+    node = ensure_node_binaries()
+    watched = (str(node.directory) + "/", str(tmp_path) + "/")
+    before = hoststate.snapshot(watched)
+    killed = tmp_path / "killed"
+    with realnode.machine_lock():
+        record = realnode.NodeState.claimed_now(killed)
+        record = replace(
+            record,
+            claimed_since=record.claimed_since + 1,
+            sysctls=realnode.read_sysctls(),
+            run_netns_existed=Path("/run/netns").exists(),
+            run_netns_was_mount=os.path.ismount("/run/netns"),
+            run_containerd_existed=Path("/run/containerd").exists(),
+            binaries=str(node.directory),
+        )
+        record.save(killed / "node")
+        realnode.OWNER_FILE.write_text(str(killed))
+    claimed = realnode.RealNode.claim(tmp_path / "next", timeout=0, progress=False)
+    try:
+        assert realnode.current_owner() == tmp_path / "next"
+        assert not (killed / "node" / realnode.STATE_FILE).exists()
+    finally:
+        claimed.release_host()
+    assert realnode.current_owner() is None
     assert before.diff(hoststate.snapshot(watched)) == []

@@ -5,7 +5,6 @@ the host; deleting the claim removes the directory again."""
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,13 +19,14 @@ from corral.testing.images import BASE_IMAGE, python_base
 from corral.testing.local_path import LocalPathStorage
 from corral.testing.realnode import NODE_NAME
 
-LOCK_WAIT = float(os.environ.get("CORRAL_REALNODE_WAIT", "1800"))  # as conftest's
 pytestmark = pytest.mark.timeout(1800)  # the real node's lock, its start, the helper pods
 MESSAGE = "written by the pod"
 
 
 @pytest.fixture(scope="module")
-def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+def real_cluster(
+    tmp_path_factory: pytest.TempPathFactory, lock_wait: Callable[[], float]
+) -> Iterator[LocalCluster]:
     """The real node with only the base image (the helper and the workload run it)."""
     ensure_node_binaries()
     cluster = LocalCluster.up(
@@ -34,7 +34,7 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalClus
         with_kube_scheduler=True,
         real_node=True,
         images=[python_base()],
-        lock_timeout=LOCK_WAIT,
+        lock_timeout=lock_wait(),
         progress=True,
     )
     try:

@@ -99,6 +99,21 @@ def test_two_runs_agree_when_each_median_is_in_the_others_interval(
     assert intervals.agree(b, a) is want
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "want"),
+    [
+        pytest.param(_iv(0.9, 1.0, 1.1), _iv(0.95, 1.05, 1.2), True, id="medians inside"),
+        pytest.param(_iv(0.9, 1.0, 1.1), _iv(1.05, 1.15, 1.3), True, id="overlap only"),
+        pytest.param(_iv(0.9, 1.0, 1.1), _iv(1.1, 1.2, 1.3), True, id="touching"),
+        pytest.param(_iv(0.7, 0.75, 0.8), _iv(0.6, 0.65, 0.68), False, id="apart"),
+        pytest.param(_iv(0.5, 1.0, 1.5), _iv(1.1, 1.2, 1.3), True, id="one inside the other"),
+    ],
+)
+def test_intervals_overlap_when_they_share_a_value(a: Interval, b: Interval, want: bool) -> None:
+    assert intervals.overlap(a, b) is want
+    assert intervals.overlap(b, a) is want
+
+
 WORKLOADS = ("W1", "W2", "W3")
 
 

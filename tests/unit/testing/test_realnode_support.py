@@ -1,21 +1,28 @@
 """The real node's pieces that need no node: pins, package checks, the host-state diff, image
-archives, the overlay, and the dev-cluster CLI's refusals (one line, no traceback)."""
+archives, the overlay, the dev-cluster CLI's refusals (one line, no traceback), and when a
+recorded node counts as alive."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import tarfile
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from corral.testing import devcluster
+from corral.testing import devcluster, statefile
 from corral.testing.binaries import NodePins, load_node_pins, load_versions
 from corral.testing.hostpackages import missing
 from corral.testing.hoststate import HostState
 from corral.testing.images import ImageConfig, write_archive
 from corral.testing.install import operator_overlay
+from corral.testing.processes import start_time
+from corral.testing.realnode import STATE_FILE, Daemon, NodeState
 
 
 def test_node_pins_are_read_from_versions_env(tmp_path: Path) -> None:
@@ -100,3 +107,79 @@ def test_load_image_without_a_real_node_is_one_line(
     assert err.strip() == (
         f"[dev-cluster] no real node in {tmp_path.resolve()} (start one with `up --real-node`)"
     )
+
+
+@pytest.fixture
+def sleeper() -> Iterator[Daemon]:
+    """A live child process, recorded as a daemon would be."""
+    process = subprocess.Popen(["sleep", "60"])
+    started = start_time(process.pid)
+    assert started is not None
+    try:
+        yield Daemon("sleeper", process.pid, "sleep", started)
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _claimed_here(tmp_path: Path) -> NodeState:
+    return NodeState.claimed_now(tmp_path)
+
+
+def _recycled_claimer(state: NodeState, _: Daemon) -> NodeState:
+    return replace(state, claimed_since=state.claimed_since + 1)
+
+
+def _gone_claimer(state: NodeState, _: Daemon) -> NodeState:
+    # Past the kernel's largest pid: never a process.
+    return replace(state, claimed_by=2**22 + 1)
+
+
+@pytest.mark.parametrize(
+    ("change", "alive"),
+    [
+        pytest.param(lambda s, d: s, True, id="claimer running"),
+        pytest.param(_recycled_claimer, False, id="claimer pid recycled"),
+        pytest.param(_gone_claimer, False, id="claimer gone"),
+        pytest.param(lambda s, d: replace(s, boot="another-boot"), False, id="another boot"),
+        pytest.param(
+            lambda s, d: replace(_gone_claimer(s, d), daemons=[d]), True, id="a daemon running"
+        ),
+        pytest.param(
+            lambda s, d: replace(_gone_claimer(s, d), daemons=[replace(d, started=d.started - 1)]),
+            False,
+            id="daemon pid recycled",
+        ),
+        pytest.param(
+            lambda s, d: replace(_gone_claimer(s, d), daemons=[replace(d, executable="/bin/x")]),
+            False,
+            id="daemon pid runs another program",
+        ),
+        pytest.param(
+            lambda s, d: replace(s, boot="another-boot", daemons=[d]),
+            False,
+            id="daemon of another boot",
+        ),
+    ],
+)
+def test_a_node_record_is_alive_only_for_its_own_processes(
+    tmp_path: Path,
+    sleeper: Daemon,
+    change: Callable[[NodeState, Daemon], NodeState],
+    alive: bool,
+) -> None:
+    """A killed run's record must not hold the machine because its pids were handed out again
+    (a machine restored from a copy of its disk reuses every pid)."""
+    state = change(_claimed_here(tmp_path), sleeper)
+    state.save(tmp_path)
+    assert NodeState.load(tmp_path).alive() is alive
+
+
+def test_a_record_without_start_times_is_dead(tmp_path: Path) -> None:
+    """Records from before start times were kept name this very process, and still prove
+    nothing."""
+    record = asdict(_claimed_here(tmp_path))
+    del record["claimed_since"], record["boot"]
+    statefile.write(tmp_path / STATE_FILE, record)
+    assert NodeState.load(tmp_path).claimed_by == os.getpid()
+    assert not NodeState.load(tmp_path).alive()
