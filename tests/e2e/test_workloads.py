@@ -54,8 +54,15 @@ def test_deployment_is_scheduled_run_and_garbage_collected(
     # Bound by upstream kube-scheduler (default-scheduler) to our kwok nodes.
     assert {p["spec"]["nodeName"] for p in placed} <= nodes
     assert all(p["spec"]["schedulerName"] == "default-scheduler" for p in placed)
-    events = kube.list_items("v1", "Event", namespace, field_selector="reason=Scheduled")
-    assert {e["involvedObject"]["name"] for e in events} >= {p["metadata"]["name"] for p in placed}
+    names = {p["metadata"]["name"] for p in placed}
+
+    def scheduled_events() -> bool:
+        events = kube.list_items("v1", "Event", namespace, field_selector="reason=Scheduled")
+        return {e["involvedObject"]["name"] for e in events} >= names
+
+    # The scheduler's event broadcaster writes Events after the binding, on its own goroutine:
+    # on a busy machine they may land after kwok has the pods Running.
+    wait_until("a Scheduled Event for each pod", scheduled_events)
     assert len(kube.list_items("apps/v1", "ReplicaSet", namespace)) == 1
 
     kube.delete("apps/v1", "Deployment", "web", namespace)
