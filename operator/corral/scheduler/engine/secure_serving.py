@@ -24,7 +24,6 @@ from aiohttp import web
 
 from corral.k8s import ApiError
 from corral.k8s.aio import AsyncClient
-from corral.k8s.certs import issue
 
 ALWAYS_ALLOW: Final = ("/healthz", "/readyz", "/livez")
 CACHE_SECONDS: Final = 10.0
@@ -49,6 +48,10 @@ def server_context(cert_file: str | None, key_file: str | None) -> ssl.SSLContex
     if cert_file and key_file:
         context.load_cert_chain(cert_file, key_file)
         return context
+    # Imported here, not with the module: cryptography costs a scheduler about 8 MB of RSS,
+    # and only a self-signed pair needs it.
+    from corral.k8s.certs import issue  # noqa: PLC0415
+
     _, cert, key = issue(["localhost", "127.0.0.1"])
     with tempfile.TemporaryDirectory(prefix="corral-serving-") as tmp:
         cert_path, key_path = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
