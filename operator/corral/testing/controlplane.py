@@ -5,7 +5,8 @@ kube-apiserver only, with the admission plugins that need a controller turned of
 
 Everything lives in one work directory::
 
-    <dir>/state.json            what is running (pids, executables, ports); written last on up
+    <dir>/state.json            what is running (pids, start times, executables, ports);
+                                written last on up
     <dir>/admin.kubeconfig      system:masters token
     <dir>/{controller-manager,scheduler}.kubeconfig   the components' own identities
     <dir>/pki/                  ServiceAccount signing key, static tokens, the serving certificate
@@ -44,11 +45,14 @@ from corral.testing.credentials import (
 )
 from corral.testing.processes import (
     ProcessError,
+    boot_id,
     free_port,
     is_running,
+    is_same_process,
     log_tail,
     processes_mentioning,
     spawn,
+    start_time,
     terminate,
     wait_for,
 )
@@ -67,21 +71,40 @@ class ControlPlaneError(RuntimeError):
 
 @dataclass
 class Component:
+    """One running component. ``started`` is its start time (:func:`processes.start_time`);
+    None in a record written before start times were kept."""
+
     name: str
     executable: str
     pid: int
     port: int
     argv: list[str] = field(default_factory=list)
+    started: int | None = None
+
+    def alive(self, boot: str | None) -> bool:
+        """Whether the recorded process still runs. A record from another boot names nothing
+        now; one without a start time is judged by pid and executable alone."""
+        if self.started is None or boot is None:
+            return is_running(self.pid, self.executable)
+        return boot == boot_id() and is_same_process(self.pid, self.started, self.executable)
+
+    def stop(self, boot: str | None) -> None:
+        if self.alive(boot):
+            terminate(self.pid, self.executable, started=self.started)
 
 
 @dataclass
 class State:
+    """What ``state.json`` records; ``boot`` is the boot id its pids belong to (None in a
+    record written before it was kept)."""
+
     directory: str
     server: str
     binaries: str
     with_kube_scheduler: bool
     components: list[Component] = field(default_factory=list)
     real_node: bool = False
+    boot: str | None = None
 
     def save(self, directory: Path) -> None:
         statefile.write(directory / STATE_FILE, asdict(self))
@@ -174,7 +197,7 @@ class LocalCluster:
         return cls(directory, state)
 
     def healthy(self) -> bool:
-        return all(is_running(c.pid, c.executable) for c in self.state.components)
+        return all(c.alive(self.state.boot) for c in self.state.components)
 
     def down(self) -> None:
         """Stop every component (newest first), then make sure none is left. A real node is
@@ -183,7 +206,7 @@ class LocalCluster:
         if node is not None:
             node.down(cluster_kubectl=self.kubectl_argv())
         for component in reversed(self.state.components):
-            terminate(component.pid, component.executable)
+            component.stop(self.state.boot)
         leftovers = processes_mentioning(str(self.directory) + "/")
         for pid in leftovers:
             terminate(pid, None, grace=2.0)
@@ -240,9 +263,10 @@ class LocalCluster:
         """Stop one component and start it again with the same arguments (same port), e.g. to
         prove clients survive an API server restart. Waits for the API server to be ready."""
         component = self.component(name)
-        terminate(component.pid, component.executable)
+        component.stop(self.state.boot)
         process = spawn(name, component.argv, self.directory / "logs", self.directory)
-        component.pid = process.pid
+        component.pid, component.started = process.pid, start_time(process.pid)
+        self.state.boot = boot_id()  # where the new start time belongs
         self.state.save(self.directory)
         if name == "kube-apiserver":
             token = (self.admin.authorization() or "").removeprefix("Bearer ")
@@ -276,6 +300,7 @@ class _Starter:
         self.logs = directory / "logs"
         self.progress = progress
         self.started: list[Component] = []
+        self.boot = boot_id()
 
     def say(self, message: str) -> None:
         if self.progress:
@@ -287,18 +312,18 @@ class _Starter:
 
     def stop_all(self) -> None:
         for component in reversed(self.started):
-            terminate(component.pid, component.executable)
+            component.stop(self.boot)
 
     def launch(self, name: str, binary: Path, args: list[str], port: int) -> Component:
         argv = [str(binary), *args]
         process = spawn(name, argv, self.logs, self.directory)
-        component = Component(name, str(binary), process.pid, port, argv)
+        component = Component(name, str(binary), process.pid, port, argv, start_time(process.pid))
         self.started.append(component)
         return component
 
     def dead(self) -> str | None:
         for component in self.started:
-            if not is_running(component.pid, component.executable):
+            if not component.alive(self.boot):
                 return (
                     f"{component.name} exited; last lines of "
                     f"{self.logs / (component.name + '.log')}:\n"
@@ -357,7 +382,9 @@ class _Starter:
             )
 
         if lean:
-            state = State(str(d), server, str(b.directory), False, list(self.started))
+            state = State(
+                str(d), server, str(b.directory), False, list(self.started), boot=self.boot
+            )
             state.save(d)
             self.say("ready (lean: etcd and kube-apiserver only)")
             return state
@@ -406,7 +433,7 @@ class _Starter:
 
         state = State(
             str(d), server, str(b.directory), with_kube_scheduler, list(self.started),
-            real_node=self.real_node,
+            real_node=self.real_node, boot=self.boot,
         )  # fmt: skip
         state.save(d)
         self.say("ready")

@@ -1,8 +1,9 @@
 """Starting, watching and stopping the control plane's processes.
 
 Each process runs in its own session (so a Ctrl-C in the shell that ran ``dev-cluster up`` does
-not reach it) with its output in ``<dir>/logs/<name>.log``. A process is identified by its pid
-*and* its executable, so a recycled pid is never signalled by mistake.
+not reach it) with its output in ``<dir>/logs/<name>.log``. A process is identified by its pid,
+its executable and, where a record keeps it, its start time, so a recycled pid is never
+signalled by mistake.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Final
 
 from corral.ports import ephemeral_range, free_port
 
@@ -34,6 +36,10 @@ __all__ = [
 ]
 
 
+# Field 22 of /proc/<pid>/stat (the start time) in the fields after the command name (from 3).
+START_TIME_FIELD: Final = 19
+
+
 class ProcessError(RuntimeError):
     """A component died or never became ready; the message carries the end of its log."""
 
@@ -51,15 +57,25 @@ def spawn(name: str, argv: Sequence[str], log_dir: Path, cwd: Path) -> subproces
         )
 
 
-def is_running(pid: int, executable: str | None = None) -> bool:
-    """True if ``pid`` is a live (non-zombie) process, running ``executable`` if given."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the parenthesised command name (which may
+    itself contain spaces), from field 3 (the state) on; None if there is no such process."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):
+        return None
+    return stat.rsplit(")", 1)[1].split()
+
+
+def is_running(pid: int, executable: str | None = None) -> bool:
+    """True if ``pid`` is a live (non-zombie) process, running ``executable`` if given."""
+    return _is_live(pid, _stat(pid), executable)
+
+
+def _is_live(pid: int, fields: list[str] | None, executable: str | None) -> bool:
+    if fields is None:
         return False
-    # Field 3, after the parenthesised command name (which may itself contain spaces).
-    state = stat.rsplit(")", 1)[1].split()[0]
-    if state in ("Z", "X"):
+    if fields[0] in ("Z", "X"):
         _reap(pid)
         return False
     if executable is None:
@@ -89,18 +105,19 @@ def boot_id() -> str:
 def start_time(pid: int) -> int | None:
     """When ``pid`` started, in clock ticks since boot (field 22 of ``/proc/<pid>/stat``), or
     None if there is no such process. It survives ``execve``."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    # Fields after the parenthesised command name start at field 3; field 22 is the 20th.
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    fields = _stat(pid)
+    return None if fields is None else int(fields[START_TIME_FIELD])
 
 
 def is_same_process(pid: int, started: int, executable: str | None = None) -> bool:
     """True if the live process ``pid`` is the one that started at ``started`` (see
     :func:`start_time`): pids are recycled, a start time within one boot is not."""
-    return is_running(pid, executable) and start_time(pid) == started
+    fields = _stat(pid)  # one read: the state and the start time of the same process
+    return (
+        fields is not None
+        and int(fields[START_TIME_FIELD]) == started
+        and _is_live(pid, fields, executable)
+    )
 
 
 def _reap(pid: int) -> None:
@@ -109,9 +126,18 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def terminate(pid: int, executable: str | None, *, grace: float = 10.0) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds."""
-    if not is_running(pid, executable):
+def terminate(
+    pid: int, executable: str | None, *, started: int | None = None, grace: float = 10.0
+) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds.
+    Nothing is signalled unless ``pid`` runs ``executable`` and, if ``started`` is given, is the
+    process that started then (:func:`is_same_process`)."""
+    ours = (
+        is_running(pid, executable)
+        if started is None
+        else is_same_process(pid, started, executable)
+    )
+    if not ours:
         return
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
         with contextlib.suppress(ProcessLookupError, PermissionError):

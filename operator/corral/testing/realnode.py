@@ -118,6 +118,11 @@ class Daemon:
     started: int  # processes.start_time: with the pid, names this process and no later one
 
 
+def _stop(daemon: Daemon) -> None:
+    """Stop ``daemon`` if its pid still names it (executable and start time)."""
+    terminate(daemon.pid, daemon.executable, started=daemon.started)
+
+
 @dataclass
 class NodeState:
     """What :meth:`RealNode.down` needs to undo; written before each change it records.
@@ -480,17 +485,17 @@ class RealNode:
             with contextlib.suppress(Exception):
                 wait_for("the node's containers to stop", self._no_tasks, timeout=60)
         if "kube-proxy" in daemons:
-            terminate(daemons["kube-proxy"].pid, daemons["kube-proxy"].executable)
+            _stop(daemons["kube-proxy"])
             binaries = Path(self.state.binaries)
             subprocess.run(
                 [str(binaries / "kube-proxy"), "--cleanup", "--v=0"], capture_output=True,
                 check=False,
             )  # fmt: skip
         if kubelet:
-            terminate(kubelet.pid, kubelet.executable)
+            _stop(kubelet)
         self._kill_tasks()
         if "containerd" in daemons:
-            terminate(daemons["containerd"].pid, daemons["containerd"].executable)
+            _stop(daemons["containerd"])
         for pid in processes_mentioning(str(self.socket)):  # the shims, each its own group
             _kill(pid)
         self._unmount()

@@ -5,6 +5,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,12 +18,15 @@ from corral.testing.binaries import (
     cached_binaries,
     load_versions,
 )
+from corral.testing.controlplane import Component
 from corral.testing.credentials import IDENTITIES, create_credentials
 from corral.testing.processes import (
+    boot_id,
     ephemeral_range,
     free_port,
     is_running,
     processes_mentioning,
+    start_time,
     terminate,
 )
 
@@ -163,3 +168,54 @@ def test_build_without_go_fails_with_a_clear_message(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "the Go toolchain is required" in result.stderr
     assert result.stdout == ""
+
+
+@pytest.fixture
+def sleeper_component() -> Iterator[Component]:
+    """A live child process, recorded as the control plane records a component."""
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    process = subprocess.Popen([sleep, "60"], start_new_session=True)
+    try:
+        yield Component("sleeper", sleep, process.pid, 0, [sleep, "60"], start_time(process.pid))
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize(
+    ("change", "boot", "alive"),
+    [
+        pytest.param(lambda c: c, "this", True, id="running"),
+        pytest.param(lambda c: replace(c, started=c.started + 1), "this", False, id="pid recycled"),
+        pytest.param(lambda c: replace(c, pid=2**22 + 1), "this", False, id="gone"),
+        pytest.param(lambda c: c, "another-boot", False, id="another boot"),
+        pytest.param(lambda c: replace(c, executable="/bin/x"), "this", False, id="other program"),
+        pytest.param(lambda c: replace(c, started=None), None, True, id="legacy record running"),
+        pytest.param(
+            lambda c: replace(c, started=None, executable="/bin/x"),
+            None,
+            False,
+            id="legacy record, other program",
+        ),
+    ],
+)
+def test_a_component_record_is_alive_only_for_its_own_process(
+    sleeper_component: Component,
+    change: Callable[[Component], Component],
+    boot: str | None,
+    alive: bool,
+) -> None:
+    """A state.json left by a killed run must not name another run's processes (a cluster's
+    etcd and another's run the same cached binary), nor be stopped as if it did."""
+    component = change(sleeper_component)
+    assert component.alive(boot_id() if boot == "this" else boot) is alive
+
+
+def test_stop_leaves_a_recycled_pid_alone(sleeper_component: Component) -> None:
+    stale = replace(sleeper_component, started=(sleeper_component.started or 0) - 1)
+    stale.stop(boot_id())
+    terminate(stale.pid, stale.executable, started=stale.started, grace=1)
+    assert is_running(sleeper_component.pid, sleeper_component.executable)
+    sleeper_component.stop(boot_id())
+    assert not is_running(sleeper_component.pid)
