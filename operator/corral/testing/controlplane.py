@@ -48,9 +48,9 @@ from corral.testing.processes import (
     boot_id,
     free_port,
     is_running,
-    is_same_process,
     log_tail,
     processes_mentioning,
+    recorded_alive,
     spawn,
     start_time,
     terminate,
@@ -82,15 +82,20 @@ class Component:
     started: int | None = None
 
     def alive(self, boot: str | None) -> bool:
-        """Whether the recorded process still runs. A record from another boot names nothing
-        now; one without a start time is judged by pid and executable alone."""
+        """Whether the recorded process still runs (:func:`processes.recorded_alive`). A record
+        without a start time or boot (written by older code) is judged by pid and executable
+        alone, whatever its boot."""
         if self.started is None or boot is None:
             return is_running(self.pid, self.executable)
-        return boot == boot_id() and is_same_process(self.pid, self.started, self.executable)
+        return recorded_alive(self.pid, self.started, self.executable, boot)
 
     def stop(self, boot: str | None) -> None:
-        if self.alive(boot):
-            terminate(self.pid, self.executable, started=self.started)
+        """Stop the recorded process if it still runs, as :meth:`alive` judges it.
+        :func:`processes.terminate` checks the pid, executable and start time itself (pid and
+        executable alone without a start time), so only the boot is checked here."""
+        if self.started is not None and boot is not None and boot != boot_id():
+            return  # a pid recorded under another boot names nothing now
+        terminate(self.pid, self.executable, started=self.started)
 
 
 @dataclass

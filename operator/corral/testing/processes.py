@@ -29,6 +29,7 @@ __all__ = [
     "is_same_process",
     "log_tail",
     "processes_mentioning",
+    "recorded_alive",
     "spawn",
     "start_time",
     "terminate",
@@ -118,6 +119,14 @@ def is_same_process(pid: int, started: int, executable: str | None = None) -> bo
         and int(fields[START_TIME_FIELD]) == started
         and _is_live(pid, fields, executable)
     )
+
+
+def recorded_alive(pid: int, started: int, executable: str | None, boot: str) -> bool:
+    """True if the process a record names still runs: the record was written under this boot
+    (:func:`boot_id`; a pid of another boot names nothing now) and ``pid`` is the process that
+    started at ``started``, running ``executable`` if given (:func:`is_same_process`). How to
+    judge a record that kept no start time or boot (written by older code) is the caller's call."""
+    return boot == boot_id() and is_same_process(pid, started, executable)
 
 
 def _reap(pid: int) -> None:

@@ -33,10 +33,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from corral.testing import images as local_images
 from corral.testing import statefile
@@ -46,9 +46,9 @@ from corral.testing.hostpackages import ensure_packages
 from corral.testing.processes import (
     boot_id,
     is_running,
-    is_same_process,
     log_tail,
     processes_mentioning,
+    recorded_alive,
     spawn,
     start_time,
     terminate,
@@ -79,6 +79,9 @@ LOCK_FILE: Final = Path("/run/corral-realnode.lock")
 OWNER_FILE: Final = Path("/run/corral-realnode.owner")
 STATE_FILE: Final = "node.json"
 READY_TIMEOUT: Final = 120.0
+OWNER_POLL: Final = 2.0  # seconds between looks at a live owner that may go
+
+_T = TypeVar("_T")
 
 
 class RealNodeError(RuntimeError):
@@ -160,11 +163,11 @@ class NodeState:
         return cls(str(directory), pid, _started(pid), boot_id())
 
     def alive(self) -> bool:
-        """Whether the claimer or one of the daemons still runs."""
-        if self.boot != boot_id():
-            return False
-        return is_same_process(self.claimed_by, self.claimed_since) or any(
-            is_same_process(d.pid, d.started, d.executable) for d in self.daemons
+        """Whether the claimer or one of the daemons still runs
+        (:func:`processes.recorded_alive`; a record :meth:`load` found without start times
+        names no boot, so it is dead)."""
+        return recorded_alive(self.claimed_by, self.claimed_since, None, self.boot) or any(
+            recorded_alive(d.pid, d.started, d.executable, self.boot) for d in self.daemons
         )
 
 
@@ -188,6 +191,38 @@ def current_owner() -> Path | None:
         return None
 
 
+def _when_free(
+    take: Callable[[Path | None, RealNode | None], _T],
+    *,
+    timeout: float,
+    busy: Callable[[Path], str],
+    mine: Path | None = None,
+    progress: bool = False,
+) -> _T:
+    """``take(dead, stale)``'s result, called under :func:`machine_lock` once no live real node
+    holds the machine but ``mine``'s. ``dead`` is the other cluster directory :data:`OWNER_FILE`
+    names if its node is dead (None when no one or ``mine`` holds the machine), ``stale`` that
+    node if it left a record, for ``take`` to clean up. Looks again every :data:`OWNER_POLL` s
+    (the lock is not held in between); past ``timeout`` s raises :class:`RealNodeError` with
+    ``busy(owner)``. With ``progress``, says once that it waits."""
+    deadline = time.monotonic() + timeout
+    announced = False
+    while True:
+        with machine_lock():
+            owner = current_owner()
+            if owner is None or owner == mine:
+                return take(None, None)
+            other = RealNode.attach(owner)
+            if other is None or not other.state.alive():
+                return take(owner, other)
+        if time.monotonic() > deadline:
+            raise RealNodeError(busy(owner))
+        if not announced:
+            _say(f"waiting for the real node of {owner} to go (one per machine)", progress)
+            announced = True
+        time.sleep(OWNER_POLL)
+
+
 class RealNode:
     """The real node of one cluster directory (its files under ``<dir>/node``)."""
 
@@ -206,34 +241,33 @@ class RealNode:
             raise RealNodeError("a real node needs root (kubelet, containerd, iptables, cgroups)")
         if not Path("/sys/fs/cgroup").is_dir():
             raise RealNodeError("a real node needs cgroups (/sys/fs/cgroup is missing)")
-        deadline = time.monotonic() + timeout
-        announced = False
-        while True:
-            with machine_lock():
-                owner = current_owner()
-                if owner is not None and owner != cluster_dir:
-                    other = cls.attach(owner)
-                    if other is None or not other.state.alive():
-                        _say(f"taking over from a dead real node of {owner}", progress)
-                        if other is not None:
-                            other.down(cluster_kubectl=None)
-                            other._release_host_locked()
-                        owner = None
-                if owner is None or owner == cluster_dir:
-                    OWNER_FILE.write_text(str(cluster_dir))
-                    state = NodeState.claimed_now(cluster_dir)
-                    node = cls(cluster_dir, state, progress=progress)
-                    state.save(node.dir)
-                    return node
-            if time.monotonic() > deadline:
-                raise RealNodeError(
-                    f"this machine's one real node belongs to the cluster in {owner}; "
-                    f"`hack/dev-cluster down --dir {owner}` frees it"
-                )
-            if not announced:
-                _say(f"waiting for the real node of {owner} to go (one per machine)", progress)
-                announced = True
-            time.sleep(2)
+        return _when_free(
+            lambda dead, stale: cls._claim_locked(cluster_dir, dead, stale, progress=progress),
+            timeout=timeout,
+            busy=lambda owner: (
+                f"this machine's one real node belongs to the cluster in {owner}; "
+                f"`hack/dev-cluster down --dir {owner}` frees it"
+            ),
+            mine=cluster_dir,
+            progress=progress,
+        )
+
+    @classmethod
+    def _claim_locked(
+        cls, cluster_dir: Path, dead: Path | None, stale: RealNode | None, *, progress: bool
+    ) -> RealNode:
+        """Under :func:`machine_lock`, on a machine free but for ``dead``'s dead node (see
+        :func:`_when_free`): clean up after it and record ``cluster_dir`` as the owner."""
+        if dead is not None:
+            _say(f"taking over from a dead real node of {dead}", progress)
+        if stale is not None:
+            stale.down(cluster_kubectl=None)
+            stale._release_host_locked()
+        OWNER_FILE.write_text(str(cluster_dir))
+        state = NodeState.claimed_now(cluster_dir)
+        node = cls(cluster_dir, state, progress=progress)
+        state.save(node.dir)
+        return node
 
     @classmethod
     def attach(cls, cluster_dir: Path, *, progress: bool = True) -> RealNode | None:
@@ -610,14 +644,10 @@ def _remove_kubelet_chains() -> None:
 
 
 def wait_until_free(timeout: float) -> None:
-    """Wait until no live real node holds this machine (for a clean 'before' snapshot)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with machine_lock():
-            owner = current_owner()
-            other = RealNode.attach(owner) if owner is not None else None
-            if other is None or not other.state.alive():
-                return
-        if time.monotonic() > deadline:
-            raise RealNodeError(f"the real node of {owner} did not go within {timeout:.0f}s")
-        time.sleep(2)
+    """Wait until no live real node holds this machine (for a clean 'before' snapshot); a dead
+    one's leftovers stay for its next claimer to clean up."""
+    _when_free(
+        lambda dead, stale: None,
+        timeout=timeout,
+        busy=lambda owner: f"the real node of {owner} did not go within {timeout:.0f}s",
+    )

@@ -26,19 +26,26 @@ ROOT = Path(__file__).resolve().parents[3]
 LOCK_WAIT = float(os.environ.get("CORRAL_REALNODE_WAIT", "1800"))
 
 
+class WaitBudget:
+    """``seconds`` to spend over many waits, counted from the first call; each call returns
+    what is left (never below 0)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline: float | None = None  # set by the first call
+
+    def __call__(self) -> float:
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.seconds
+        return max(0.0, self.deadline - time.monotonic())
+
+
 @pytest.fixture(scope="session")
 def lock_wait() -> Callable[[], float]:
     """Seconds left to wait for another run's real node to go: one budget of ``LOCK_WAIT`` for
     the whole session, started at the first wait, so a node that never goes costs the session
     that once instead of once per module (which ran CI past its time)."""
-    deadline: list[float] = []
-
-    def remaining() -> float:
-        if not deadline:
-            deadline.append(time.monotonic() + LOCK_WAIT)
-        return max(0.0, deadline[0] - time.monotonic())
-
-    return remaining
+    return WaitBudget(LOCK_WAIT)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tarfile
 from collections.abc import Callable, Iterator
@@ -15,14 +16,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corral.testing import devcluster, statefile
+from corral.testing import devcluster, realnode, statefile
 from corral.testing.binaries import NodePins, load_node_pins, load_versions
 from corral.testing.hostpackages import missing
 from corral.testing.hoststate import HostState
 from corral.testing.images import ImageConfig, write_archive
 from corral.testing.install import operator_overlay
 from corral.testing.processes import start_time
-from corral.testing.realnode import STATE_FILE, Daemon, NodeState
+from corral.testing.realnode import STATE_FILE, Daemon, NodeState, RealNode, RealNodeError
 
 
 def test_node_pins_are_read_from_versions_env(tmp_path: Path) -> None:
@@ -111,12 +112,15 @@ def test_load_image_without_a_real_node_is_one_line(
 
 @pytest.fixture
 def sleeper() -> Iterator[Daemon]:
-    """A live child process, recorded as a daemon would be."""
-    process = subprocess.Popen(["sleep", "60"])
+    """A live child process, recorded as a daemon would be: by absolute path, which right
+    after the spawn (an empty command line, still inside execve) is all that names it."""
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    process = subprocess.Popen([sleep, "60"])
     started = start_time(process.pid)
     assert started is not None
     try:
-        yield Daemon("sleeper", process.pid, "sleep", started)
+        yield Daemon("sleeper", process.pid, sleep, started)
     finally:
         process.kill()
         process.wait()
@@ -140,7 +144,6 @@ def _gone_claimer(state: NodeState, _: Daemon) -> NodeState:
     [
         pytest.param(lambda s, d: s, True, id="claimer running"),
         pytest.param(_recycled_claimer, False, id="claimer pid recycled"),
-        pytest.param(_gone_claimer, False, id="claimer gone"),
         pytest.param(lambda s, d: replace(s, boot="another-boot"), False, id="another boot"),
         pytest.param(
             lambda s, d: replace(_gone_claimer(s, d), daemons=[d]), True, id="a daemon running"
@@ -168,8 +171,9 @@ def test_a_node_record_is_alive_only_for_its_own_processes(
     change: Callable[[NodeState, Daemon], NodeState],
     alive: bool,
 ) -> None:
-    """A killed run's record must not hold the machine because its pids were handed out again
-    (a machine restored from a copy of its disk reuses every pid)."""
+    """NodeState.alive: the claimer or any daemon, each named by its own pid, start time and
+    executable under the record's boot (processes.recorded_alive, whose rule test_support's
+    table tests), so a killed run's record never holds the machine."""
     state = change(_claimed_here(tmp_path), sleeper)
     state.save(tmp_path)
     assert NodeState.load(tmp_path).alive() is alive
@@ -183,3 +187,66 @@ def test_a_record_without_start_times_is_dead(tmp_path: Path) -> None:
     statefile.write(tmp_path / STATE_FILE, record)
     assert NodeState.load(tmp_path).claimed_by == os.getpid()
     assert not NodeState.load(tmp_path).alive()
+
+
+def _no_owner(tmp_path: Path) -> Path | None:
+    return None
+
+
+def _owner_without_record(tmp_path: Path) -> Path:
+    return tmp_path / "other"
+
+
+def _dead_owner(tmp_path: Path) -> Path:
+    other = tmp_path / "other"
+    replace(NodeState.claimed_now(other), boot="another-boot").save(other / "node")
+    return other
+
+
+def _live_owner(tmp_path: Path) -> Path:
+    other = tmp_path / "other"
+    NodeState.claimed_now(other).save(other / "node")  # claimed by this very process
+    return other
+
+
+@pytest.mark.parametrize(
+    ("owner", "taken"),
+    [
+        pytest.param(_no_owner, (None, False), id="no owner"),
+        pytest.param(lambda t: t / "mine", (None, False), id="mine"),
+        pytest.param(_owner_without_record, ("other", False), id="another's without a record"),
+        pytest.param(_dead_owner, ("other", True), id="another's, dead"),
+        pytest.param(_live_owner, None, id="another's, alive: busy"),
+    ],
+)
+def test_the_machine_is_taken_once_no_live_node_holds_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    owner: Callable[[Path], Path | None],
+    taken: tuple[str | None, bool] | None,
+) -> None:
+    """realnode._when_free (RealNode.claim, wait_until_free): ``take`` runs under the lock with
+    the dead owner and its record to clean up; a live owner past the timeout is an error."""
+    monkeypatch.setattr(realnode, "LOCK_FILE", tmp_path / "lock")
+    monkeypatch.setattr(realnode, "OWNER_FILE", tmp_path / "owner")
+    holder = owner(tmp_path)
+    if holder is not None:
+        realnode.OWNER_FILE.write_text(str(holder))
+
+    def take(dead: Path | None, stale: RealNode | None) -> tuple[str | None, bool]:
+        return (None if dead is None else dead.name), stale is not None
+
+    def busy(live: Path) -> str:
+        return f"busy: {live.name}"
+
+    def when_free() -> tuple[str | None, bool]:
+        return realnode._when_free(
+            take, timeout=0.0, busy=busy, mine=tmp_path / "mine", progress=False
+        )
+
+    if taken is None:
+        with pytest.raises(RealNodeError) as error:
+            when_free()
+        assert str(error.value) == "busy: other"
+    else:
+        assert when_free() == taken

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -26,6 +27,7 @@ from corral.testing.processes import (
     free_port,
     is_running,
     processes_mentioning,
+    recorded_alive,
     start_time,
     terminate,
 )
@@ -183,39 +185,118 @@ def sleeper_component() -> Iterator[Component]:
         process.wait()
 
 
+def _this_boot(boot: str | None) -> str | None:
+    """The tables' boot: "this" stands for this boot's id (known only when the test runs)."""
+    return boot_id() if boot == "this" else boot
+
+
+def _recycled(c: Component) -> Component:
+    """The record of an earlier process that had the same pid."""
+    return replace(c, started=(c.started or 0) - 1)
+
+
+class Record(NamedTuple):
+    """recorded_alive's arguments."""
+
+    pid: int
+    started: int
+    executable: str | None
+    boot: str
+
+
+@pytest.mark.parametrize(
+    ("change", "alive"),
+    [
+        pytest.param(lambda r: r, True, id="its process"),
+        pytest.param(lambda r: r._replace(started=r.started - 1), False, id="pid recycled"),
+        pytest.param(lambda r: r._replace(pid=2**22 + 1), False, id="gone"),
+        pytest.param(lambda r: r._replace(executable="/bin/x"), False, id="other program"),
+        pytest.param(lambda r: r._replace(executable=None), True, id="any program"),
+        pytest.param(lambda r: r._replace(boot="another-boot"), False, id="another boot"),
+    ],
+)
+def test_a_record_is_alive_only_for_its_own_process(
+    sleeper_component: Component, change: Callable[[Record], Record], alive: bool
+) -> None:
+    """processes.recorded_alive: a record left by a killed run must not name another run's
+    processes (a cluster's etcd and another's run the same cached binary; a machine restored
+    from a copy of its disk hands out the same pids)."""
+    c = sleeper_component
+    assert c.started is not None
+    assert recorded_alive(*change(Record(c.pid, c.started, c.executable, boot_id()))) is alive
+
+
 @pytest.mark.parametrize(
     ("change", "boot", "alive"),
     [
-        pytest.param(lambda c: c, "this", True, id="running"),
-        pytest.param(lambda c: replace(c, started=c.started + 1), "this", False, id="pid recycled"),
-        pytest.param(lambda c: replace(c, pid=2**22 + 1), "this", False, id="gone"),
-        pytest.param(lambda c: c, "another-boot", False, id="another boot"),
-        pytest.param(lambda c: replace(c, executable="/bin/x"), "this", False, id="other program"),
-        pytest.param(lambda c: replace(c, started=None), None, True, id="legacy record running"),
+        pytest.param(lambda c: c, "this", True, id="its process"),
+        pytest.param(_recycled, "this", False, id="start time checked"),
+        pytest.param(lambda c: c, "another-boot", False, id="boot checked"),
+        pytest.param(lambda c: replace(c, started=None), "this", True, id="no start time"),
         pytest.param(
             lambda c: replace(c, started=None, executable="/bin/x"),
-            None,
+            "this",
             False,
-            id="legacy record, other program",
+            id="no start time, other program",
         ),
+        pytest.param(
+            lambda c: replace(c, started=None),
+            "another-boot",
+            True,
+            id="no start time, boot not checked",
+        ),
+        pytest.param(_recycled, None, True, id="no boot, start time not checked"),
     ],
 )
-def test_a_component_record_is_alive_only_for_its_own_process(
+def test_a_component_record_is_judged_by_what_it_kept(
     sleeper_component: Component,
     change: Callable[[Component], Component],
     boot: str | None,
     alive: bool,
 ) -> None:
-    """A state.json left by a killed run must not name another run's processes (a cluster's
-    etcd and another's run the same cached binary), nor be stopped as if it did."""
-    component = change(sleeper_component)
-    assert component.alive(boot_id() if boot == "this" else boot) is alive
+    """Component.alive: a record with a start time and boot by processes.recorded_alive (whose
+    rule the table above tests), one written before they were kept by pid and executable."""
+    assert change(sleeper_component).alive(_this_boot(boot)) is alive
 
 
-def test_stop_leaves_a_recycled_pid_alone(sleeper_component: Component) -> None:
-    stale = replace(sleeper_component, started=(sleeper_component.started or 0) - 1)
-    stale.stop(boot_id())
-    terminate(stale.pid, stale.executable, started=stale.started, grace=1)
-    assert is_running(sleeper_component.pid, sleeper_component.executable)
-    sleeper_component.stop(boot_id())
-    assert not is_running(sleeper_component.pid)
+@pytest.mark.parametrize(
+    ("change", "boot", "stopped"),
+    [
+        pytest.param(lambda c: c, "this", True, id="its process"),
+        pytest.param(lambda c: c, "another-boot", False, id="another boot"),
+        pytest.param(_recycled, "this", False, id="start time passed on"),
+        pytest.param(lambda c: replace(c, started=None), "another-boot", True, id="no start time"),
+        pytest.param(_recycled, None, False, id="no boot, start time passed on"),
+    ],
+)
+def test_stop_stops_only_what_alive_names(
+    sleeper_component: Component,
+    change: Callable[[Component], Component],
+    boot: str | None,
+    stopped: bool,
+) -> None:
+    """Component.stop checks the boot and leaves the rest to processes.terminate."""
+    change(sleeper_component).stop(_this_boot(boot))
+    assert is_running(sleeper_component.pid, sleeper_component.executable) is not stopped
+
+
+@pytest.mark.parametrize(
+    ("change", "with_start_time", "signalled"),
+    [
+        pytest.param(lambda c: c, True, True, id="its process"),
+        pytest.param(lambda c: replace(c, executable="/bin/x"), True, False, id="other program"),
+        pytest.param(_recycled, True, False, id="other start time"),
+        pytest.param(_recycled, False, True, id="no start time: pid and executable"),
+    ],
+)
+def test_terminate_signals_only_the_named_process(
+    sleeper_component: Component,
+    change: Callable[[Component], Component],
+    with_start_time: bool,
+    signalled: bool,
+) -> None:
+    """processes.terminate signals nothing unless pid, executable and (if given) start time
+    name the process."""
+    c = change(sleeper_component)
+    terminate(c.pid, c.executable, started=c.started if with_start_time else None, grace=1)
+    assert is_running(sleeper_component.pid, sleeper_component.executable) is not signalled
