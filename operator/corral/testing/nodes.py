@@ -91,8 +91,14 @@ def fake_node(
             "labels": {
                 FAKE_NODE_LABEL[0]: FAKE_NODE_LABEL[1],
                 "kubernetes.io/hostname": name,
+                # A kubelet registers its node with the beta pair as well (initialNode). Without
+                # it kube-controller-manager's node lifecycle controller adds it to every node,
+                # one PATCH each at 20 QPS, well into a benchmark's measured phase, and each
+                # such label change requeues every pod DynamicResources rejected.
                 "kubernetes.io/os": "linux",
                 "kubernetes.io/arch": "amd64",
+                "beta.kubernetes.io/os": "linux",
+                "beta.kubernetes.io/arch": "amd64",
                 **(labels or {}),
             },
         },

@@ -71,6 +71,10 @@ def test_fake_node_is_selected_by_kwok_and_sized() -> None:
     assert meta["annotations"]["kwok.x-k8s.io/node"] == "fake"
     assert meta["labels"]["kubernetes.io/hostname"] == "n-1"
     assert meta["labels"]["pool"] == "a"
+    # What a kubelet registers with: nothing left for kube-controller-manager to add later.
+    kubelet = {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+               "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"}  # fmt: skip
+    assert {k: meta["labels"][k] for k in kubelet} == kubelet
     assert node["status"]["allocatable"] == {"cpu": "8", "memory": "16Gi", "pods": "30"}
     assert node["status"]["capacity"] == node["status"]["allocatable"]
     assert node["spec"]["taints"] == [{"key": "spot", "effect": "NoSchedule"}]
