@@ -10,7 +10,6 @@ client-side token bucket (:mod:`corral.k8s.ratelimit`) honouring ``clientConnect
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
@@ -28,6 +27,7 @@ from corral.k8s.client import (
     ApiError,
     Client,
     api_error,
+    json_bytes,
 )
 from corral.k8s.ratelimit import TokenBucket
 
@@ -110,7 +110,7 @@ class AsyncClient:
         content_type: str = CONTENT_JSON,
         timeout: float = 30.0,
     ) -> Any:
-        payload = None if body is None else json.dumps(body).encode()
+        payload = None if body is None else json_bytes(body)
         data = await self._exchange(
             method, path, params, payload, content_type, accept=CONTENT_JSON, timeout=timeout
         )

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -63,3 +67,81 @@ def test_the_bearer_token_is_reread_once_per_refresh_period(
     assert c.authorization() == "Bearer first"  # cached: no refresh hook on every request
     clock[0] += 2
     assert c.authorization() == "Bearer rotated"
+
+
+class _Recorder:
+    """A loopback socket that records the head and body of each HTTP request it is sent and
+    answers ``{}``: what the client put on the wire, whatever server or proxy it believes it
+    talks to."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.requests: list[tuple[str, dict[str, str], bytes]] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = self.sock.accept()
+                with conn, conn.makefile("rb") as stream:
+                    while line := stream.readline():
+                        head = [line.decode().rstrip("\r\n")]
+                        while (field := stream.readline().decode().rstrip("\r\n")) != "":
+                            head.append(field)
+                        headers = {k.lower(): v.strip() for k, _, v in
+                                   (h.partition(":") for h in head[1:])}  # fmt: skip
+                        body = stream.read(int(headers.get("content-length", "0")))
+                        self.requests.append((head[0], headers, body))
+                        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def recorder() -> Iterator[_Recorder]:
+    r = _Recorder()
+    yield r
+    r.close()
+
+
+@pytest.mark.parametrize(
+    ("prefix", "proxied", "method", "body", "request_line"),
+    [
+        pytest.param("", False, "GET", None, "GET /api/v1/nodes?limit=1 HTTP/1.1",
+                     id="server-root"),
+        pytest.param("/k8s/clusters/c-1/", False, "GET", None,
+                     "GET /k8s/clusters/c-1/api/v1/nodes?limit=1 HTTP/1.1", id="server-path"),
+        pytest.param("", False, "POST", {"a": [1, "é"], 2: None},
+                     "POST /api/v1/nodes?limit=1 HTTP/1.1", id="json-body"),
+        pytest.param("/p", True, "GET", None,
+                     "GET http://example.invalid:6443/p/api/v1/nodes?limit=1 HTTP/1.1",
+                     id="through-an-http-proxy"),
+    ],
+)  # fmt: skip
+def test_what_a_request_puts_on_the_wire(
+    recorder: _Recorder,
+    prefix: str,
+    proxied: bool,
+    method: str,
+    body: object,
+    request_line: str,
+) -> None:
+    """Requests go straight to the server's connection pool, under the server URL's path; behind
+    a proxy, the proxy gets the absolute URL. A JSON body is written as ``json.dumps`` reads it."""
+    server = "http://example.invalid:6443" if proxied else f"http://127.0.0.1:{recorder.port}"
+    configuration = Client.from_token(server + prefix, "t", None).configuration
+    if proxied:
+        configuration.proxy = f"http://127.0.0.1:{recorder.port}"
+    c = Client(configuration)
+    assert c.request(method, "/api/v1/nodes", params={"limit": 1}, body=body) == {}
+    [(line, headers, sent)] = recorder.requests
+    assert line == request_line
+    assert headers["authorization"] == "Bearer t"
+    if body is None:
+        assert sent == b""
+    else:
+        assert json.loads(sent) == json.loads(json.dumps(body))
+        assert headers["content-type"] == "application/json"
