@@ -302,6 +302,10 @@ class Client:
         finally:
             response.release_conn()
 
+    def _url(self, target: str) -> str:
+        """The absolute URL of ``target`` (a path and query) on this server."""
+        return self.server.rstrip("/") + target
+
     def _send(
         self,
         method: str,
@@ -334,12 +338,11 @@ class Client:
                 )  # fmt: skip
             else:
                 response = self._rest.pool_manager.request(
-                    method, self.server.rstrip("/") + target, body=payload, headers=headers,
+                    method, self._url(target), body=payload, headers=headers,
                     timeout=timeout, preload_content=False, retries=False,
                 )  # fmt: skip
         except Exception as exc:  # urllib3 raises a family of transport errors
-            url = self.server.rstrip("/") + target
-            raise ApiError(0, "TransportError", f"{method} {url}: {exc}") from exc
+            raise ApiError(0, "TransportError", f"{method} {self._url(target)}: {exc}") from exc
         if response.status >= 300:
             data = response.data
             response.release_conn()
