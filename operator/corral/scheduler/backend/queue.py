@@ -31,8 +31,9 @@ during a pod's cycle sends it to backoffQ), kept to measure what hints save. Reg
 per profile (``events_by_profile``: each profile's plugins with their own args), or one map for
 every pod (``events_by_plugin``). All times come from
 the injectable ``clock``; the owner calls :meth:`flush_backoff_completed` every second and
-:meth:`flush_unschedulable_leftover` every 30 seconds. One module (under 500 lines) because
-the three sub-queues move pods between each other under one lock.
+:meth:`flush_unschedulable_leftover` every 30 seconds. One module because the three sub-queues
+move pods between each other under one lock; unschedulablePods keeps its own index of which
+waiting pods an event can concern (``waiting``), so an event asks only about those.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from corral.scheduler.backend import requeue
+from corral.scheduler.backend import requeue, waiting
 from corral.scheduler.backend.requeue import Registrations, Strategy
 from corral.scheduler.framework import cluster_events as events
 from corral.scheduler.framework.cluster_events import ClusterEvent, ClusterEventWithHint
@@ -130,7 +131,7 @@ class SchedulingQueue:
         self._backoff: list[tuple[float, int, _BackoffEntry]] = []  # by expiry: the flush
         self._backoff_poppable: list[_BackoffEntry] = []  # podBackoffQ order: early pops
         self._backoff_index: dict[str, _BackoffEntry] = {}
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._unschedulable = waiting.WaitingPods([self._events, *self._by_profile.values()])
         self._in_flight: dict[str, QueuedPodInfo] = {}
         self._deleted_in_flight: set[str] = set()
         self._seq = itertools.count()
@@ -167,7 +168,7 @@ class SchedulingQueue:
             qpi.gating_plugin = s.plugin
             if s.plugin:
                 qpi.unschedulable_plugins |= {s.plugin}
-            self._unschedulable[qpi.pod.uid] = qpi
+            self._unschedulable.put(qpi, self._registrations(qpi))
             return True
         qpi.gated = False
         qpi.gating_plugin = ""
@@ -178,7 +179,7 @@ class SchedulingQueue:
         keep the pod gated in unschedulablePods."""
         if pre_enqueue and self._gate(qpi):
             return False
-        self._unschedulable.pop(qpi.pod.uid, None)
+        self._unschedulable.pop(qpi.pod.uid)
         entry = _ActiveEntry(qpi, self._less)
         heapq.heappush(self._active, entry)
         self._active_index[qpi.pod.uid] = entry
@@ -189,7 +190,7 @@ class SchedulingQueue:
         """Push to backoffQ through PreEnqueue, or keep the pod gated in unschedulablePods."""
         if self._gate(qpi):
             return False
-        self._unschedulable.pop(qpi.pod.uid, None)
+        self._unschedulable.pop(qpi.pod.uid)
         entry = _BackoffEntry(qpi, self.backoff_expiry(qpi), self._less)
         self._backoff_index[qpi.pod.uid] = entry
         heapq.heappush(self._backoff, (entry.expiry, next(self._seq), entry))
@@ -207,7 +208,7 @@ class SchedulingQueue:
         if backoff is not None:
             backoff.live = False  # its heap items are skipped when reached
             return backoff.qpi
-        return self._unschedulable.pop(uid, None)
+        return self._unschedulable.pop(uid)
 
     def _move(self, qpi: QueuedPodInfo, now: float) -> None:
         self._requeue(qpi, Strategy.AFTER_BACKOFF, now)
@@ -216,11 +217,11 @@ class SchedulingQueue:
         """Upstream ``requeueEntityWithQueueingStrategy``: True when the pod left
         unschedulablePods (a skipped or re-gated pod waits there)."""
         if strategy is Strategy.SKIP:
-            self._unschedulable[qpi.pod.uid] = qpi
+            self._unschedulable.put(qpi, self._registrations(qpi))
             return False
         if strategy is Strategy.AFTER_BACKOFF and self._backing_off(qpi, now):
             return self._to_backoff(qpi)
-        self._unschedulable.pop(qpi.pod.uid, None)
+        self._unschedulable.pop(qpi.pod.uid)
         return self._to_active(qpi)
 
     def _registrations(self, qpi: QueuedPodInfo) -> Registrations:
@@ -268,6 +269,7 @@ class SchedulingQueue:
                 self._to_active(QueuedPodInfo(pod=new, timestamp=self._clock()))
                 return
             qpi.pod = new
+            self._unschedulable.put(qpi, self._registrations(qpi))  # filed by its new keys
             now = self._clock()
             if not self.queueing_hints:
                 if qpi.gated or _spec_changed(old, new):
@@ -302,7 +304,7 @@ class SchedulingQueue:
                 if self.queueing_hints
                 else None
             )  # fmt: skip
-            for qpi in list(self._unschedulable.values()):
+            for qpi in self._candidates(event, narrowed):
                 if qpi.gated and not self._ungates(qpi, event):
                     continue
                 if narrowed is not None and narrowed.skips(qpi):
@@ -316,14 +318,30 @@ class SchedulingQueue:
             self._move_request_cycle = self.scheduling_cycle
             return moved
 
-    def _none_registered(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        """Whether ``qpi`` has rejectors and none of them registered ``event`` (the plugins that
-        did are found once per profile and event: registrations never change)."""
-        if not (qpi.unschedulable_plugins or qpi.pending_plugins):
-            return False
+    def _candidates(
+        self, event: ClusterEvent, narrowed: requeue.Narrowed | None
+    ) -> list[QueuedPodInfo]:
+        """The waiting pods the per-pod checks may not skip (``waiting``'s contract): those
+        the narrowed event names, else those a plugin registered for it rejected."""
         if event.resource == events.WILDCARD:
-            return False
-        registrations = self._registrations(qpi)
+            return list(self._unschedulable.values())
+        if narrowed is not None:
+            keys = [
+                waiting.narrowing_key(narrowing, key)
+                for narrowing, event_keys in narrowed.checks
+                for key in event_keys
+            ]
+        else:
+            keys = [
+                waiting.rejector_key(registrations, plugin)
+                for registrations in (self._events, *self._by_profile.values())
+                for plugin in self._registered(registrations, event)
+            ]
+        return self._unschedulable.candidates(keys, narrowed=narrowed is not None)
+
+    def _registered(self, registrations: Registrations, event: ClusterEvent) -> frozenset[str]:
+        """The plugins of ``registrations`` that registered ``event`` (found once per profile
+        and event: registrations never change)."""
         key = (id(registrations), event)
         plugins = self._registered_memo.get(key)
         if plugins is None:
@@ -332,6 +350,15 @@ class SchedulingQueue:
                 for plugin, regs in registrations.items()
                 if any(event.matches(r.event) for r in regs)
             )
+        return plugins
+
+    def _none_registered(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Whether ``qpi`` has rejectors and none of them registered ``event``."""
+        if not (qpi.unschedulable_plugins or qpi.pending_plugins):
+            return False
+        if event.resource == events.WILDCARD:
+            return False
+        plugins = self._registered(self._registrations(qpi), event)
         return qpi.unschedulable_plugins.isdisjoint(plugins) and qpi.pending_plugins.isdisjoint(
             plugins
         )
@@ -427,7 +454,7 @@ class SchedulingQueue:
             ):
                 self._to_backoff(qpi)
             else:
-                self._unschedulable[uid] = qpi
+                self._unschedulable.put(qpi, self._registrations(qpi))
 
     def flush_backoff_completed(self) -> int:
         with self._cond:
@@ -478,8 +505,9 @@ class SchedulingQueue:
                 return "active"
             if uid in self._backoff_index:
                 return "backoff"
-            if uid in self._unschedulable:
-                return "gated" if self._unschedulable[uid].gated else "unschedulable"
+            waiting_pod = self._unschedulable.get(uid)
+            if waiting_pod is not None:
+                return "gated" if waiting_pod.gated else "unschedulable"
             return "in-flight" if uid in self._in_flight else ""
 
 

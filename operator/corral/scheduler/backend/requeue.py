@@ -150,20 +150,26 @@ class Narrowed:
         keys are read once per pod object."""
         if not (qpi.unschedulable_plugins or qpi.pending_plugins):
             return False
-        pod = qpi.pod
         for narrowing, keys in self.checks:
-            known = qpi.narrowing_keys.get(id(narrowing))
-            if known is not None and known[0] is pod:
-                pod_keys = known[1]
-            else:
-                try:
-                    pod_keys = narrowing.pod_keys(pod)
-                except Exception:
-                    return False
-                qpi.narrowing_keys[id(narrowing)] = (pod, pod_keys)
-            if not keys.isdisjoint(pod_keys):
+            pod_keys = pod_keys_of(narrowing, qpi)
+            if pod_keys is None or not keys.isdisjoint(pod_keys):
                 return False
         return True
+
+
+def pod_keys_of(narrowing: Narrowing, qpi: QueuedPodInfo) -> frozenset[Hashable] | None:
+    """The waiting pod's keys for ``narrowing``, read once per pod object; None when they
+    cannot be read (the pod may be concerned by any event then)."""
+    pod = qpi.pod
+    known = qpi.narrowing_keys.get(id(narrowing))
+    if known is not None and known[0] is pod:
+        return known[1]
+    try:
+        pod_keys = narrowing.pod_keys(pod)
+    except Exception:
+        return None
+    qpi.narrowing_keys[id(narrowing)] = (pod, pod_keys)
+    return pod_keys
 
 
 def _matching(
