@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 from uuid import uuid4
 
 from corral.scheduler.config import quantity as q
@@ -174,6 +174,9 @@ class Allocator:
         self.memo = memo
         self._specs: dict[int, tuple[Json, str]] = {}  # by claim object, as ``_parsed``
         self._use: dict[PoolID, _PoolUse] = {}
+        # The specs of the claims last searched for, by that sequence's identity: a cycle
+        # searches every node for the same claims. Holds the sequence: its id is not reused.
+        self._last_specs: tuple[Sequence[Json] | None, tuple[str, ...]] = (None, ())
 
     def requests_of(self, claim: Json) -> list[tuple[str, tuple[Request, ...]]]:
         """The claim's requests, each as (name, its subrequests or itself): parsed once per
@@ -204,18 +207,18 @@ class Allocator:
     ) -> Found | None:
         """:meth:`allocate`, with the allocations left to build: the same verdict and the
         same errors, raised here. With a ``memo``, a node whose search inputs are those of its
-        last search answers from that search."""
+        last search answers from that search. ``claims`` is read as of its first search: a
+        caller searching several nodes for the same claims passes the same sequence, unchanged
+        (a new sequence for other claims)."""
         memo = self.memo
         if memo is None:
             kept = self._search(node, claims, deadline)
             return None if kept is None else kept.found(claims)
         pools = self.slices.pools_for(node)
-        inputs = _Inputs(
-            self.classes,
-            pools,
-            tuple(self.spec_of(c) for c in claims),
-            tuple(self.use_of(p) for p in pools),
-        )
+        specs = self._last_specs
+        if specs[0] is not claims:
+            specs = self._last_specs = (claims, tuple(self.spec_of(c) for c in claims))
+        inputs = _Inputs(self.classes, pools, specs[1], tuple(self.use_of(p) for p in pools))
         hit = memo.lookup(self.slices, node.name, inputs)
         if not isinstance(hit, _Miss):
             return None if hit is None else hit.found(claims)
@@ -264,11 +267,11 @@ class Allocator:
 _PoolUse = tuple[frozenset[DeviceID], tuple[tuple[DeviceID, tuple[tuple[str, Fraction], ...]], ...]]
 
 
-@dataclass(frozen=True, slots=True)
-class _Inputs:
+class _Inputs(NamedTuple):
     """What a node's search depends on besides the node's name: the classes and the node's
     pools by identity (each rebuilt when its kind changes; the pools are the node's, with its
-    labels where slices select by them), the claims' specs and each pool's use by value."""
+    labels where slices select by them), the claims' specs and each pool's use by value. A
+    named tuple: one is made per node searched."""
 
     classes: Mapping[str, Json]
     pools: list[Pool]

@@ -133,6 +133,9 @@ class _State:
     node_claims: dict[str, NodeClaim] = field(default_factory=dict)  # its per node
     # From the batch Filter: per claim, the slots its allocation reaches (None: any node).
     available_masks: list[npt.NDArray[np.bool_] | None] | None = None
+    # The claims to allocate, in ``to_allocate`` order: one list for every node's search (the
+    # allocator keeps what it reads of them by the list), made by the first Filter.
+    allocating: list[Json] | None = None
 
     def clone(self) -> _State:
         return self  # as upstream's stateData: shared by the cycle's clones
@@ -338,10 +341,14 @@ class DynamicResources:
             or i in s.binding_failed
         ]
         if s.allocator is not None:
-            claims = [
-                node_claim.claim if node_claim is not None and i == s.extended else s.claims[i]
-                for i in s.to_allocate
-            ]
+            if node_claim is not None:  # the extended resources' claim is this node's own
+                claims = [
+                    node_claim.claim if i == s.extended else s.claims[i] for i in s.to_allocate
+                ]
+            else:
+                if s.allocating is None:
+                    s.allocating = [s.claims[i] for i in s.to_allocate]
+                claims = s.allocating
             deadline = time.monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
             try:
                 found = s.allocator.search(Node(node.name, node.labels), claims, deadline)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from corral.scheduler.config import quantity as q
 from corral.scheduler.framework import nodeselector
@@ -21,8 +21,9 @@ from corral.scheduler.framework import nodeselector
 Json = Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class PoolID:
+# IDs are named tuples, not dataclasses: the allocator hashes and compares them in every
+# search (sets of devices in use, each node's memo), and a tuple's hash and equality run in C.
+class PoolID(NamedTuple):
     driver: str
     pool: str
 
@@ -30,8 +31,7 @@ class PoolID:
         return f"{self.driver}/{self.pool}"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class DeviceID:
+class DeviceID(NamedTuple):
     driver: str
     pool: str
     device: str
