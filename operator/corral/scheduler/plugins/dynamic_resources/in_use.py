@@ -52,30 +52,58 @@ def gather(allocations: Iterable[Json | None]) -> InUse:
 
 
 class ByClaim:
-    """:func:`gather` over every claim, each claim's share read once per version: the claims
-    change one at a time, and PreFilter gathers them all whenever one did."""
+    """:func:`gather` over every claim, kept by difference: the claims change one at a time,
+    and PreFilter gathers them all whenever one did.
+
+    Contract: a claim object is never changed in place (the stores hand out the same object
+    until the claim changes, and a new version is a new object). So the claims that came and
+    went since the last call are told apart by object identity, with set operations in C, and
+    only their shares are read, added or taken away. Each claim seen is held until it goes, so
+    its identity is not reused meanwhile.
+    """
 
     def __init__(self) -> None:
-        self._known: dict[str, tuple[str, InUse]] = {}  # uid → (resourceVersion, its share)
+        self._known: dict[int, tuple[Json, InUse]] = {}  # id(claim) → (claim, its share)
+        self._holders: dict[DeviceID, int] = {}  # device → how many claims hold it alone
+        self._sharing: dict[int, InUse] = {}  # the shares that hold shared devices, by id
+        self._shared: dict[DeviceID, dict[str, Fraction]] = {}
+        self._answer = InUse()
 
     def gather(self, claims: Iterable[Json]) -> InUse:
-        dedicated: set[DeviceID] = set()
-        shared: dict[DeviceID, dict[str, Fraction]] = {}
-        known: dict[str, tuple[str, InUse]] = {}
-        for claim in claims:
-            meta = claim.get("metadata") or {}
-            uid, version = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
-            entry = self._known.get(uid)
-            if entry is None or entry[0] != version or not uid:
-                entry = (version, gather([(claim.get("status") or {}).get("allocation")]))
-            if uid:
-                known[uid] = entry  # a claim that is gone is forgotten
-            share = entry[1]
-            dedicated |= share.dedicated
+        current = {id(claim): claim for claim in claims}
+        gone = self._known.keys() - current.keys()
+        new = current.keys() - self._known.keys()
+        if not gone and not new:
+            return self._answer
+        shares_changed = False
+        for key in gone:
+            _claim, share = self._known.pop(key)
+            self._hold(share.dedicated, -1)
+            shares_changed |= self._sharing.pop(key, None) is not None
+        for key in new:
+            claim = current[key]
+            share = gather([(claim.get("status") or {}).get("allocation")])
+            self._known[key] = (claim, share)
+            self._hold(share.dedicated, 1)
             if share.shared:
-                _add(shared, share.shared.items())
-        self._known = known
-        return InUse(frozenset(dedicated), shared)
+                self._sharing[key] = share
+                shares_changed = True
+        if shares_changed:  # summed anew: a share taken away may leave a capacity no one holds
+            self._shared = {}
+            for share in self._sharing.values():
+                _add(self._shared, share.shared.items())
+        shared = {device: dict(amounts) for device, amounts in self._shared.items()}
+        self._answer = InUse(frozenset(self._holders), shared)
+        return self._answer
+
+    def _hold(self, devices: Iterable[DeviceID], change: int) -> None:
+        holders = self._holders
+        for device in devices:
+            count = holders.get(device, 0) + change
+            if count:
+                holders[device] = count
+            else:
+                del holders[device]
 
 
 def _amounts(consumed: Json) -> dict[str, Fraction]:

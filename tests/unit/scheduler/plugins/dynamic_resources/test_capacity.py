@@ -3,6 +3,7 @@ DRAFractionalCapacityRange off, same names as ids), then Corral's own."""
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 from typing import Any
 
@@ -253,3 +254,31 @@ def test_by_claim_gathers_as_gather_does(rounds: list[list[Json]]) -> None:
     for claims in rounds:
         want = gather((c.get("status") or {}).get("allocation") for c in claims)
         assert by_claim.gather(claims) == want
+
+
+def _random_claim(rng: random.Random, uid: str, version: int) -> Json:
+    devices = rng.sample([f"dev-{i}" for i in range(6)], rng.randint(0, 2))
+    if rng.random() < 0.3:
+        return _claim(uid, version, *devices, share=SHARE)
+    return _claim(uid, version, *devices)
+
+
+@pytest.mark.parametrize("seed", range(10), ids=lambda s: f"seed {s}")
+def test_by_claim_kept_by_difference_gathers_as_gather_does(seed: int) -> None:
+    """A random walk of the store: claims kept (the same object), replaced by a new version,
+    added and deleted; two claims may hold one device (a race the store can show)."""
+    rng = random.Random(seed)
+    by_claim = ByClaim()
+    claims: dict[str, Json] = {}
+    for version in range(1, 200):
+        for _ in range(rng.randint(1, 3)):
+            uid = f"claim-{rng.randrange(12)}"
+            if uid in claims and rng.random() < 0.3:
+                del claims[uid]
+            else:
+                claims[uid] = _random_claim(rng, uid, version)
+        listed = list(claims.values())
+        rng.shuffle(listed)
+        want = gather((c.get("status") or {}).get("allocation") for c in listed)
+        assert by_claim.gather(listed) == want
+        assert by_claim.gather(listed) == want  # nothing changed: the same answer
