@@ -1,4 +1,6 @@
-"""The asyncio JSON client the engine and the operator run on (aiohttp, as kopf uses).
+"""The asyncio JSON client the engine and the operator run on: requests on the lean transport
+(:mod:`corral.k8s.aio_transport`), watch streams (and everything behind a proxy) on aiohttp,
+as kopf uses.
 
 Same contract as :mod:`corral.k8s.client`: plain JSON in and out (``send`` may write protobuf),
 :class:`ApiError` for every non-2xx answer. Credentials and trust come from the synchronous
@@ -19,6 +21,7 @@ import aiohttp
 import orjson
 
 from corral.k8s import protobuf
+from corral.k8s.aio_transport import AsyncTransport
 from corral.k8s.client import (
     ACCEPT_PROTOBUF,
     CONTENT_APPLY_PATCH,
@@ -30,10 +33,12 @@ from corral.k8s.client import (
     json_bytes,
 )
 from corral.k8s.ratelimit import TokenBucket
+from corral.k8s.transport import TransportError, server_hostname_for, ssl_context_for
 
 WATCH_READ_TIMEOUT: Final = 600.0  # longer than any timeoutSeconds the informers ask for
-# Requests (not watches) share at most this many kept-alive connections, kept this long idle.
-# Unbounded and closed after aiohttp's default 15 s idle, a burst of Events and status writes
+# Requests (not watches) share at most this many kept-alive connections (behind a proxy, kept
+# KEEPALIVE_SECONDS idle; otherwise the lean transport's IDLE_SECONDS). Unbounded and closed
+# after aiohttp's default 15 s idle, a burst of Events and status writes
 # (one of each per unschedulable pod) opened a connection per request in flight, each with a
 # TLS handshake, again at every burst: 300+ in one benchmark run. A request beyond the bound
 # waits for a free connection (client-go multiplexes its requests on one HTTP/2 connection
@@ -57,7 +62,17 @@ class AsyncClient:
         self._sync = sync
         self.bucket = bucket or TokenBucket(qps, burst)
         self._sessions: dict[bool, aiohttp.ClientSession] = {}  # by "for watches"
-        self._ssl = _ssl_context(sync.configuration)
+        context = ssl_context_for(sync.configuration)
+        self._ssl: ssl.SSLContext | bool = context or False
+        # Requests take the lean transport (its docstring says why), made on first use in each
+        # event loop (its connections belong to one); watches, and everything behind a proxy,
+        # stay on aiohttp.
+        self._lean_args = (
+            None
+            if sync.configuration.proxy
+            else (sync.server, context, server_hostname_for(sync.configuration))
+        )
+        self._lean: AsyncTransport | None = None
 
     @property
     def sync(self) -> Client:
@@ -81,6 +96,9 @@ class AsyncClient:
         return session
 
     async def close(self) -> None:
+        if self._lean is not None:
+            self._lean.close()
+            self._lean = None
         sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
             await session.close()
@@ -95,10 +113,7 @@ class AsyncClient:
         return headers
 
     def _url(self, path: str, params: Mapping[str, str | int | bool] | None) -> str:
-        url = self._sync.server.rstrip("/") + path
-        if params:
-            url += "?" + urlencode({k: _param(v) for k, v in params.items()})
-        return url
+        return self._sync.server.rstrip("/") + _target(path, params)
 
     async def request(
         self,
@@ -151,6 +166,23 @@ class AsyncClient:
         if delay:
             await asyncio.sleep(delay)
         headers = self._headers(content_type if payload is not None else None, accept)
+        if self._lean_args is not None:
+            if self._lean is None or self._lean.loop is not asyncio.get_running_loop():
+                server, context, sni = self._lean_args
+                self._lean = AsyncTransport(
+                    server, context, server_hostname=sni, limit=REQUEST_CONNECTIONS
+                )
+            target = _target(path, params)
+            try:
+                answer = await self._lean.exchange(
+                    method, target, headers, payload, timeout=timeout
+                )
+            except (TransportError, ValueError) as exc:
+                url = self._url(path, params)
+                raise ApiError(0, "TransportError", f"{method} {url}: {exc}") from exc
+            if answer.status >= 300:
+                raise api_error(answer.status, answer.reason, answer.body)
+            return answer.body
         url = self._url(path, params)
         try:
             async with self._session_for_loop().request(
@@ -201,21 +233,13 @@ class AsyncClient:
             raise ApiError(0, "TransportError", f"watch {path}: {exc!r}") from exc
 
 
+def _target(path: str, params: Mapping[str, str | int | bool] | None) -> str:
+    if not params:
+        return path
+    return path + "?" + urlencode({k: _param(v) for k, v in params.items()})
+
+
 def _param(value: str | int | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def _ssl_context(configuration: Any) -> ssl.SSLContext | bool:
-    if not configuration.host.startswith("https"):
-        return False
-    if not configuration.verify_ssl:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    else:
-        context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
-    if configuration.cert_file:
-        context.load_cert_chain(configuration.cert_file, configuration.key_file)
-    return context

@@ -29,6 +29,7 @@ from kubernetes import config as k8s_config
 from kubernetes.config import exec_provider
 
 from corral.k8s import protobuf
+from corral.k8s.transport import Transport, TransportError, server_hostname_for, ssl_context_for
 from corral.yamlload import YamlError, load_all
 
 JSON = dict[str, Any]
@@ -136,6 +137,17 @@ class Client:
             if isinstance(manager, urllib3.ProxyManager)
             else manager.connection_from_url(self.server)
         )
+        # Requests that read their whole answer take the lean transport (its docstring says
+        # why); watch streams, and everything behind a proxy, stay on urllib3.
+        self._lean: Transport | None = (
+            Transport(
+                self.server,
+                ssl_context_for(configuration),
+                server_hostname=server_hostname_for(configuration),
+            )
+            if type(manager) is urllib3.PoolManager
+            else None
+        )
         self._prefix = urlsplit(self.server).path.rstrip("/")  # a server URL may have a path
         self._discovery: dict[tuple[str, str], ResourceInfo] = {}
         self._discovery_lock = threading.Lock()
@@ -229,19 +241,10 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
     ) -> Any:
         """Send one request; return the decoded JSON answer (``None`` for an empty body)."""
-        response = self._send(
-            method,
-            path,
-            body=body,
-            params=params,
-            content_type=content_type,
-            timeout=timeout,
-            stream=False,
-        )
-        try:
-            data = response.data
-        finally:
-            response.release_conn()
+        data = self._exchange(
+            method, path, body=body, params=params, content_type=content_type,
+            timeout=timeout, accept=CONTENT_JSON,
+        )  # fmt: skip
         return orjson.loads(data) if data else None
 
     def send(
@@ -259,20 +262,10 @@ class Client:
         if payload is None:
             self.request("POST", path, body=body, timeout=timeout)
             return
-        response = self._send(
-            "POST",
-            path,
-            body=payload,
-            params=None,
-            content_type=protobuf.CONTENT_PROTOBUF,
-            timeout=timeout,
-            stream=False,
-            accept=ACCEPT_PROTOBUF,
-        )
-        try:
-            response.drain_conn()  # read to the end, so the connection is kept alive
-        finally:
-            response.release_conn()
+        self._exchange(
+            "POST", path, body=payload, params=None, content_type=protobuf.CONTENT_PROTOBUF,
+            timeout=timeout, accept=ACCEPT_PROTOBUF,
+        )  # fmt: skip
 
     def stream(
         self,
@@ -306,6 +299,59 @@ class Client:
         """The absolute URL of ``target`` (a path and query) on this server."""
         return self.server.rstrip("/") + target
 
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any,
+        params: Mapping[str, str | int | bool] | None,
+        content_type: str,
+        timeout: float | None,
+        accept: str,
+    ) -> bytes:
+        """One request whose whole answer is read: its body, or :class:`ApiError`."""
+        lean = self._lean
+        if lean is None:
+            response = self._send(
+                method, path, body=body, params=params, content_type=content_type,
+                timeout=timeout, stream=False, accept=accept,
+            )  # fmt: skip
+            try:
+                return bytes(response.data)
+            finally:
+                response.release_conn()
+        target, headers, payload = self._prepare(path, params, body, content_type, accept)
+        try:
+            answer = lean.exchange(method, target, headers, payload, timeout=timeout)
+        except (TransportError, ValueError) as exc:
+            raise ApiError(0, "TransportError", f"{method} {self._url(target)}: {exc}") from exc
+        if answer.status >= 300:
+            raise api_error(answer.status, answer.reason, answer.body)
+        return answer.body
+
+    def _prepare(
+        self,
+        path: str,
+        params: Mapping[str, str | int | bool] | None,
+        body: Any,
+        content_type: str,
+        accept: str,
+    ) -> tuple[str, dict[str, str], bytes | None]:
+        """The request target (path and query), headers and body bytes of one request."""
+        target = path
+        if params:
+            target += "?" + urlencode({k: _param(v) for k, v in params.items()})
+        headers = {"Accept": accept, "User-Agent": "corral"}
+        auth = self.authorization()
+        if auth:
+            headers["Authorization"] = auth
+        payload: bytes | None = None
+        if body is not None:
+            headers["Content-Type"] = content_type
+            payload = body if isinstance(body, bytes) else json_bytes(body)
+        return target, headers, payload
+
     def _send(
         self,
         method: str,
@@ -318,17 +364,7 @@ class Client:
         stream: bool,
         accept: str = CONTENT_JSON,
     ) -> Any:
-        target = path
-        if params:
-            target += "?" + urlencode({k: _param(v) for k, v in params.items()})
-        headers = {"Accept": accept, "User-Agent": "corral"}
-        auth = self.authorization()
-        if auth:
-            headers["Authorization"] = auth
-        payload: bytes | None = None
-        if body is not None:
-            headers["Content-Type"] = content_type
-            payload = body if isinstance(body, bytes) else json_bytes(body)
+        target, headers, payload = self._prepare(path, params, body, content_type, accept)
         try:
             if self._direct is not None:
                 response = self._direct.urlopen(

@@ -35,7 +35,7 @@ from corral.k8s.aio import AsyncClient
 from corral.scheduler.engine.leaderelection import micro_time
 
 QUEUE_SIZE: Final = 1000  # client-go's broadcaster queue (maxQueuedEvents)
-# client-go's writes are unbounded goroutines; a cap keeps aiohttp's connections (one per write
+# client-go's writes are unbounded goroutines; a cap keeps the client's connections (one per write
 # in flight) and tasks bounded: 64 writes at the ~100 ms a loaded API server takes is 640 a second.
 IN_FLIGHT: Final = 64
 MAX_TRIES: Final = 12  # client-go's maxTriesPerEvent

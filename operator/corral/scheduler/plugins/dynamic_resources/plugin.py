@@ -736,8 +736,14 @@ def _bind_claim(
     writer: listers.ResourceClaimWriter, claim: Json, allocation: Json | None, pod: PodInfo
 ) -> Json:
     """Upstream ``bindClaim``: finalizer, allocation and reservation, retried on conflict;
-    returns the claim as stored."""
-    current: dict[str, Any] = copy.deepcopy(dict(claim))
+    returns the claim as stored. ``claim`` (the informer's, shared) is not changed: the writes
+    replace whole values in copies of its top level, metadata and status, never edit nested ones
+    (a deep copy of every claim was an eighth of a binding thread's CPU)."""
+    current: dict[str, Any] = {
+        **claim,
+        "metadata": dict(claim.get("metadata") or {}),
+        "status": dict(claim.get("status") or {}),
+    }
     key = claim_key(claim)
     for attempt in range(_RETRIES):
         if attempt:
@@ -784,7 +790,7 @@ def _bind_once(
         raise listers.WriteError(f"claim {key} got deallocated elsewhere in the meantime")
     if not status["allocation"].get("allocationTimestamp"):
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        status["allocation"]["allocationTimestamp"] = now
+        status["allocation"] = {**status["allocation"], "allocationTimestamp": now}
     try:
         return writer.update_status(claim)
     except listers.WriteError as err:

@@ -130,3 +130,67 @@ def test_the_first_write_starts_from_the_informers_newer_copy() -> None:
     assert plugin.pre_bind(state, claiming_pod("p1", "shared"), "node-a") is None
     assert (server.conflicts, server.gets) == (0, 0)
     assert [r["name"] for r in server.stored["status"]["reservedFor"]] == ["first", "other", "p1"]
+
+
+class _Recorder:
+    """A writer that stores what it is sent and answers it back with a new resourceVersion."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Json]] = []
+
+    def update(self, obj: Json) -> Json:
+        return self._answer("update", obj)
+
+    def update_status(self, obj: Json) -> Json:
+        return self._answer("update_status", obj)
+
+    def _answer(self, verb: str, obj: Json) -> Json:
+        body = copy.deepcopy(dict(obj))  # as the wire would carry it
+        self.sent.append((verb, body))
+        out = copy.deepcopy(body)
+        out["metadata"]["resourceVersion"] = str(int(out["metadata"]["resourceVersion"]) + 1)
+        return out
+
+
+def _informers_claim(*, allocated: bool, finalized: bool, stamped: bool) -> Json:
+    allocation = copy.deepcopy(ALLOCATION)
+    if stamped:
+        allocation["allocationTimestamp"] = "2026-01-01T00:00:00Z"
+    out = claim("c", allocation=allocation if allocated else None, resourceVersion="7")
+    out.setdefault("status", {})["reservedFor"] = [
+        {"resource": "pods", "name": "other", "uid": "other"}
+    ]
+    if finalized:
+        out["metadata"]["finalizers"] = [dra.FINALIZER]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("allocated", "finalized", "stamped", "verbs"),
+    [
+        pytest.param(False, False, False, ["update", "update_status"], id="allocate-add-finalizer"),
+        pytest.param(False, True, False, ["update_status"], id="allocate-finalized"),
+        pytest.param(True, True, True, ["update_status"], id="reserve-only"),
+        pytest.param(True, True, False, ["update_status"], id="reserve-stamps-allocation-time"),
+    ],
+)  # fmt: skip
+def test_binding_a_claim_leaves_the_informers_copy_alone(
+    allocated: bool, finalized: bool, stamped: bool, verbs: list[str]
+) -> None:
+    """The claim PreBind starts from is the informer's: the writes go out in copies (the
+    informer sees them only when the API server's answer arrives by the watch)."""
+    informers = _informers_claim(allocated=allocated, finalized=finalized, stamped=stamped)
+    before = copy.deepcopy(informers)
+    writer = _Recorder()
+    pod = claiming_pod("p", "c")
+    stored = dra._bind_claim(
+        cast(listers.ResourceClaimWriter, writer), informers, None if allocated else ALLOCATION, pod
+    )
+    assert informers == before
+    assert [verb for verb, _ in writer.sent] == verbs
+    _, last = writer.sent[-1]
+    assert [r["uid"] for r in last["status"]["reservedFor"]] == ["other", pod.uid]
+    assert last["status"]["allocation"]["devices"] == ALLOCATION["devices"]
+    assert last["status"]["allocation"]["allocationTimestamp"]
+    assert dra.FINALIZER in last["metadata"]["finalizers"]
+    assert stored["metadata"]["resourceVersion"] == str(7 + len(verbs))
