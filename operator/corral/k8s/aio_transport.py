@@ -109,8 +109,6 @@ class AsyncTransport:
     ) -> None:
         # The synchronous transport checks the server and writes the requests: one format.
         self._requests = Transport(server, ssl_context, server_hostname=server_hostname)
-        self._tls = ssl_context if server.startswith("https") else None
-        self._sni = server_hostname
         self.loop = asyncio.get_running_loop()  # made in a coroutine: its connections' loop
         self._idle: list[_Connection] = []
         self._connections: set[_Connection] = set()  # open, idle or in use
@@ -138,17 +136,16 @@ class AsyncTransport:
                     self._give_back(conn)
                     answer.result()
                 conn.method, conn.answer = method, answer
+                keep_alive = False
                 try:
                     assert conn.transport is not None
                     conn.transport.write(request)
                     response, keep_alive = await answer
                 finally:
                     conn.answer = None
-                    if answer.done() and not answer.cancelled() and answer.exception() is None:
-                        if keep_alive:
-                            self._give_back(conn)
-                        else:
-                            self._drop(conn)
+                    # Only a whole answer that allows it leaves the connection reusable.
+                    if keep_alive:
+                        self._give_back(conn)
                     else:
                         self._drop(conn)
         finally:
@@ -171,10 +168,11 @@ class AsyncTransport:
             if conn.reusable(now):
                 return conn
             self._drop(conn)
-        host, port = self._requests.address
-        sni = (self._sni or host) if self._tls is not None else None
+        host, port, tls, sni = self._requests.endpoint
         connecting = asyncio.ensure_future(
-            loop.create_connection(_Connection, host, port, ssl=self._tls, server_hostname=sni)
+            loop.create_connection(
+                _Connection, host, port, ssl=tls, server_hostname=sni if tls else None
+            )
         )
         # The exchange's timer expires the answer: stop waiting for the connection then too.
         waiting: set[asyncio.Future[Any]] = {connecting, answer}

@@ -258,9 +258,10 @@ class Transport:
         self.close()
 
     @property
-    def address(self) -> tuple[str, int]:
-        """The server's host and port."""
-        return self._host, self._port
+    def endpoint(self) -> tuple[str, int, ssl.SSLContext | None, str]:
+        """Where and how to connect: host, port, TLS context (``None`` for plain HTTP) and the
+        name to ask for in the server's certificate."""
+        return self._host, self._port, self._tls, self._sni
 
     def encode_request(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes | None
