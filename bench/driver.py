@@ -686,7 +686,8 @@ def run_one(
             result.setup_s = time.monotonic() - t
             path = config.write(cluster)
             with pinning.on_cpus(pin.scheduler if pin else None):
-                scheduler = SchedulerProcess.start(kind, cluster, path)
+                extra = list(config.corral_args) if kind != "upstream" else None
+                scheduler = SchedulerProcess.start(kind, cluster, path, extra_args=extra)
             result.cpus = _cpus(cluster, scheduler)
             asyncio.run(
                 _measure(

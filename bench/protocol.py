@@ -33,12 +33,15 @@ class ProtocolError(ValueError):
 
 
 def _mode(args: argparse.Namespace, pin: pinning.Pinning | None) -> dict[str, Any]:
-    return {
+    mode: dict[str, Any] = {
         "full": args.full,
         "lean": not args.full_cluster,
         "pin": pin.to_json() if pin else None,
         "sizes": [args.nodes, args.init_pods, args.pods],
     }
+    if args.corral_arg:  # only when given: runs without it keep the mode they were run with
+        mode["corral_args"] = list(args.corral_arg)
+    return mode
 
 
 def _document(args: argparse.Namespace, out: Path, mode: dict[str, Any]) -> dict[str, Any]:
@@ -160,7 +163,7 @@ class _Session:
         self.save()
         print(f"protocol: {len(slots)} runs planned, {len(progress.done)} already done; "
               f"results: {self.out / 'results.json'}")  # fmt: skip
-        config = SchedulerConfig()
+        config = SchedulerConfig(corral_args=tuple(self.args.corral_arg or ()))
         # The control planes started from here inherit the harness's CPUs.
         with pinning.on_cpus(self.pin.rest if self.pin else None):
             for slot in slots:
@@ -202,6 +205,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", help="results directory (default bench/results/protocol-<time>)")
     p.add_argument("--resume", action="store_true",
                    help="continue (or extend to --pairs) the run in --out")  # fmt: skip
+    p.add_argument("--corral-arg", action="append", metavar="ARG",
+                   help="pass ARG to `corral scheduler` (repeatable), e.g. --corral-arg="
+                   "--pod-watch-encoding=protobuf; recorded in the results")  # fmt: skip
     p.add_argument("--apiserver-pprof", type=int, metavar="SECONDS",
                    help="diagnosis, not measurement: CPU-profile kube-apiserver for SECONDS "
                    "of each measured phase into OUT/pprof/ (go tool pprof -top -cum)")  # fmt: skip

@@ -46,6 +46,7 @@ class SchedulerConfig:
     disabled_plugins: tuple[str, ...] = ()
     profile_extra: dict[str, Any] = field(default_factory=dict)  # plugins, pluginConfig, ...
     config_extra: dict[str, Any] = field(default_factory=dict)  # top level: extenders, ...
+    corral_args: tuple[str, ...] = ()  # more `corral scheduler` arguments (not upstream's)
 
     def render(self, cluster: LocalCluster) -> dict[str, Any]:
         profile: dict[str, Any] = {

@@ -282,12 +282,14 @@ def markdown(document: Document) -> str:
     mode = document.get("mode", {})
     codes = [document.get("code")] + [r.get("code") for r in document.get("resumed") or []]
     code = ", ".join(dict.fromkeys(f"`{c}`" for c in codes if c))
+    corral_args = mode.get("corral_args")
+    variant = f"; Corral ran with `{' '.join(corral_args)}`" if corral_args else ""
     head = (
         f"Command: `{document.get('command', '?')}`; {f'code {code}; ' if code else ''}"
         f"{document.get('started', '?')} to "
         f"{document.get('finished', 'unfinished')}; control plane "
         f"{'lean (etcd + kube-apiserver)' if mode.get('lean') else 'full'}; pinning "
-        f"{mode.get('pin') or 'off'}; {document.get('pairs', '?')} pairs planned.\n\n"
+        f"{mode.get('pin') or 'off'}; {document.get('pairs', '?')} pairs planned{variant}.\n\n"
         "Ratios are Corral/upstream, median over the pairs with the exact distribution-free "
         "interval (coverage shown when below 95%); a verdict is on the whole interval "
         "(met / missed / undecided). Absolute figures are the medians.\n\n"

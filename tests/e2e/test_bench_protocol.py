@@ -18,11 +18,15 @@ PODS = 10
 def test_one_pair_on_lean_pinned_clusters(tmp_path: Path) -> None:
     out = tmp_path / "run"
     before = os.sched_getaffinity(0)
+    # Corral with the protobuf pod watch: --corral-arg reaches `corral scheduler` only.
+    variant = "--pod-watch-encoding=protobuf"
     code = main(["protocol", "--pairs", "1", "--workload", "SchedulingBasic", "--nodes", "3",
-                 "--init-pods", "3", "--pods", str(PODS), "--out", str(out)])  # fmt: skip
+                 "--init-pods", "3", "--pods", str(PODS), "--out", str(out),
+                 f"--corral-arg={variant}"])  # fmt: skip
     assert code == 0
     assert os.sched_getaffinity(0) == before  # the harness is moved back
     document = json.loads((out / "results.json").read_text())
+    assert document["mode"]["corral_args"] == [variant]
     runs = {r["scheduler"]: r for r in document["runs"]}
     assert [r["scheduler"] for r in document["runs"]] == ["upstream", "corral"]  # pair 1: AB
     top = str(max(before))
@@ -47,6 +51,7 @@ def test_one_pair_on_lean_pinned_clusters(tmp_path: Path) -> None:
     assert phases["pop"]["wall"] > phases["pop"]["cpu"]  # mostly waiting for pods
     assert runs["upstream"]["engine_phases"] == {}
     table = (out / "protocol.md").read_text()
+    assert f"Corral ran with `{variant}`" in table
     assert "| SchedulingBasic (3 / 3 / 10) | 1 |" in table
     assert "(0%)" in table  # one pair: the interval is the value itself, coverage 0
 

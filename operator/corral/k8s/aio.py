@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 import aiohttp
 import orjson
 
-from corral.k8s import protobuf
+from corral.k8s import protobuf, protobuf_objects
 from corral.k8s.aio_transport import AsyncTransport
 from corral.k8s.client import (
     ACCEPT_PROTOBUF,
@@ -36,6 +36,9 @@ from corral.k8s.ratelimit import TokenBucket
 from corral.k8s.transport import TransportError, server_hostname_for, ssl_context_for
 
 WATCH_READ_TIMEOUT: Final = 600.0  # longer than any timeoutSeconds the informers ask for
+# A protobuf watch asks for protobuf and accepts JSON (a resource without a protobuf form).
+ACCEPT_WATCH_PROTOBUF: Final = f"{protobuf_objects.ACCEPT_PROTOBUF_WATCH}, {CONTENT_JSON}"
+MAX_WATCH_FRAME: Final = 16 << 20  # no object is larger (etcd's default request limit is 1.5 MiB)
 # Requests (not watches) share at most this many kept-alive connections (behind a proxy, kept
 # KEEPALIVE_SECONDS idle; otherwise the lean transport's IDLE_SECONDS). Unbounded and closed
 # after aiohttp's default 15 s idle, a burst of Events and status writes
@@ -212,25 +215,57 @@ class AsyncClient:
         )
         return result
 
-    async def watch(self, path: str, params: Mapping[str, str | int | bool]) -> AsyncIterator[JSON]:
+    async def watch(
+        self, path: str, params: Mapping[str, str | int | bool], *, protobuf_objects: bool = False
+    ) -> AsyncIterator[JSON]:
         """Stream a watch: yields each event (``{"type": ..., "object": ...}``) as it arrives.
+
+        ``protobuf_objects``: ask for Kubernetes' protobuf stream (JSON stays acceptable, for a
+        resource the server cannot write as protobuf) and decode each object into the dict JSON
+        gives (:mod:`corral.k8s.protobuf_objects`); an object its schema does not describe
+        raises :class:`~corral.k8s.protobuf_objects.WireSchemaError` before it is yielded.
 
         Ends when the server closes the stream (``timeoutSeconds``); raises :class:`ApiError`
         on an error status or a broken connection."""
         url = self._url(path, {**params, "watch": True})
         timeout = aiohttp.ClientTimeout(total=None, sock_read=WATCH_READ_TIMEOUT)
+        accept = ACCEPT_WATCH_PROTOBUF if protobuf_objects else CONTENT_JSON
         try:
             async with self._session_for_loop(watch=True).get(
-                url, headers=self._headers(None), timeout=timeout
+                url, headers=self._headers(None, accept), timeout=timeout
             ) as response:
                 if response.status >= 300:
                     raise api_error(response.status, response.reason or "", await response.read())
+                if response.content_type == protobuf.CONTENT_PROTOBUF:
+                    async for event in _protobuf_events(response.content):
+                        yield event
+                    return
                 # Watch events are newline-delimited JSON; one line can exceed any chunk size.
                 async for line in response.content:
                     if line.strip():
                         yield orjson.loads(line)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise ApiError(0, "TransportError", f"watch {path}: {exc!r}") from exc
+
+
+async def _protobuf_events(stream: aiohttp.StreamReader) -> AsyncIterator[JSON]:
+    """Kubernetes' protobuf watch framing: a 4-byte big-endian length, then a
+    ``metav1.WatchEvent``; the stream ends cleanly only between frames."""
+    while True:
+        try:
+            header = await stream.readexactly(4)
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:
+                raise aiohttp.ClientPayloadError("watch stream cut inside a frame header") from None
+            return
+        size = int.from_bytes(header, "big")
+        if size > MAX_WATCH_FRAME:
+            raise aiohttp.ClientPayloadError(f"watch frame of {size} bytes exceeds the limit")
+        try:
+            frame = await stream.readexactly(size)
+        except asyncio.IncompleteReadError:
+            raise aiohttp.ClientPayloadError("watch stream cut inside a frame") from None
+        yield protobuf_objects.decode_watch_event(frame)
 
 
 def _target(path: str, params: Mapping[str, str | int | bool] | None) -> str:

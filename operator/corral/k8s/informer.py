@@ -9,7 +9,11 @@ Semantics follow client-go's reflector:
   reported ``DELETED`` and unchanged ones are not reported at all;
 - other failures back off (jittered, doubling to 30 s) and resume;
 - an ``optional`` kind the server does not serve (``404`` on the list: an older API server) is
-  synced as empty, and listed again after each backoff in case it gets served.
+  synced as empty, and listed again after each backoff in case it gets served;
+- ``protobuf_objects``: the watch travels as protobuf, decoded into the same JSON dicts (lists
+  stay JSON: they happen once). An object the decoder's schema does not describe (a newer
+  server) switches this informer to JSON for good, and the watch resumes from the last version
+  handled, so that object arrives again, as JSON.
 
 The informer keeps only ``key -> resourceVersion``: turning JSON into compact records, and
 remembering whatever else is needed, is the handler's business.
@@ -25,6 +29,7 @@ from typing import Final, Literal
 
 from corral.k8s.aio import AsyncClient
 from corral.k8s.client import JSON, ApiError
+from corral.k8s.protobuf_objects import WireSchemaError
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 Handler = Callable[[EventType, JSON], None]
@@ -57,9 +62,11 @@ class Informer:
         label_selector: str | None = None,
         field_selector: str | None = None,
         optional: bool = False,
+        protobuf_objects: bool = False,
     ) -> None:
         self.client = client
         self.optional = optional
+        self.protobuf_objects = protobuf_objects
         self.path = path
         self.handler = handler
         self.selectors: dict[str, str | int | bool] = {}
@@ -86,6 +93,9 @@ class Informer:
                     need_list = False
                 await self._watch()
                 backoff = 0.0
+            except WireSchemaError as exc:
+                log.warning("%s: %s; watching as JSON from now on", self.path, exc)
+                self.protobuf_objects = False
             except ResourceExpiredError:
                 log.info(
                     "%s: resourceVersion %s expired; relisting", self.path, self.resource_version
@@ -139,7 +149,9 @@ class Informer:
             "allowWatchBookmarks": True,
             "timeoutSeconds": random.randint(MIN_WATCH_SECONDS, 2 * MIN_WATCH_SECONDS - 1),
         }
-        async for event in self.client.watch(self.path, params):
+        async for event in self.client.watch(
+            self.path, params, protobuf_objects=self.protobuf_objects
+        ):
             kind = event.get("type")
             obj = event.get("object") or {}
             if kind == "ERROR":

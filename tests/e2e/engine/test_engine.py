@@ -23,17 +23,21 @@ from support.engine_process import (
 )
 
 
+@pytest.mark.parametrize("encoding", ["json", "protobuf"])
 def test_thousand_pods_on_hundred_nodes(
     kube: Client,
     cluster: LocalCluster,
     namespace: str,
     fake_nodes: Callable[..., list[str]],
     engines: Callable[..., EngineProcess],
+    encoding: str,
 ) -> None:
     pool = {"pool": namespace}
     nodes = fake_nodes(100, cpu="4", memory="8Gi", pods=30, labels=pool)
     name = scheduler_name()
-    engine = engines(engine_config(cluster.kubeconfig, name))
+    engine = engines(
+        engine_config(cluster.kubeconfig, name), args=(f"--pod-watch-encoding={encoding}",)
+    )
     rng = random.Random(7)
     cpus = ["50m", "100m", "250m", "500m"]
     mems = ["64Mi", "128Mi", "256Mi", "512Mi"]
@@ -66,6 +70,7 @@ def test_thousand_pods_on_hundred_nodes(
     log = engine.log()
     assert log.count("Successfully bound pod to node") == 1000
     assert "reason=SchedulerError" not in log
+    assert "watching as JSON from now on" not in log  # the protobuf watch held throughout
 
 
 def test_unschedulable_pod_is_retried_when_a_node_fits(

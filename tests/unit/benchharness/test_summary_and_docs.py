@@ -157,6 +157,25 @@ def test_the_header_names_the_code_measured(
         assert shown in head
 
 
+@pytest.mark.parametrize(
+    ("corral_args", "shown"),
+    [
+        pytest.param(None, None, id="default-engine"),
+        pytest.param(["--pod-watch-encoding=protobuf"],
+                     "; Corral ran with `--pod-watch-encoding=protobuf`.", id="variant"),
+    ],
+)  # fmt: skip
+def test_head_names_corral_arguments(corral_args: list[str] | None, shown: str | None) -> None:
+    doc = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
+    if corral_args:
+        doc["mode"]["corral_args"] = corral_args
+    head = summary.markdown(doc).split("\n")[0]
+    if shown is None:
+        assert "Corral ran with" not in head
+    else:
+        assert shown in head
+
+
 def test_splice_replaces_only_between_the_markers() -> None:
     text = f"intro\n{docs.BEGIN}\nold\n{docs.END}\nrest\n"
     assert docs.splice(text, "new") == f"intro\n{docs.BEGIN}\nnew\n{docs.END}\nrest\n"

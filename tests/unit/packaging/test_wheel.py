@@ -63,6 +63,15 @@ def test_wheel_is_imported_from_the_venv(installed: Path) -> None:
     assert where.startswith(str(installed))
 
 
+def test_installed_wheel_carries_the_protobuf_schema(installed: Path) -> None:
+    kinds = subprocess.run(
+        [str(installed / "bin" / "python"), "-c",
+         "from corral.k8s import protobuf_objects as p; print(sorted(p.schema().kinds))"],
+        check=True, capture_output=True, text=True, cwd=installed,
+    ).stdout  # fmt: skip
+    assert kinds.strip() == "['Pod']"
+
+
 @pytest.mark.parametrize("sample", [pytest.param(s, id=s.stem) for s in SAMPLES])
 def test_installed_wheel_renders_the_golden_files(installed: Path, sample: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "CORRAL_TEMPLATES"}

@@ -106,6 +106,10 @@ class EngineOptions:
     # The process's garbage collector tuned for the engine (engine.gc_tuning): only the process
     # that owns it, ``corral scheduler``, sets this; the thresholds are set by the caller.
     freeze_gc_after_sync: bool = False
+    # The pod watch as protobuf (corral.k8s.protobuf_objects): about half the API server's
+    # encoding cost per event, at some of this process's CPU to decode it. Off until the
+    # benchmark protocol has measured it (docs/benchmarks.md).
+    pod_watch_protobuf: bool = False
 
 
 class Engine:
@@ -231,7 +235,13 @@ class Engine:
         self.node_informer = Informer(self.aio, "/api/v1/nodes", self.state.on_node)
         informers = [
             self.node_informer,
-            Informer(self.aio, ACTIVE_PODS_PATH, self.state.on_pod, field_selector=NON_TERMINAL),
+            Informer(
+                self.aio,
+                ACTIVE_PODS_PATH,
+                self.state.on_pod,
+                field_selector=NON_TERMINAL,
+                protobuf_objects=self.options.pod_watch_protobuf,
+            ),
         ]
         # Only what the profiles' plugins read (Services for spreading, PDBs for preemption...).
         plugins = {name for p in self.engine.profiles for name in p.plugin_names()}
