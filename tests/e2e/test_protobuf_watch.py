@@ -208,9 +208,9 @@ def _status(pod: JSON) -> JSON:
 
 
 def _events(client: AsyncClient, namespace: str, version: str, protobuf: bool,
-            into: list[JSON]) -> asyncio.Task[None]:  # fmt: skip
+            into: list[JSON], **extra: str | bool) -> asyncio.Task[None]:  # fmt: skip
     async def collect() -> None:
-        params = {"resourceVersion": version, "timeoutSeconds": 60}
+        params = {"resourceVersion": version, "timeoutSeconds": 60, **extra}
         path = f"/api/v1/namespaces/{namespace}/pods"
         async for event in client.watch(path, params, protobuf_objects=protobuf):
             into.append(event)
@@ -277,6 +277,42 @@ def test_protobuf_watch_delivers_what_json_does(kube: Client, namespace: str) ->
     assert full["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "64Mi"  # inline VolumeSource
     assert full["metadata"]["managedFields"][0]["fieldsV1"]  # FieldsV1
     assert any("deletionTimestamp" in e["object"]["metadata"] for e in json_events)
+
+
+def test_initial_events_and_their_bookmark(kube: Client, namespace: str) -> None:
+    """A watch that starts with the current state (``sendInitialEvents``, as client-go's
+    WatchList does) ends it with a BOOKMARK: its object is a Pod carrying only a version and an
+    annotation, and decodes as its JSON does."""
+    base = f"/api/v1/namespaces/{namespace}/pods"
+    for name in ("one", "two"):
+        kube.request("POST", base, body={**_small_pod(name), "metadata": {"name": name}})
+    initial: dict[str, str | bool] = {
+        "sendInitialEvents": True,
+        "resourceVersionMatch": "NotOlderThan",
+        "allowWatchBookmarks": True,
+    }
+    got: dict[bool, list[JSON]] = {False: [], True: []}
+
+    async def main() -> None:
+        client = AsyncClient(kube)
+        try:
+            for protobuf, events in got.items():
+                task = _events(client, namespace, "", protobuf, events, **initial)
+                await _until(events, 3)
+                task.cancel()
+        finally:
+            await client.close()
+
+    asyncio.run(main())
+    json_events, protobuf_events = got[False], got[True]
+    assert [e["type"] for e in json_events] == ["ADDED", "ADDED", "BOOKMARK"]
+    assert protobuf_events[:2] == json_events[:2]
+    # The bookmark's version is the server's at that moment: other namespaces move it.
+    bookmarks = [e["object"] for e in (json_events[2], protobuf_events[2])]
+    for bookmark in bookmarks:
+        assert bookmark["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+        assert bookmark["metadata"].pop("resourceVersion")
+    assert bookmarks[1] == bookmarks[0]
 
 
 def test_informer_falls_back_to_json_on_an_unknown_field(

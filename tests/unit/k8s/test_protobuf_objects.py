@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -239,3 +240,30 @@ def test_corrupted_sample_decodes_or_raises_wire_schema_error(at: int, byte: int
     except po.WireSchemaError:
         return
     assert isinstance(out, dict)
+
+
+# A pod as the pinned API server wrote it, both ways (GET with Accept: protobuf, and JSON), for
+# the shipped schema without a cluster; the e2e test covers the whole schema live.
+DATA = Path(__file__).parent / "data"
+POD_PROTOBUF = (DATA / "pod.pb").read_bytes()
+
+
+def test_shipped_schema_decodes_a_real_pod() -> None:
+    assert po.decode_object(POD_PROTOBUF) == json.loads((DATA / "pod.json").read_text())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, len(POD_PROTOBUF) - 1), st.integers(0, 255), st.booleans())
+def test_corrupted_real_pod_decodes_or_raises_wire_schema_error(
+    at: int, byte: int, truncate: bool
+) -> None:
+    corrupted = (
+        POD_PROTOBUF[:at]
+        if truncate
+        else POD_PROTOBUF[:at] + bytes([byte]) + POD_PROTOBUF[at + 1 :]
+    )
+    try:
+        out = po.decode_object(corrupted)
+    except po.WireSchemaError:
+        return
+    assert out["kind"] == "Pod"
