@@ -214,7 +214,7 @@ def _put_bytes(out: bytearray, number: int, data: bytes | bytearray) -> None:
 # --- decoding a Status ------------------------------------------------------------------------
 
 
-class _MalformedError(Exception):
+class MalformedError(ValueError):
     """The bytes are not a well-formed message."""
 
 
@@ -235,7 +235,7 @@ def decode_status(data: bytes) -> dict[str, Any] | None:
         if 5 in status:
             out["details"] = _details(_fields(_one(status, 5, b"")))
         return out
-    except (_MalformedError, UnicodeDecodeError):
+    except (MalformedError, UnicodeDecodeError):
         return None
 
 
@@ -278,13 +278,13 @@ def _one(fields: dict[int, list[Any]], number: int, default: bytes) -> memoryvie
 
 def _bytes(value: Any) -> memoryview:
     if not isinstance(value, memoryview):
-        raise _MalformedError
+        raise MalformedError
     return value
 
 
 def _int32(value: Any) -> int:
     if not isinstance(value, int):
-        raise _MalformedError
+        raise MalformedError
     low: int = value & 0xFFFF_FFFF
     return low - (1 << 32) if low >= 1 << 31 else low
 
@@ -295,34 +295,36 @@ def _fields(data: memoryview) -> dict[int, list[Any]]:
     fields: dict[int, list[Any]] = {}
     at = 0
     while at < len(data):
-        tag, at = _varint(data, at)
+        tag, at = read_varint(data, at, len(data))
         number, wire = tag >> 3, tag & 7
         value: Any
         if wire == VARINT:
-            value, at = _varint(data, at)
+            value, at = read_varint(data, at, len(data))
         elif wire == LENGTH:
-            size, at = _varint(data, at)
+            size, at = read_varint(data, at, len(data))
             if at + size > len(data):
-                raise _MalformedError
+                raise MalformedError
             value, at = data[at : at + size], at + size
         elif wire in (FIXED64, FIXED32):
             at += 8 if wire == FIXED64 else 4
             if at > len(data):
-                raise _MalformedError
+                raise MalformedError
             continue
         else:
-            raise _MalformedError
+            raise MalformedError
         if number == 0:
-            raise _MalformedError
+            raise MalformedError
         fields.setdefault(number, []).append(value)
     return fields
 
 
-def _varint(data: memoryview, at: int) -> tuple[int, int]:
+def read_varint(data: bytes | memoryview, at: int, end: int) -> tuple[int, int]:
+    """The varint starting at ``at`` (read no further than ``end``) and where the next field
+    starts; :class:`MalformedError` when it runs past ``end`` or beyond 64 bits."""
     value = shift = 0
     while True:
-        if at >= len(data) or shift > 63:
-            raise _MalformedError
+        if at >= end or shift > 63:
+            raise MalformedError("malformed varint")
         byte = data[at]
         at += 1
         value |= (byte & 0x7F) << shift

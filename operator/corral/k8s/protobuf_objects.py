@@ -42,7 +42,8 @@ from typing import Any, Final
 
 import orjson
 
-from corral.k8s.protobuf import LENGTH, MAGIC, VARINT, decode_status
+from corral.k8s.protobuf import LENGTH, MAGIC, VARINT, MalformedError, decode_status
+from corral.k8s.protobuf import read_varint as _varint
 
 ACCEPT_PROTOBUF_WATCH: Final = "application/vnd.kubernetes.protobuf;stream=watch"
 SCHEMA_FILE: Final = "wire_schema.json"
@@ -59,6 +60,9 @@ class WireSchemaError(ValueError):
 
 # How a field's value is read off the wire (see _decode).
 _STRING, _INT, _BOOL, _MESSAGE, _BYTES, _SPECIAL_VALUE, _MAP_ENTRY = range(7)
+_HOW: Final[Mapping[str, int]] = {
+    "string": _STRING, "int": _INT, "bool": _BOOL, "message": _MESSAGE, "bytes": _BYTES,
+}  # fmt: skip
 _KEEP: Final = object()  # a present value that is always written
 
 
@@ -124,10 +128,7 @@ def load_schema(text: str) -> Schema:
 
 def _compile(message: _Message) -> None:
     for index, spec in enumerate(message.fields):
-        how = {"string": _STRING, "int": _INT, "bool": _BOOL, "message": _MESSAGE,
-               "bytes": _BYTES}.get(spec.kind, _SPECIAL_VALUE)  # fmt: skip
-        if spec.map:
-            how = _MAP_ENTRY
+        how = _MAP_ENTRY if spec.map else _HOW.get(spec.kind, _SPECIAL_VALUE)
         wire = VARINT if how in (_INT, _BOOL) else LENGTH
         message.by_tag[spec.number << 3 | wire] = (index, how, spec)
         # Present values: lists, maps and pointers are written as they are; a plain scalar
@@ -154,14 +155,7 @@ def _zero_of(spec: _Field) -> Any:
         return _ZERO[spec.kind]
     if spec.kind == "message":
         assert spec.message is not None
-        out: dict[str, Any] = {}
-        for _, name, maker in spec.message.absent:
-            value = _zero_of(maker) if isinstance(maker, _Field) else maker
-            if name:
-                out[name] = value
-            else:
-                out.update(value)
-        return out
+        return _to_json({}, spec.message)
     if spec.kind == "bytes":
         return None
     return _special(b"", 0, 0, spec.kind)
@@ -196,6 +190,8 @@ def _guarded(decode: Any, data: bytes, start: int, end: int, wire: Schema) -> di
         raise WireSchemaError("truncated message") from None
     except UnicodeDecodeError as exc:
         raise WireSchemaError(f"invalid UTF-8: {exc}") from None
+    except MalformedError as exc:  # from the varint reader shared with corral.k8s.protobuf
+        raise WireSchemaError(str(exc)) from None
 
 
 def _event(data: bytes, start: int, end: int, wire: Schema) -> dict[str, Any]:
@@ -248,19 +244,6 @@ def _text(data: bytes, span: tuple[int, int] | None) -> str:
 # --- messages -----------------------------------------------------------------------------------
 
 
-def _varint(data: bytes, at: int, end: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if at >= end or shift > 63:
-            raise WireSchemaError("malformed varint")
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, at
-        shift += 7
-
-
 def _signed(value: int) -> int:
     """int32 and int64 travel as 64-bit two's complement."""
     return value - (1 << 64) if value >= 1 << 63 else value
@@ -305,10 +288,8 @@ def _decode(data: bytes, start: int, end: int, message: _Message) -> dict[str, A
                 value = _decode(data, at, stop, spec.message)
             elif how == _MAP_ENTRY:
                 value = _entry(data, at, stop, spec)
-            elif how == _BYTES:
-                value = base64.b64encode(data[at:stop]).decode()
             else:
-                value = _special(data, at, stop, spec.kind)
+                value = _length_value(data, at, stop, spec)
             at = stop
         if spec.repeated:
             values.setdefault(index, []).append(value)
@@ -362,19 +343,26 @@ def _entry(data: bytes, start: int, end: int, spec: _Field) -> tuple[str, Any]:
             raise WireSchemaError(f"{spec.json}: truncated map entry")
         if tag >> 3 == 1:
             key = data[at:stop].decode()
-        elif spec.kind == "string":
-            value, found = data[at:stop].decode(), True
-        elif spec.kind == "message":
-            assert spec.message is not None
-            value, found = _decode(data, at, stop, spec.message), True
-        elif spec.kind == "bytes":
-            value, found = base64.b64encode(data[at:stop]).decode(), True
-        elif spec.kind in _SPECIAL:
-            value, found = _special(data, at, stop, spec.kind), True
         else:
-            raise WireSchemaError(f"{spec.json}: malformed map value")
+            value, found = _length_value(data, at, stop, spec), True
         at = stop
     return key, value if found else _zero_of(spec)
+
+
+def _length_value(data: bytes, start: int, end: int, spec: _Field) -> Any:
+    """A length-delimited value of ``spec``'s kind (``_decode`` reads strings and messages
+    inline; map values and the rarer kinds come here)."""
+    kind = spec.kind
+    if kind == "string":
+        return data[start:end].decode()
+    if kind == "message":
+        assert spec.message is not None
+        return _decode(data, start, end, spec.message)
+    if kind == "bytes":
+        return base64.b64encode(data[start:end]).decode()
+    if kind in _SPECIAL:
+        return _special(data, start, end, kind)
+    raise WireSchemaError(f"{spec.json}: length-delimited value for a {kind}")
 
 
 def _special(data: bytes, start: int, end: int, kind: str) -> Any:

@@ -121,6 +121,24 @@ def test_bad_feature_gates_are_a_usage_error(tmp_path: Path, gates: str, message
     assert "Traceback" not in result.stderr
 
 
+def test_unknown_pod_watch_encoding_is_a_usage_error(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(GOOD_HEAD + "profiles:\n- schedulerName: a\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "corral", "scheduler", "--config", str(config),
+         "--pod-watch-encoding=yaml"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    # Some Python releases quote argparse's choices, others do not; either form names them.
+    unquoted = "invalid choice: 'yaml' (choose from json, protobuf)"
+    quoted = "invalid choice: 'yaml' (choose from 'json', 'protobuf')"
+    assert f"argument --pod-watch-encoding: {unquoted}" in result.stderr or (
+        f"argument --pod-watch-encoding: {quoted}" in result.stderr
+    )
+    assert "Traceback" not in result.stderr
+
+
 @pytest.mark.parametrize(
     ("gates", "want"),
     [
