@@ -26,7 +26,7 @@ def _container(name: str, **extra: Any) -> JSON:
     return {"name": name, "image": "registry.k8s.io/pause:3.10.1", **extra}
 
 
-def _full_pod(name: str) -> JSON:
+def _full_pod(name: str, owner_uid: str) -> JSON:
     """Nearly every PodSpec field the API server validates without other objects existing."""
     probe = {
         "httpGet": {
@@ -78,9 +78,11 @@ def _full_pod(name: str) -> JSON:
             "labels": {"app": "corpus", "empty": ""},
             "annotations": {"note": "ünïcode ✓", "json": '{"a": [1, 2]}'},
             "finalizers": ["corral.dev/test-hold"],
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
-                                 "uid": "0b6c1b5e-2f7e-4a1c-9d1e-000000000001",
-                                 "controller": True, "blockOwnerDeletion": False}],
+            # A real owner: the garbage collector would delete a pod whose owner is missing,
+            # racing the updates below.
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                                 "uid": owner_uid, "controller": True,
+                                 "blockOwnerDeletion": False}],
         },
         "spec": {
             # No scheduler serves this name: nothing binds these pods meanwhile.
@@ -227,7 +229,11 @@ async def _until(events: list[JSON], count: int) -> None:
 def _mutate(kube: Client, namespace: str) -> int:
     """Create, update, finish: returns how many pod events that makes."""
     base = f"/api/v1/namespaces/{namespace}/pods"
-    full = kube.request("POST", base, body=_full_pod("full"))
+    owner = kube.request(
+        "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+        body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}},
+    )  # fmt: skip
+    full = kube.request("POST", base, body=_full_pod("full", owner["metadata"]["uid"]))
     small = kube.request("POST", base, body=_small_pod("small"))
     kube.request("PUT", f"{base}/small/status", body=_status(small))
     # Lift the gate and add a label: a plain update of the full pod.
