@@ -346,3 +346,43 @@ def test_a_record_joins_a_run_over_other_workloads_by_its_summary() -> None:
     assert joined["runs"] == []
     assert [s.workload for s in summary.of(joined)] == ["W", "V"]
     assert summary.of(joined)[1].ratios["throughput"].median == pytest.approx(1.0)
+
+
+def _variant(doc: Any, *args: str) -> Any:
+    doc["mode"] = {**doc["mode"], "corral_args": list(args)}
+    return doc
+
+
+PROTOBUF = "--pod-watch-encoding=protobuf"
+
+
+@pytest.mark.parametrize(
+    ("variants", "want"),
+    [
+        # Run 3 repeats run 1's default engine after a variant: judged against run 1.
+        ((None, (PROTOBUF,), None), ("run 1", "**3 of 3 ratios agree.**")),
+        # A variant's own earlier measurement comes first as well.
+        (((PROTOBUF,), None, (PROTOBUF,)), ("run 1", "**3 of 3 ratios agree.**")),
+        # No earlier run with the same arguments: the latest at all, named with its arguments.
+        ((None, None, (PROTOBUF,)), ("run 2 (default Corral)", "**2 of 3 ratios agree.**")),
+        ((None, (PROTOBUF,), ("--x",)), (f"run 2 (Corral with `{PROTOBUF}`)", "**2 of 3")),
+    ],
+    ids=["default-after-variant", "variant-after-default", "new-variant", "variant-after-other"],
+)
+def test_a_run_is_judged_against_the_latest_run_with_the_same_corral_arguments(
+    variants: tuple[tuple[str, ...] | None, ...], want: tuple[str, str]
+) -> None:
+    throughputs = ([105.0, 110.0, 120.0, 101.0, 130.0, 115.0], [150.0] * 6,
+                   [106.0, 111.0, 119.0, 102.0, 129.0, 114.0])  # fmt: skip
+    runs = [_variant(_doc(t), *(v or ())) for t, v in zip(throughputs, variants, strict=True)]
+    text = docs.section(runs, {}).split("#### default sizes: run 3")[1]
+    names = {line.split(" | ")[2] for line in text.splitlines() if "ratio |" in line}
+    assert names == {want[0]}
+    assert want[1] in text
+
+
+def test_runs_with_other_corral_arguments_are_not_joined() -> None:
+    a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
+    other = _variant(_renamed(_doc([90.0] * 6), "V"), PROTOBUF)
+    assert len(docs.join([a, other])) == 2
+    assert len(docs.join([a, _variant(_renamed(_doc([90.0] * 6), "V"))])) == 1
