@@ -277,13 +277,18 @@ def threads_table(summaries: list[WorkloadSummary]) -> str:
     )
 
 
+def corral_args(document: Document) -> tuple[str, ...]:
+    """The arguments Corral ran with beyond the defaults (none for the default engine)."""
+    return tuple(document.get("mode", {}).get("corral_args") or ())
+
+
 def markdown(document: Document) -> str:
     rows = of(document)
     mode = document.get("mode", {})
     codes = [document.get("code")] + [r.get("code") for r in document.get("resumed") or []]
     code = ", ".join(dict.fromkeys(f"`{c}`" for c in codes if c))
-    corral_args = mode.get("corral_args")
-    variant = f"; Corral ran with `{' '.join(corral_args)}`" if corral_args else ""
+    args = corral_args(document)
+    variant = f"; Corral ran with `{' '.join(args)}`" if args else ""
     head = (
         f"Command: `{document.get('command', '?')}`; {f'code {code}; ' if code else ''}"
         f"{document.get('started', '?')} to "
