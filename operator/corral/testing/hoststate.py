@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from corral.testing.processes import processes_mentioning
-from corral.testing.realnode import mount_targets, read_sysctls
+from corral.testing.realnode import kubepods_cgroups, mount_targets, read_sysctls
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,7 @@ def snapshot(watched: tuple[str, ...] = ()) -> HostState:
     iptables: set[str] = set()
     for table in ("filter", "nat", "mangle"):
         iptables |= {f"{table}: {rule}" for rule in _lines("iptables", "-t", table, "-S")}
-    cgroups = frozenset(
-        str(h / "kubepods") for h in Path("/sys/fs/cgroup").iterdir() if (h / "kubepods").exists()
-    )
+    cgroups = frozenset(str(top) for top in kubepods_cgroups())
     run_dirs = frozenset(
         f"{p}: {sorted(x.name for x in Path(p).iterdir()) if Path(p).is_dir() else 'absent'}"
         for p in ("/run/netns", "/run/containerd")

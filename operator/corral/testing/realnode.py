@@ -79,6 +79,9 @@ LOCK_FILE: Final = Path("/run/corral-realnode.lock")
 OWNER_FILE: Final = Path("/run/corral-realnode.owner")
 STATE_FILE: Final = "node.json"
 READY_TIMEOUT: Final = 120.0
+CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
+KUBEPODS: Final = "kubepods"  # the kubelet's top cgroup with the cgroupfs driver
+CGROUP_REMOVE_TIMEOUT: Final = 10.0
 OWNER_POLL: Final = 2.0  # seconds between looks at a live owner that may go
 
 _T = TypeVar("_T")
@@ -239,8 +242,8 @@ class RealNode:
         """Become the machine's real node, waiting up to ``timeout`` s for the current one."""
         if os.geteuid() != 0:
             raise RealNodeError("a real node needs root (kubelet, containerd, iptables, cgroups)")
-        if not Path("/sys/fs/cgroup").is_dir():
-            raise RealNodeError("a real node needs cgroups (/sys/fs/cgroup is missing)")
+        if not CGROUP_ROOT.is_dir():
+            raise RealNodeError(f"a real node needs cgroups ({CGROUP_ROOT} is missing)")
         return _when_free(
             lambda dead, stale: cls._claim_locked(cluster_dir, dead, stale, progress=progress),
             timeout=timeout,
@@ -258,11 +261,7 @@ class RealNode:
     ) -> RealNode:
         """Under :func:`machine_lock`, on a machine free but for ``dead``'s dead node (see
         :func:`_when_free`): clean up after it and record ``cluster_dir`` as the owner."""
-        if dead is not None:
-            _say(f"taking over from a dead real node of {dead}", progress)
-        if stale is not None:
-            stale.down(cluster_kubectl=None)
-            stale._release_host_locked()
+        _clean_up_after(dead, stale, progress=progress)
         OWNER_FILE.write_text(str(cluster_dir))
         state = NodeState.claimed_now(cluster_dir)
         node = cls(cluster_dir, state, progress=progress)
@@ -584,17 +583,29 @@ class RealNode:
             shutil.rmtree("/run/containerd", ignore_errors=True)
 
     def _remove_cgroups(self) -> None:
-        for hierarchy in Path("/sys/fs/cgroup").iterdir():
-            top = hierarchy / "kubepods"
-            if not top.is_dir():
-                continue
-            for directory in sorted(
-                (p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)
-            ):
+        # A cgroup is removable once its last process is reaped, which can trail the kill.
+        deadline = time.monotonic() + CGROUP_REMOVE_TIMEOUT
+        while (tops := kubepods_cgroups()) and time.monotonic() < deadline:
+            for top in tops:
+                for directory in sorted(
+                    (p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)
+                ):
+                    with contextlib.suppress(OSError):
+                        directory.rmdir()
                 with contextlib.suppress(OSError):
-                    directory.rmdir()
-            with contextlib.suppress(OSError):
-                top.rmdir()
+                    top.rmdir()
+            if kubepods_cgroups():
+                time.sleep(0.2)
+
+
+def kubepods_cgroups(root: Path = CGROUP_ROOT) -> list[Path]:
+    """The tops of the kubelet's cgroup tree (cgroupfs driver) that exist, in any layout:
+    ``<root>/<controller>/kubepods`` on cgroup v1 (and v1's ``unified`` v2 mount in hybrid
+    mode), ``<root>/kubepods`` on a pure cgroup v2 host."""
+    if not root.is_dir():
+        return []
+    candidates = [root / KUBEPODS, *(h / KUBEPODS for h in sorted(root.iterdir()) if h.is_dir())]
+    return [c for c in candidates if c.is_dir()]
 
 
 def _kill(pid: int) -> None:
@@ -643,11 +654,26 @@ def _remove_kubelet_chains() -> None:
         _sh("iptables", "-X", "KUBE-FIREWALL", check=False)
 
 
-def wait_until_free(timeout: float) -> None:
-    """Wait until no live real node holds this machine (for a clean 'before' snapshot); a dead
-    one's leftovers stay for its next claimer to clean up."""
+def wait_until_free(timeout: float, *, progress: bool = True) -> None:
+    """Wait until no real node holds this machine, cleaning up after a dead one, so that a
+    snapshot taken next shows the host as no node left it (a dead run's kubepods cgroups in a
+    'before' snapshot once hid that a test's node made them)."""
     _when_free(
-        lambda dead, stale: None,
+        lambda dead, stale: _clean_up_after(dead, stale, progress=progress),
         timeout=timeout,
         busy=lambda owner: f"the real node of {owner} did not go within {timeout:.0f}s",
+        progress=progress,
     )
+
+
+def _clean_up_after(dead: Path | None, stale: RealNode | None, *, progress: bool) -> None:
+    """Under :func:`machine_lock`: stop ``dead``'s node, restore the host and drop its
+    ownership (see :func:`_when_free` for the arguments)."""
+    if dead is None:
+        return
+    _say(f"taking over from a dead real node of {dead}", progress)
+    if stale is not None:
+        stale.down(cluster_kubectl=None)
+        stale._release_host_locked()
+    if current_owner() == dead:
+        OWNER_FILE.unlink(missing_ok=True)

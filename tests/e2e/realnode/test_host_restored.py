@@ -49,6 +49,8 @@ def test_down_restores_the_host(tmp_path: Path, lock_wait: Callable[[], float]) 
     watched = (str(node.directory) + "/", str(directory) + "/")
     realnode.wait_until_free(lock_wait())
     before = hoststate.snapshot(watched)
+    # No node's cgroups yet, else the node's own could hide in them (a dead run's once did).
+    assert before.cgroups == frozenset()
     cluster = LocalCluster.up(
         directory, with_kube_scheduler=True, real_node=True, lock_timeout=lock_wait()
     )
@@ -83,18 +85,9 @@ def test_down_restores_the_host(tmp_path: Path, lock_wait: Callable[[], float]) 
     assert before.diff(hoststate.snapshot(watched)) == []
 
 
-def test_a_killed_runs_node_is_taken_over_at_once(
-    tmp_path: Path, lock_wait: Callable[[], float]
-) -> None:
+def leave_a_killed_runs_record(killed: Path, binaries: Path) -> None:
     """The owner record a killed run leaves, its claimer's pid handed out again (here: this
-    process, with another start time), must neither hold the machine nor hang the next claim:
-    that cost a CI run three 30-minute waits, and the takeover path then took the machine lock
-    twice and waited for ever."""
-    realnode.wait_until_free(lock_wait())
-    node = ensure_node_binaries()
-    watched = (str(node.directory) + "/", str(tmp_path) + "/")
-    before = hoststate.snapshot(watched)
-    killed = tmp_path / "killed"
+    process, with another start time)."""
     with realnode.machine_lock():
         record = realnode.NodeState.claimed_now(killed)
         record = replace(
@@ -104,10 +97,24 @@ def test_a_killed_runs_node_is_taken_over_at_once(
             run_netns_existed=Path("/run/netns").exists(),
             run_netns_was_mount=os.path.ismount("/run/netns"),
             run_containerd_existed=Path("/run/containerd").exists(),
-            binaries=str(node.directory),
+            binaries=str(binaries),
         )
         record.save(killed / "node")
         realnode.OWNER_FILE.write_text(str(killed))
+
+
+def test_a_killed_runs_node_is_taken_over_at_once(
+    tmp_path: Path, lock_wait: Callable[[], float]
+) -> None:
+    """A killed run's record must neither hold the machine nor hang the next claim: that cost
+    a CI run three 30-minute waits, and the takeover path then took the machine lock twice and
+    waited for ever."""
+    realnode.wait_until_free(lock_wait())
+    node = ensure_node_binaries()
+    watched = (str(node.directory) + "/", str(tmp_path) + "/")
+    before = hoststate.snapshot(watched)
+    killed = tmp_path / "killed"
+    leave_a_killed_runs_record(killed, node.directory)
     claimed = realnode.RealNode.claim(tmp_path / "next", timeout=0, progress=False)
     try:
         assert realnode.current_owner() == tmp_path / "next"
@@ -116,3 +123,31 @@ def test_a_killed_runs_node_is_taken_over_at_once(
         claimed.release_host()
     assert realnode.current_owner() is None
     assert before.diff(hoststate.snapshot(watched)) == []
+
+
+def test_waiting_for_the_machine_cleans_up_after_a_killed_run(
+    tmp_path: Path, lock_wait: Callable[[], float]
+) -> None:
+    """wait_until_free, before a 'before' snapshot, leaves no dead run's record or ownership
+    behind: what a dead node left would otherwise be in the snapshot (a CI run's 'before' held
+    a dead run's kubepods cgroups and hid that the test's node made them)."""
+    realnode.wait_until_free(lock_wait())
+    node = ensure_node_binaries()
+    killed = tmp_path / "killed"
+    leave_a_killed_runs_record(killed, node.directory)
+    # A real cgroup as the dead node's kubelet would have left it (one v1 hierarchy, or the
+    # v2 root), made after the wait so only the cleanup below can remove it.
+    root = realnode.CGROUP_ROOT
+    hierarchy = root if (root / "cgroup.procs").exists() else root / "pids"
+    left = hierarchy / realnode.KUBEPODS / "besteffort"
+    left.mkdir(parents=True)
+    try:
+        assert realnode.kubepods_cgroups() == [hierarchy / realnode.KUBEPODS]
+        realnode.wait_until_free(0)
+        assert realnode.current_owner() is None
+        assert not (killed / "node" / realnode.STATE_FILE).exists()
+        assert realnode.kubepods_cgroups() == []
+    finally:
+        for directory in (left, left.parent):
+            if directory.is_dir():
+                directory.rmdir()

@@ -250,3 +250,28 @@ def test_the_machine_is_taken_once_no_live_node_holds_it(
         assert str(error.value) == "busy: other"
     else:
         assert when_free() == taken
+
+
+@pytest.mark.parametrize(
+    ("layout", "found"),
+    [
+        pytest.param(["cpu/kubepods/burstable", "pids/kubepods", "memory"], ["cpu", "pids"],
+                     id="cgroup v1: one top per hierarchy that has one"),
+        pytest.param(["cpu/kubepods", "unified/kubepods"], ["cpu", "unified"],
+                     id="hybrid: the unified v2 mount counts too"),
+        pytest.param(["kubepods/besteffort", "init.scope"], [""],
+                     id="cgroup v2: the top under the root itself"),
+        pytest.param(["cpu", "memory/other"], [], id="no node's cgroups"),
+        pytest.param(None, [], id="no cgroup root at all"),
+    ],
+)  # fmt: skip
+def test_the_kubelets_cgroups_are_found_in_every_layout(
+    tmp_path: Path, layout: list[str] | None, found: list[str]
+) -> None:
+    """realnode.kubepods_cgroups, which both ``down`` (to remove them) and the host snapshot
+    (to prove they went) use: a layout it missed would be neither removed nor noticed."""
+    root = tmp_path / "cgroup"
+    for directory in layout or []:
+        (root / directory).mkdir(parents=True)
+    expected = [(root / h / realnode.KUBEPODS) if h else root / realnode.KUBEPODS for h in found]
+    assert realnode.kubepods_cgroups(root) == expected
