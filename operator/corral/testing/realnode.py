@@ -596,6 +596,9 @@ class RealNode:
                     top.rmdir()
             if kubepods_cgroups():
                 time.sleep(0.2)
+        if left := kubepods_cgroups():
+            names = ", ".join(str(top) for top in left)
+            _say(f"could not remove {names}: processes are still in them", self.progress)
 
 
 def kubepods_cgroups(root: Path = CGROUP_ROOT) -> list[Path]:

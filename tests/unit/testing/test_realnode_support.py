@@ -273,5 +273,5 @@ def test_the_kubelets_cgroups_are_found_in_every_layout(
     root = tmp_path / "cgroup"
     for directory in layout or []:
         (root / directory).mkdir(parents=True)
-    expected = [(root / h / realnode.KUBEPODS) if h else root / realnode.KUBEPODS for h in found]
+    expected = [root / h / realnode.KUBEPODS for h in found]  # root / "" is the root
     assert realnode.kubepods_cgroups(root) == expected
