@@ -585,20 +585,18 @@ class RealNode:
     def _remove_cgroups(self) -> None:
         # A cgroup is removable once its last process is reaped, which can trail the kill.
         deadline = time.monotonic() + CGROUP_REMOVE_TIMEOUT
-        while (tops := kubepods_cgroups()) and time.monotonic() < deadline:
-            for top in tops:
-                for directory in sorted(
-                    (p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)
-                ):
+        while True:
+            for top in kubepods_cgroups():
+                for directory, _, _ in os.walk(top, topdown=False):  # deepest first, top last
                     with contextlib.suppress(OSError):
-                        directory.rmdir()
-                with contextlib.suppress(OSError):
-                    top.rmdir()
-            if kubepods_cgroups():
-                time.sleep(0.2)
-        if left := kubepods_cgroups():
-            names = ", ".join(str(top) for top in left)
-            _say(f"could not remove {names}: processes are still in them", self.progress)
+                        os.rmdir(directory)
+            if not (left := kubepods_cgroups()):
+                return
+            if time.monotonic() > deadline:
+                names = ", ".join(str(top) for top in left)
+                _say(f"could not remove {names}: processes are still in them", self.progress)
+                return
+            time.sleep(0.2)
 
 
 def kubepods_cgroups(root: Path = CGROUP_ROOT) -> list[Path]:
