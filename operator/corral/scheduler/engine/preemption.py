@@ -17,8 +17,13 @@ One preemption, on a worker:
    the preemptor counts as preempting only while that victim is still in the cache and not
    terminating, so its deletion event (which requeues the preemptor) already finds the gate
    open, even before this worker has finished;
-4. the preemptor is unmarked. After an error it is activated (moved to activeQ): no further
-   deletion event may come to requeue it.
+4. the preemptor is unmarked. It is activated (moved to activeQ) when no deletion event may
+   come to requeue it: after an error, and when the last victim was already gone before our
+   calls. That victim's deletion event may have reached the queue while the preemptor was
+   still gated (the informer saw the pod alive when the cycle chose it), and the queue then
+   kept it waiting for an event that had passed: 5 minutes, until the leftover flush. Upstream
+   (1.37) activates only after an error or an in-memory preemption; activating is never wrong,
+   at worst one more attempt.
 
 Victims already terminating get no call. With none left the preemptor is not marked at all.
 """
@@ -50,6 +55,10 @@ VICTIM_WORKERS: Final = 16
 PREEMPTION_WORKERS: Final = 8
 
 log = logging.getLogger("corral.scheduler")
+
+
+class VictimError(Exception):
+    """A victim's API call failed for another reason than the victim being gone already."""
 
 
 class ApiPreemptionExecutor:
@@ -131,39 +140,46 @@ class ApiPreemptionExecutor:
         victims: list[PodInfo],
         lower_priority_nominated: Sequence[PodInfo],
     ) -> None:
-        failed = False
+        stranded = False  # no deletion event of ours may come to requeue the preemptor
         try:
             self.clear_nominated_node_name(lower_priority_nominated)
             *first, last = victims
             errors = [
                 e
-                for e in self._calls.map(
-                    lambda v: self._preempt_one(preemptor, node_name, v), first
-                )
+                for e in self._calls.map(lambda v: self._error_of(preemptor, node_name, v), first)
                 if e is not None
             ]
             if errors:
-                failed = True
+                stranded = True
                 log.error("preempting for %s: %s", preemptor.key, errors[0])
             else:
                 with self._lock:
                     self._last_victim[preemptor.uid] = last.uid
-                error = self._preempt_one(preemptor, node_name, last)
-                if error is not None:
-                    failed = True
-                    log.error("preempting for %s: %s", preemptor.key, error)
+                stranded = not self._preempt_one(preemptor, node_name, last)
+        except VictimError as exc:
+            stranded = True
+            log.error("preempting for %s: %s", preemptor.key, exc)
         except Exception:  # a bug here must not leave the preemptor gated for ever
-            failed = True
+            stranded = True
             log.exception("preempting for %s", preemptor.key)
         finally:
             with self._lock:
                 self._preempting.discard(preemptor.uid)
                 self._last_victim.pop(preemptor.uid, None)
-        if failed:
+        if stranded:
             self.activate(preemptor)
 
-    def _preempt_one(self, preemptor: PodInfo, node_name: str, victim: PodInfo) -> str | None:
-        """The condition, the delete, the Event; returns an error message or None."""
+    def _error_of(self, preemptor: PodInfo, node_name: str, victim: PodInfo) -> str | None:
+        """:meth:`_preempt_one`'s error message, or None."""
+        try:
+            self._preempt_one(preemptor, node_name, victim)
+        except VictimError as exc:
+            return str(exc)
+        return None
+
+    def _preempt_one(self, preemptor: PodInfo, node_name: str, victim: PodInfo) -> bool:
+        """The condition, the delete, the Event. True when our delete took the victim (its
+        deletion event follows), False when it was gone already; raises :class:`VictimError`."""
         base = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
         condition = {
             "type": "DisruptionTarget",
@@ -179,13 +195,13 @@ class ApiPreemptionExecutor:
                                         "preconditions": {"uid": victim.uid}})  # fmt: skip
         except ApiError as exc:
             if exc.not_found or exc.conflict:
-                return None  # already gone (or replaced by a namesake): nothing to preempt
-            return f"preempting {victim.key}: {exc}"
+                return False  # already gone (or replaced by a namesake): nothing to preempt
+            raise VictimError(f"preempting {victim.key}: {exc}") from exc
         note = f"Preempted by pod {preemptor.uid} on node {node_name}"
         self.events(victim, "Normal", "Preempted", "Preempting", note)
         log.info('Preempted pod pod="%s" preemptor="%s" node="%s"',
                  victim.key, preemptor.key, node_name)  # fmt: skip
-        return None
+        return True
 
     def _call(self, method: str, path: str, body: object) -> None:
         self.bucket.wait()

@@ -1,5 +1,6 @@
 """The asynchronous preemption executor's bookkeeping: the scheduling thread never waits, the
-preemptor counts as preempting until its last victim is going, a failure re-activates it.
+preemptor counts as preempting until its last victim is going, a failure or a last victim gone
+before our calls re-activates it.
 
 The API calls are recorded by a stand-in for the client (the real calls, against a real API
 server, are exercised by tests/e2e/engine/test_preemption.py)."""
@@ -14,19 +15,26 @@ import pytest
 
 from corral.k8s import ApiError
 from corral.k8s.ratelimit import TokenBucket
+from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
+from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
+from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins.priority_sort import PrioritySort
 from support.builders import pod, pod_info
 
 
 class Calls:
-    """Records requests; ``hold`` blocks the DELETE of that pod until released."""
+    """Records requests; ``hold`` blocks the ``hold_method`` request of that pod until released."""
 
-    def __init__(self, fail: dict[str, int] | None = None, hold: str = "") -> None:
+    def __init__(
+        self, fail: dict[str, int] | None = None, hold: str = "", hold_method: str = "DELETE"
+    ) -> None:
         self.fail = fail or {}  # pod name -> HTTP status its DELETE answers
         self.hold = hold
+        self.hold_method = hold_method
         self.release = threading.Event()
         self.holding = threading.Event()
         self.sent: list[tuple[str, str]] = []
@@ -36,7 +44,7 @@ class Calls:
         name = path.split("/")[6]
         with self._lock:
             self.sent.append((method, name))
-        if method == "DELETE" and name == self.hold:
+        if method == self.hold_method and name == self.hold:
             self.holding.set()
             assert self.release.wait(5)
         if method == "DELETE" and name in self.fail:
@@ -103,8 +111,12 @@ def test_the_scheduling_thread_does_not_wait_and_the_gate_follows_the_last_victi
                      id="the last victim fails: activated"),
         pytest.param({"v1": 404}, ["v1", "v2"], ["v1", "v2"], ["v2"], [],
                      id="a victim already gone is not an error"),
-        pytest.param({"v1": 409}, ["v1"], ["v1"], [], [],
-                     id="a namesake (uid precondition) is not an error"),
+        pytest.param({"v2": 404}, ["v1", "v2"], ["v1", "v2"], ["v1"], ["vip"],
+                     id="the last victim already gone: activated, its deletion event may "
+                        "have reached the queue while the preemptor was gated"),
+        pytest.param({"v1": 409}, ["v1"], ["v1"], [], ["vip"],
+                     id="the last victim replaced by a namesake (uid precondition): not an "
+                        "error, but no deletion event of ours follows: activated"),
     ],
 )  # fmt: skip
 def test_outcomes(
@@ -139,3 +151,41 @@ def test_lower_priority_nominations_are_cleared_first() -> None:
     h.wait(lambda: not h.executor._preempting)
     h.executor.close()
     assert h.calls.sent[0] == ("PATCH", "low")
+
+
+def test_a_preemptor_whose_last_victim_went_while_it_was_gated_is_not_stranded() -> None:
+    """A PreemptionBasic run stalled so (199 of 200 bound, then nothing for 60 s): a cycle
+    chose a victim the informer still showed alive; its deletion event reached the queue while
+    the preemptor's preemption waited for a worker, so the gate kept the preemptor; the worker
+    then found the victim gone and no event was left to requeue it but the 5-minute flush."""
+    deleted = ClusterEvent(POD, ActionType.DELETE)
+    calls = Calls(fail={"v1": 404}, hold="low", hold_method="PATCH")
+    h = Harness(calls)
+
+    def gate(p: PodInfo) -> Status | None:  # DefaultPreemption's PreEnqueue
+        if h.executor.is_running_preemption(p.uid):
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting").with_plugin(
+                "DefaultPreemption"
+            )
+        return None
+
+    queue = SchedulingQueue(
+        less=PrioritySort().less,
+        pre_enqueue=gate,
+        events_by_plugin={"NodeResourcesFit": (deleted,), "DefaultPreemption": (deleted,)},
+    )
+    h.executor.activate = lambda pod: queue.activate(pod.uid)
+    queue.add(PREEMPTOR)
+    qpi = queue.pop(timeout=0)
+    assert qpi is not None
+    (victim,) = h.victims("v1")
+    h.executor.preempt(PREEMPTOR, "n1", [victim], [pod_info("low", priority=1)])
+    assert calls.holding.wait(5)  # the worker has not reached the victim yet
+    del h.alive[victim.uid]  # someone else's delete reached the informer
+    queue.move_all_to_active_or_backoff(deleted, victim, None)
+    qpi.unschedulable_plugins = frozenset({"NodeResourcesFit"})
+    queue.add_unschedulable_if_not_present(qpi, queue.scheduling_cycle)
+    assert queue.where(PREEMPTOR.uid) == "gated"  # the event came, the gate was shut
+    calls.release.set()
+    h.wait(lambda: queue.where(PREEMPTOR.uid) == "active")
+    h.executor.close()
