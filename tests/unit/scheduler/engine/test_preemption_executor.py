@@ -19,10 +19,10 @@ from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
-from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
-from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.cluster_events import ASSIGNED_POD_DELETE
+from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.plugins.priority_sort import PrioritySort
+from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 from support.builders import pod, pod_info
 
 
@@ -158,21 +158,13 @@ def test_a_preemptor_whose_last_victim_went_while_it_was_gated_is_not_stranded()
     chose a victim the informer still showed alive; its deletion event reached the queue while
     the preemptor's preemption waited for a worker, so the gate kept the preemptor; the worker
     then found the victim gone and no event was left to requeue it but the 5-minute flush."""
-    deleted = ClusterEvent(POD, ActionType.DELETE)
     calls = Calls(fail={"v1": 404}, hold="low", hold_method="PATCH")
     h = Harness(calls)
-
-    def gate(p: PodInfo) -> Status | None:  # DefaultPreemption's PreEnqueue
-        if h.executor.is_running_preemption(p.uid):
-            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting").with_plugin(
-                "DefaultPreemption"
-            )
-        return None
-
+    # The engine's wiring: the default profile's PreEnqueue (DefaultPreemption's gate asks the
+    # executor) and its plugins' events and hints.
+    fwk = Framework(default_profile(), in_tree_registry(), preemption_executor=h.executor)
     queue = SchedulingQueue(
-        less=PrioritySort().less,
-        pre_enqueue=gate,
-        events_by_plugin={"NodeResourcesFit": (deleted,), "DefaultPreemption": (deleted,)},
+        less=fwk.less, pre_enqueue=fwk.run_pre_enqueue, events_by_plugin=fwk.events_by_plugin()
     )
     h.executor.activate = lambda pod: queue.activate(pod.uid)
     queue.add(PREEMPTOR)
@@ -182,7 +174,7 @@ def test_a_preemptor_whose_last_victim_went_while_it_was_gated_is_not_stranded()
     h.executor.preempt(PREEMPTOR, "n1", [victim], [pod_info("low", priority=1)])
     assert calls.holding.wait(5)  # the worker has not reached the victim yet
     del h.alive[victim.uid]  # someone else's delete reached the informer
-    queue.move_all_to_active_or_backoff(deleted, victim, None)
+    queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, victim, None)
     qpi.unschedulable_plugins = frozenset({"NodeResourcesFit"})
     queue.add_unschedulable_if_not_present(qpi, queue.scheduling_cycle)
     assert queue.where(PREEMPTOR.uid) == "gated"  # the event came, the gate was shut
