@@ -20,6 +20,7 @@ may use it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 import yaml
@@ -43,6 +44,7 @@ class YamlError(ValueError):
     ) -> None:
         self.where = source if line is None else f"{source}:{line}:{column}"
         super().__init__(f"{self.where}: {message}")
+        self.source = source
         self.message = message
         self.line = line
         self.column = column
@@ -180,3 +182,54 @@ def load_all(
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def locate(
+    text: str | bytes, document: int, paths: Sequence[Sequence[str | int]]
+) -> list[tuple[int, int] | None]:
+    """Where each of ``paths`` stands in the ``document``-th non-empty document of ``text``
+    (counted from 0, as :func:`load_all` returns them): ``(line, column)`` from 1 of the key that
+    holds it (of the item, in a list), or of its deepest ancestor present when it is missing (a
+    required field points at the object that lacks it). ``None`` when the text does not load.
+
+    Positions are found by composing the YAML again, so loading keeps no marks and pays
+    nothing; a caller asks only when it reports errors, all of one document at once."""
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text)
+        n = -1
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None or _is_null(node):
+                continue
+            n += 1
+            if n == document:
+                return [_walk(node, path) for path in paths]
+    except (yaml.YAMLError, RecursionError):
+        pass
+    finally:
+        if loader is not None:
+            loader.dispose()
+    return [None] * len(paths)
+
+
+def _is_null(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+
+
+def _walk(node: Node, path: Sequence[str | int]) -> tuple[int, int]:
+    mark = node.start_mark
+    for part in path:
+        child: Node | None = None
+        if isinstance(node, MappingNode) and isinstance(part, str):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode) and key.value == part:
+                    mark, child = key.start_mark, value
+                    break
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value):
+            child = node.value[part]
+            mark = child.start_mark
+        if child is None:
+            break
+        node = child
+    return mark.line + 1, mark.column + 1

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from corral.yamlload import MAX_BYTES, YamlError, load_all
+from corral.yamlload import MAX_BYTES, YamlError, load_all, locate
 
 
 def bomb(levels: int, width: int) -> str:
@@ -71,3 +71,38 @@ def test_refused(text: str | bytes, error: str) -> None:
 )  # fmt: skip
 def test_accepted(text: str, data: list[Any]) -> None:
     assert load_all(text, "f.yaml") == data
+
+
+LOCATED = """\
+a: 1
+---
+# a comment
+---
+kind: X
+spec:
+  list:
+  - {k: 1}
+  - name: two
+    deep: {x: 1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "where"),
+    [
+        pytest.param([], (5, 1), id="the document"),
+        pytest.param(["spec"], (6, 1), id="a key"),
+        pytest.param(["spec", "list", 0, "k"], (8, 6), id="a flow mapping's key"),
+        pytest.param(["spec", "list", 1], (9, 5), id="a list item"),
+        pytest.param(["spec", "list", 1, "deep", "x"], (10, 12), id="nested"),
+        pytest.param(["spec", "missing", "x"], (6, 1), id="missing: the deepest ancestor"),
+        pytest.param(["spec", "list", 7], (7, 3), id="an index past the end"),
+    ],
+)
+def test_locate_names_the_line_and_column(path: list[str | int], where: tuple[int, int]) -> None:
+    """Documents are counted as load_all returns them (the comment-only one is not one)."""
+    assert locate(LOCATED, 1, [path]) == [where]
+
+
+def test_locate_gives_nothing_for_yaml_that_does_not_load() -> None:
+    assert locate("a: [", 0, [["a"], []]) == [None, None]

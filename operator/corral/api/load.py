@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
+from typing import Any
+
 from corral.api.catalog import Catalog
 from corral.api.defaults import OperatorDefaults, apply_defaults
 from corral.api.parse import load_documents, parse_profile
@@ -16,13 +20,48 @@ def check_profile(
     operator: OperatorDefaults | None = None,
     catalog: Catalog | None = None,
 ) -> tuple[SchedulerProfile | None, list[FieldError]]:
-    """Parse, default and validate; the profile is ``None`` unless there are no errors."""
+    """Parse, default and validate; the profile is ``None`` unless there are no errors.
+
+    Every error at once: when a document fails to decode only at fields of objects (no error
+    inside a list or a map), the rules still run on the document without those fields, and
+    report what is not about a field that failed (its default would be judged, not the user's
+    value). The rules only ever see a profile that decoded whole.
+    """
     profile, errs = parse_profile(data)
-    if profile is None or errs:
+    if profile is None or not errs:
+        if profile is None:
+            return None, errs
+        defaulted = apply_defaults(profile, operator)
+        rules = validate_profile(defaulted, catalog)
+        return (None, rules) if rules else (defaulted, [])
+    pruned = _without(data, [e.path for e in errs])
+    retry, again = parse_profile(pruned) if pruned is not None else (None, errs)
+    if retry is None or again:
         return None, errs
-    defaulted = apply_defaults(profile, operator)
-    errs = validate_profile(defaulted, catalog)
-    return (None, errs) if errs else (defaulted, [])
+    rules = validate_profile(apply_defaults(retry, operator), catalog)
+    return None, errs + [e for e in rules if not any(_within(e.path, d.path) for d in errs)]
+
+
+def _without(data: object, paths: list[str]) -> dict[str, Any] | None:
+    """``data`` without the fields at ``paths`` (dotted object keys), or ``None`` when a path
+    goes through a list or a map key."""
+    if not isinstance(data, Mapping):
+        return None
+    out = copy.deepcopy(dict(data))
+    for path in paths:
+        if "[" in path or path == "<root>":
+            return None
+        *parents, leaf = path.split(".")
+        node: Any = out
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(leaf, None)
+    return out
+
+
+def _within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith((parent + ".", parent + "["))
 
 
 def load_profile(

@@ -1,7 +1,8 @@
 """Parsing SchedulerProfile documents into the typed model.
 
 Contract: :func:`parse_profile` never raises; it returns the profile (``None`` when the document
-is not usable at all) and every decoding problem with its field path. Server-populated metadata
+is not usable at all; with decoding problems, the parts that decoded, a field of the wrong type
+left unset) and every decoding problem with its field path. Server-populated metadata
 (resourceVersion, managedFields, ...) and ``status`` are ignored, so a profile fetched from a
 cluster parses as well as one from a file.
 """
@@ -45,7 +46,9 @@ def parse_profile(data: object) -> tuple[SchedulerProfile | None, list[FieldErro
         FieldPath.root("metadata"),
         errs,
     )
-    spec_data: Any = data.get("spec", {})
+    spec_data: Any = data.get("spec")
+    if spec_data is None:  # the CRD requires it (kubectl apply drops a null one)
+        errs.append(field_error(FieldPath.root("spec"), "required: an object (it may be {})"))
     spec = decode(
         SchedulerProfileSpec, {} if spec_data is None else spec_data, FieldPath.root("spec"), errs
     )

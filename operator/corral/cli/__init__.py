@@ -2,7 +2,8 @@
 
 Each sub-command is a module in this package exposing ``register(subparsers)``, which adds its
 parser and sets ``handler`` (a callable taking the parsed namespace and returning an exit code).
-Errors a user can fix are reported as one readable message and exit code, never a traceback.
+Errors a user can fix are reported as one readable line each and one of the exit codes of
+:mod:`corral.cli.problems`, the same for every subcommand, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,14 +13,30 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from corral import __version__
+from corral import KUBERNETES_VERSION, __version__
+from corral.cli.problems import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_UNSCHEDULABLE,
+    EXIT_USAGE,
+    InvalidInput,
+    UsageError,
+)
+
+__all__ = [
+    "COMMANDS",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_UNSCHEDULABLE",
+    "EXIT_USAGE",
+    "InvalidInput",
+    "UsageError",
+    "build_parser",
+    "main",
+]
 
 # Sub-command modules, in the order `corral --help` lists them.
 COMMANDS: tuple[str, ...] = ("render", "validate", "scheduler", "operator", "simulate")
-
-
-class UsageError(Exception):
-    """A problem with the user's input: printed as ``corral: <message>``, exit code 2."""
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -34,7 +51,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="corral",
         description="Declarative custom Kubernetes schedulers.",
     )
-    parser.add_argument("--version", action="version", version=f"corral {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"corral {__version__} (decides like kube-scheduler {KUBERNETES_VERSION})",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if chosen is None or name == chosen:
@@ -56,12 +77,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         code: int = handler(args)
     except UsageError as exc:
         print(f"corral: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except InvalidInput as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return EXIT_INVALID
     except KeyboardInterrupt:
         return 130
     return code

@@ -1,45 +1,60 @@
-"""``corral render -f PROFILE [-o DIR|-]``: render a SchedulerProfile offline.
+"""``corral render -f PROFILE|DIR... [-o yaml|json] [--output-dir DIR [--prune]]``: render
+SchedulerProfiles offline to the objects the operator would apply.
 
-Writes every object — one file each into DIR, or one multi-document YAML stream to stdout
-(``-o -``, the default). Output is byte-for-byte deterministic. An invalid profile prints every
-error with its field path and exits 1; nothing is written then.
+Output is byte-for-byte deterministic: one multi-document YAML stream (``-o yaml``, the
+default) or one ``kind: List`` (``-o json``) on stdout, or one file per object in
+``--output-dir``. A directory that already holds files is refused, as those could be stale
+objects ``kubectl apply -f DIR`` would re-create; ``--prune`` first removes the files an earlier
+render wrote there (and still refuses anything else). Documents of other kinds in the input are
+skipped with a line each. Any invalid profile prints every error (``source:line:col: path:
+message``) and exits 1; nothing is written then. Exit codes: :mod:`corral.cli.problems`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from corral.api import OperatorDefaults, ValidationError, default_catalog, load_profiles_text
-from corral.cli import UsageError
-from corral.cli.validate import read_source
+from corral.api import OperatorDefaults, SchedulerProfile, check_profile, default_catalog
+from corral.cli import inputs
+from corral.cli.problems import EXIT_OK, InvalidInput, Problem, UsageError
+from corral.cli.validate import PROFILE, Verdict, duplicates, kind_of
 from corral.render import dump, dump_yaml, file_name, render
+
+FORMATS: Final = ("yaml", "json")
+# What render.file_name writes: "<NN>-<kind>-<namespace>-<name>.yaml".
+_RENDERED: Final = re.compile(r"[0-9]{2,}-[a-z0-9]+-[a-z0-9.-]+\.yaml")
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "render",
-        help="render a SchedulerProfile to Kubernetes objects offline",
+        help="render SchedulerProfiles to Kubernetes objects offline",
         description="Render SchedulerProfiles to the objects the operator would apply "
         "(ConfigMap, ServiceAccount, RBAC, Deployment, PodDisruptionBudget, Service). "
         "No cluster needed.",
     )
-    parser.add_argument(
-        "-f",
-        "--filename",
-        dest="file",
-        required=True,
-        metavar="FILE",
-        help="a SchedulerProfile YAML file ('-' for stdin); may hold several profiles",
-    )
+    inputs.add_file_arguments(parser, "SchedulerProfile YAML")
     parser.add_argument(
         "-o",
         "--output",
-        default="-",
+        default="yaml",
+        metavar="FORMAT",
+        help="yaml (default: a multi-document stream) or json (a kind: List) on stdout",
+    )
+    parser.add_argument(
+        "--output-dir",
         metavar="DIR",
-        help="directory to write one file per object into, or '-' for stdout (default)",
+        help="write one YAML file per object into DIR instead (DIR must be empty or new)",
+    )
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="with --output-dir: first remove the files an earlier render wrote there",
     )
     parser.add_argument(
         "--namespace",
@@ -56,33 +71,95 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    if args.output not in FORMATS:
+        hint = f"; to write files use --output-dir {args.output}" if args.output != "-" else ""
+        raise UsageError(f"-o {args.output}: the output format is yaml or json{hint}")
+    if args.prune and not args.output_dir:
+        raise UsageError("--prune goes with --output-dir")
+
+
+def profiles(docs: list[inputs.Document], operator: OperatorDefaults) -> list[SchedulerProfile]:
+    """The valid profiles among ``docs``; raises :class:`InvalidInput` with every problem."""
+    catalog = default_catalog()
+    out: list[SchedulerProfile] = []
+    verdicts: list[Verdict] = []
+    for doc in docs:
+        if kind_of(doc) != PROFILE:
+            print(f"{doc.position}: skipped: a {doc.kind or '<no kind>'}, not a {PROFILE}",
+                  file=sys.stderr)  # fmt: skip
+            continue
+        profile, errors = check_profile(doc.data, operator=operator, catalog=catalog)
+        verdict = Verdict(doc, PROFILE, problems=doc.problems(errors))
+        if profile is not None:
+            out.append(profile)
+            verdict.names = [profile.spec.scheduler_name or profile.name]
+        verdicts.append(verdict)
+    duplicates(verdicts)
+    problems = [p for v in verdicts for p in v.problems]
+    if problems:
+        raise InvalidInput(problems)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
-    source = "<stdin>" if args.file == "-" else args.file
+    _check_arguments(args)
     defaults = OperatorDefaults()
     operator = OperatorDefaults(
         namespace=args.namespace or defaults.namespace, image=args.image or defaults.image
     )
-    catalog = default_catalog()
-    for problem in catalog.problems:
+    for problem in default_catalog().problems:
         print(f"warning: {problem}", file=sys.stderr)
+    docs = inputs.documents(args.files, recursive=args.recursive)
+    files = inputs.expand(args.files, recursive=args.recursive)
+    empty = [Problem(name, "contains no document") for name in inputs.empty(files, docs)]
+    if empty:
+        raise InvalidInput(empty)
+    found = profiles(docs, operator)
+    if not found:
+        raise InvalidInput([Problem(", ".join(map(inputs.shown, files)), f"no {PROFILE}")])
+    catalog = default_catalog()
+    objects = [obj for profile in found for obj in render(profile, catalog).objects]
+    if args.output_dir is None:
+        if args.output == "json":
+            body = {"apiVersion": "v1", "kind": "List", "items": objects}
+            sys.stdout.write(json.dumps(body, indent=2) + "\n")
+        else:
+            sys.stdout.write(dump(objects))
+        return EXIT_OK
+    out = Path(args.output_dir)
+    _prepare(out, prune=args.prune)
     try:
-        profiles = load_profiles_text(
-            read_source(args.file), source, operator=operator, catalog=catalog
-        )
-    except ValidationError as exc:
-        for err in exc.errors:
-            print(f"{source}: {err}", file=sys.stderr)
-        return 1
-    objects = [obj for profile in profiles for obj in render(profile, catalog).objects]
-    if args.output == "-":
-        sys.stdout.write(dump(objects))
-        return 0
-    out = Path(args.output)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
         for i, obj in enumerate(objects, start=1):
             (out / file_name(i, obj)).write_text(dump_yaml(obj), encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write to {out}: {exc}") from None
+        raise UsageError(f"--output-dir {out}: cannot write: {exc}") from None
     print(f"wrote {len(objects)} objects to {out}", file=sys.stderr)
-    return 0
+    return EXIT_OK
+
+
+def _prepare(out: Path, *, prune: bool) -> None:
+    """``out`` exists and is empty (after ``prune`` removed what render wrote there)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        present = sorted(out.iterdir())
+    except OSError as exc:
+        raise UsageError(f"--output-dir {out}: {exc.strerror or exc}") from None
+    if not present:
+        return
+    ours = [p for p in present if p.is_file() and _RENDERED.fullmatch(p.name)]
+    others = [p.name for p in present if p not in ours]
+    if not prune:
+        raise UsageError(
+            f"--output-dir {out}: not empty ({len(present)} entries); files left there would be "
+            "applied again with the new ones: use --prune to remove an earlier render's files, "
+            "or a new directory"
+        )
+    if others:
+        raise UsageError(
+            f"--output-dir {out}: --prune removes only files render wrote; remove these first: "
+            + ", ".join(others[:5])
+            + (" ..." if len(others) > 5 else "")
+        )
+    for p in ours:
+        p.unlink()

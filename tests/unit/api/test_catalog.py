@@ -100,7 +100,7 @@ def test_entry_points_join_the_catalog(plugin_modules: Any) -> None:
         ),
         pytest.param(
             {"maxFree": 2},
-            "spec.pluginConfig[0].args.maxFree: unknown field; allowed fields: minFree",
+            'spec.pluginConfig[0].args.maxFree: unknown field; did you mean "minFree"?',
             id="unknown field",
         ),
     ],

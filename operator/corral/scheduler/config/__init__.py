@@ -29,7 +29,7 @@ from corral.scheduler.config.defaults import (
     set_defaults,
     typed_args,
 )
-from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError
+from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError, suggest
 from corral.scheduler.config.load import (
     decode_config,
     dump_config,
@@ -37,7 +37,7 @@ from corral.scheduler.config.load import (
     load_config,
     parse_yaml,
 )
-from corral.scheduler.config.multipoint import ExpandedProfile, Registry, expand, suggest
+from corral.scheduler.config.multipoint import ExpandedProfile, Registry, expand
 from corral.scheduler.config.types import (
     API_VERSION,
     EXTENSION_POINTS,

@@ -20,7 +20,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
+from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote, suggest
 
 T = TypeVar("T")
 
@@ -190,10 +190,9 @@ def _decode_dataclass(
     fields = {json_name(f): f for f in dataclasses.fields(cls) if f.init}
     for key in data:
         if key not in fields:
-            allowed = ", ".join(sorted(fields)) or "none"
-            errors.append(
-                field_error(path.child(str(key)), f"unknown field; allowed fields: {allowed}")
-            )
+            hint = suggest(str(key), fields)
+            allowed = hint or "; allowed fields: " + (", ".join(sorted(fields)) or "none")
+            errors.append(field_error(path.child(str(key)), f"unknown field{allowed}"))
     kwargs: dict[str, Any] = {}
     for key, f in fields.items():
         if key in data and data[key] is None and not _is_required(f):

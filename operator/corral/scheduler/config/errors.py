@@ -8,6 +8,7 @@ Contract: every problem found while decoding, defaulting or validating a configu
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -84,3 +85,10 @@ def quote(value: object) -> str:
     text = str(value)
     cut = text[:MAX_QUOTED] + "..." if len(text) > MAX_QUOTED else text
     return '"' + printable(cut.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str:
+    """``; did you mean "X"?`` for the closest candidate (case-insensitive), or ``""``."""
+    pool = {c.lower(): c for c in candidates}
+    match = difflib.get_close_matches(name.lower(), list(pool), n=1, cutoff=0.6)
+    return f"; did you mean {quote(pool[match[0]])}?" if match else ""

@@ -9,12 +9,11 @@ the user's document; :func:`expand` runs after defaulting and mirrors
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
+from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote, suggest
 from corral.scheduler.config.types import (
     ALL_PLUGINS,
     EXTENSION_POINTS,
@@ -26,13 +25,6 @@ from corral.scheduler.config.types import (
 Registry = Mapping[str, frozenset[str]]
 MAX_NODE_SCORE: Final = 100
 MAX_TOTAL_SCORE: Final = 2**63 - 1
-
-
-def suggest(name: str, candidates: Iterable[str]) -> str:
-    """``; did you mean "X"?`` for the closest candidate (case-insensitive), or ``""``."""
-    pool = {c.lower(): c for c in candidates}
-    match = difflib.get_close_matches(name.lower(), list(pool), n=1, cutoff=0.6)
-    return f"; did you mean {quote(pool[match[0]])}?" if match else ""
 
 
 def unknown_plugin_message(name: str, registry: Registry) -> str:

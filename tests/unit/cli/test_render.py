@@ -1,0 +1,144 @@
+"""`corral render`: kubectl's -f and -o, deterministic, nothing stale left behind."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.unit.cli.conftest import ROOT, Run
+
+SAMPLES = ROOT / "config" / "samples"
+TENANT = SAMPLES / "tenant.yaml"
+MINIMAL = SAMPLES / "minimal.yaml"
+BAD = """\
+apiVersion: corral.dev/v1alpha1
+kind: SchedulerProfile
+metadata: {name: bad}
+spec:
+  plugins:
+    filter:
+      enabled: [{name: NodeResourceFit}]
+"""
+
+
+def names(stream: str) -> set[str]:
+    return {d["metadata"]["name"] for d in yaml.safe_load_all(stream)}
+
+
+def test_stdout_is_deterministic_yaml(corral: Run) -> None:
+    _, first, _ = corral("render", "-f", str(TENANT))
+    code, second, _ = corral("render", "-f", str(TENANT), "-o", "yaml")
+    assert code == 0
+    assert first == second
+    kinds = [d["kind"] for d in yaml.safe_load_all(first)]
+    assert kinds[0] == "ServiceAccount"
+    assert {"Deployment", "ConfigMap"} <= set(kinds)
+
+
+def test_every_file_is_rendered(corral: Run) -> None:
+    """Repeated -f renders every profile (argparse used to keep only the last)."""
+    code, both, _ = corral("render", "-f", str(TENANT), "-f", str(MINIMAL))
+    _, tenant, _ = corral("render", "-f", str(TENANT))
+    _, minimal, _ = corral("render", "-f", str(MINIMAL))
+    assert code == 0
+    assert both == tenant + minimal
+    assert {"corral-team-a", "corral-minimal"} <= names(both)
+
+
+def test_json_is_one_list(corral: Run) -> None:
+    _, stream, _ = corral("render", "-f", str(TENANT))
+    code, out, _ = corral("render", "-f", str(TENANT), "-o", "json")
+    assert code == 0
+    body = json.loads(out)
+    assert (body["apiVersion"], body["kind"]) == ("v1", "List")
+    assert body["items"] == list(yaml.safe_load_all(stream))
+
+
+def test_output_dir(tmp_path: Path, corral: Run) -> None:
+    out = tmp_path / "out"
+    code, _, err = corral("render", "-f", str(TENANT), "--output-dir", str(out))
+    assert (code, err) == (0, f"wrote 13 objects to {out}\n")
+    files = sorted(p.name for p in out.iterdir())
+    assert files[0] == "01-serviceaccount-corral-system-corral-team-a.yaml"
+    assert all(":" not in name for name in files)
+    _, stream, _ = corral("render", "-f", str(TENANT))
+    assert [yaml.safe_load((out / n).read_text()) for n in files] == list(
+        yaml.safe_load_all(stream)
+    )
+
+
+def test_a_non_empty_output_dir_is_refused_unless_pruned(tmp_path: Path, corral: Run) -> None:
+    """Files of an earlier render would be applied again (team-a's Roles after a switch to
+    minimal): refused, or removed with --prune."""
+    out = tmp_path / "out"
+    corral("render", "-f", str(TENANT), "--output-dir", str(out))
+    code, _, err = corral("render", "-f", str(MINIMAL), "--output-dir", str(out))
+    assert code == 2
+    assert err.startswith(f"corral: --output-dir {out}: not empty (13 entries)")
+    code, _, _ = corral("render", "-f", str(MINIMAL), "--output-dir", str(out), "--prune")
+    assert code == 0
+    left = [yaml.safe_load(p.read_text()) for p in out.iterdir()]
+    assert len(left) == 9
+    assert all("team-a" not in d["metadata"]["name"] for d in left)
+
+
+def test_prune_removes_only_what_render_writes(tmp_path: Path, corral: Run) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "kustomization.yaml").write_text("resources: []\n")
+    code, _, err = corral("render", "-f", str(MINIMAL), "--output-dir", str(out), "--prune")
+    assert code == 2
+    assert "--prune removes only files render wrote; remove these first: kustomization.yaml" in err
+    assert (out / "kustomization.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["-o", "out/"], "corral: -o out/: the output format is yaml or json; to "
+                     "write files use --output-dir out/", id="-o is a format"),
+        pytest.param(["-o", "-"], "corral: -o -: the output format is yaml or json",
+                     id="the old stdout spelling"),
+        pytest.param(["--prune"], "corral: --prune goes with --output-dir", id="prune alone"),
+    ],
+)  # fmt: skip
+def test_usage_errors(corral: Run, argv: list[str], message: str) -> None:
+    code, out, err = corral("render", "-f", str(TENANT), *argv)
+    assert (code, out, err) == (2, "", message + "\n")
+
+
+def test_namespace_and_image_flags(corral: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        "sys.stdin",
+        io.TextIOWrapper(io.BytesIO(b"apiVersion: corral.dev/v1alpha1\nkind: SchedulerProfile\n"
+                                    b"metadata: {name: m}\nspec: {}\n")),
+    )  # fmt: skip
+    code, out, _ = corral("render", "-f", "-", "--namespace", "sched", "--image", "reg/corral:1")
+    assert code == 0
+    dep = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Deployment")
+    assert dep["metadata"]["namespace"] == "sched"
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "reg/corral:1"
+
+
+def test_an_invalid_profile_writes_nothing(tmp_path: Path, corral: Run) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text(BAD)
+    out = tmp_path / "out"
+    code, stdout, err = corral("render", "-f", str(TENANT), "-f", str(f), "--output-dir", str(out))
+    assert (code, stdout) == (1, "")
+    assert err == (
+        f'{f}:7:18: spec.plugins.filter.enabled[0].name: unknown plugin "NodeResourceFit"; '
+        'did you mean "NodeResourcesFit"?\n'
+    )
+    assert not out.exists()
+
+
+def test_a_scheduler_name_taken_twice_is_refused(tmp_path: Path, corral: Run) -> None:
+    f = tmp_path / "again.yaml"
+    f.write_text(TENANT.read_text().replace("name: team-a\n", "name: team-b\n", 1))
+    code, _, err = corral("render", "-f", str(TENANT), "-f", str(f))
+    assert code == 1
+    assert f'spec.schedulerName: duplicate schedulerName "team-a": {TENANT} has it' in err
