@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@# The development harness (hack/corral_dev, not in the wheel) is importable from this venv.
+	echo "$(CURDIR)/hack" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/corral-dev.pth"
 	@touch $@
 
 venv: $(STAMP)  ## create .venv with Corral and its test and lint tools

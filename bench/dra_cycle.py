@@ -33,7 +33,7 @@ from corral.scheduler.framework.runtime.schedule_one import scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
-from corral.testing.dra import device_class
+from corral_dev.dra import device_class
 
 DEVICES_PER_NODE = 2
 NAMESPACE = "bench"

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
 from corral.k8s import JSON, Client
-from corral.testing.dra import API_VERSION, Device, Version, device_class, device_json
+from corral_dev.dra import API_VERSION, Device, Version, device_class, device_json
 
 DRIVER: Final = "test-driver.cdi.k8s.io"
 DEVICE_CLASS: Final = "test-class"

@@ -30,13 +30,15 @@ import yaml
 
 from corral import __version__
 from corral.k8s import JSON, ApiError, Client
-from corral.testing import ControlPlaneError, LocalCluster, realnode
-from corral.testing.binaries import BinariesError, load_node_pins
+from corral.testing import ControlPlaneError, LocalCluster
+from corral.testing.binaries import BinariesError
 from corral.testing.controlplane import STATE_FILE
-from corral.testing.hostpackages import HostPackagesError, ensure_packages
-from corral.testing.images import ImageError, build_image
-from corral.testing.install import operator_overlay
 from corral.testing.nodes import FAKE_NODE_LABEL, ZONE_LABEL
+from corral_dev.builds import load_node_pins
+from corral_dev.hostpackages import HostPackagesError, ensure_packages
+from corral_dev.images import ImageError, build_image
+from corral_dev.install import operator_overlay
+from corral_dev.realnode import NODE_NAME, RealNode, RealNodeError, RealNodes, lock
 
 ROOT = Path(__file__).resolve().parents[1]
 TENANT = "team-a"
@@ -165,14 +167,14 @@ def real_node_blocker(directory: Path) -> str | None:
         return None
     if os.geteuid() != 0:
         return "a real node needs root (kubelet, containerd, iptables, cgroups)"
-    owner = realnode.current_owner()
-    node = realnode.RealNode.attach(owner) if owner is not None else None
+    owner = lock.current_owner()
+    node = RealNode.attach(owner) if owner is not None else None
     if owner is not None and owner != directory.resolve() and node and node.state.alive():
         return f"this machine's one real node is in use by {owner}"
     return None
 
 
-REAL_ERRORS = (realnode.RealNodeError, HostPackagesError, BinariesError, ImageError)
+REAL_ERRORS = (RealNodeError, HostPackagesError, BinariesError, ImageError)
 
 
 def run() -> int:
@@ -187,7 +189,7 @@ def run() -> int:
         except REAL_ERRORS as exc:
             blocker = str(exc)
             if (args.dir / STATE_FILE).exists():
-                LocalCluster.attach(args.dir).down()
+                LocalCluster.attach(args.dir, nodes=RealNodes()).down()
     say(f"the real path cannot run here: {blocker}")
     say("falling back to the operator with local engines (kwok nodes run no containers)")
     return run_local(args.dir)
@@ -210,11 +212,14 @@ def run_real(directory: Path) -> int:
     image = build_image(ROOT, ROOT / "dist", __version__)
     say(f"starting the control plane and the real node in {directory}")
     cluster = LocalCluster.up(
-        directory, with_kube_scheduler=True, progress=True, real_node=True, images=[image.archive]
+        directory,
+        with_kube_scheduler=True,
+        progress=True,
+        nodes=RealNodes(images=[image.archive]),
     )
     kube = cluster.admin
     add_kwok_nodes(cluster)
-    on_real_node = {"kubernetes.io/hostname": realnode.NODE_NAME}
+    on_real_node = {"kubernetes.io/hostname": NODE_NAME}
     overlay = operator_overlay(
         directory / "operator-overlay", ROOT / "config" / "default", image.tag, on_real_node
     )

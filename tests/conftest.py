@@ -2,7 +2,7 @@
 
 import pytest
 
-pytest_plugins = ["corral.testing.pytest_plugin", "support.http_peer"]
+pytest_plugins = ["corral.testing.pytest_plugin", "corral_dev.pytest_plugin", "support.http_peer"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

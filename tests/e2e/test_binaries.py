@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from corral.testing.binaries import BUILD_SCRIPT, cached_binaries
+from corral.testing.binaries import cached_binaries
+from corral_dev.builds import BUILD_SCRIPT
 
 COMPONENTS = (
     "kube-apiserver",

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from corral import __version__
-from corral.testing.binaries import ensure_binaries, ensure_helm
+from corral.testing.binaries import ensure_binaries
+from corral_dev.builds import ensure_helm
 
 # Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
 pytestmark = pytest.mark.timeout(1800)

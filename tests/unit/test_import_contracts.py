@@ -125,6 +125,12 @@ def test_contracts_hold_on_the_tree(tree: Path) -> None:
             id="testing-imports-api",
         ),
         pytest.param(
+            "testing/controlplane.py",
+            "import corral_dev.realnode",
+            "corral (the wheel) does not import corral_dev (the development harness)",
+            id="testing-imports-harness",
+        ),
+        pytest.param(
             "scheduler/stray.py",
             "import corral.scheduler.config",
             "corral.scheduler: engine > plugins | backend | extender client > framework > config",

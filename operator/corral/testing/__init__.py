@@ -3,6 +3,7 @@ upstream kube-scheduler, kwok), for Corral's own tests and for users testing the
 
 from corral.testing.binaries import Binaries, BinariesError, ensure_binaries, load_versions
 from corral.testing.controlplane import ControlPlaneError, LocalCluster
+from corral.testing.node_provider import NodeProvider, ProvidedNode
 from corral.testing.nodes import add_nodes, fake_node, parse_labels, parse_taints
 
 __all__ = [
@@ -10,6 +11,8 @@ __all__ = [
     "BinariesError",
     "ControlPlaneError",
     "LocalCluster",
+    "NodeProvider",
+    "ProvidedNode",
     "add_nodes",
     "ensure_binaries",
     "fake_node",

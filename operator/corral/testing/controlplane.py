@@ -34,15 +34,15 @@ from typing import Any, Final
 
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import nodes as fake_nodes
-from corral.testing import realnode, statefile
+from corral.testing import statefile
 from corral.testing.binaries import Binaries, ensure_binaries
 from corral.testing.credentials import (
     IDENTITIES,
-    NODE_IDENTITIES,
     Credentials,
     create_credentials,
     write_kubeconfig,
 )
+from corral.testing.node_provider import NodeProvider, ProvidedNode
 from corral.testing.processes import (
     ProcessError,
     boot_id,
@@ -124,9 +124,10 @@ class State:
 class LocalCluster:
     """A handle on a running local control plane."""
 
-    def __init__(self, directory: Path, state: State) -> None:
+    def __init__(self, directory: Path, state: State, nodes: NodeProvider | None = None) -> None:
         self.directory = directory
         self.state = state
+        self.nodes = nodes
         self._admin: Client | None = None
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -140,18 +141,16 @@ class LocalCluster:
         binaries: Binaries | None = None,
         scheduler_args: Sequence[str] = (),
         progress: bool = False,
-        real_node: bool = False,
-        images: Sequence[Path] = (),
-        lock_timeout: float = 0.0,
+        nodes: NodeProvider | None = None,
         lean: bool = False,
         apiserver_profiling: bool = False,
     ) -> LocalCluster:
         """Start a control plane in ``directory``, or return the one already running there.
 
-        With ``real_node`` the API server listens on :data:`realnode.API_ADDRESS` (reachable
-        from pod network namespaces), the ``kubernetes`` Service gets that endpoint, and one
-        real node (containerd, kubelet, kube-proxy; ``images`` imported) joins. The machine has
-        room for one real node: this waits up to ``lock_timeout`` seconds for another to go.
+        With ``nodes`` (a :class:`NodeProvider`) the API server listens on its ``address``
+        (reachable from pod network namespaces), the ``kubernetes`` Service gets that endpoint,
+        and the provider's real nodes join (see :mod:`corral.testing.node_provider` for the
+        order of its calls). Without, kwok plays every kubelet.
 
         ``lean``: etcd and kube-apiserver only (no kube-controller-manager, no kwok, no
         scheduler), with the ServiceAccount and TaintNodesByCondition admission plugins off as
@@ -164,52 +163,62 @@ class LocalCluster:
         """
         directory = directory.resolve()
         if (directory / STATE_FILE).exists():
-            existing = cls.attach(directory)
+            existing = cls.attach(directory, nodes=nodes)
             if existing.healthy():
                 return existing
             existing.down()
         binaries = binaries or ensure_binaries()
         directory.mkdir(parents=True, exist_ok=True)
-        node: realnode.RealNode | None = None
-        if real_node:
-            node = realnode.RealNode.claim(directory, timeout=lock_timeout, progress=progress)
-        starter = _Starter(directory, binaries, progress=progress, real_node=real_node)
+        node: ProvidedNode | None = None
+        if nodes is not None:
+            node = nodes.claim(directory, progress=progress)
+        starter = _Starter(directory, binaries, progress=progress, nodes=nodes)
         try:
             if node is not None:
-                node.prepare_host()
+                node.prepare()
             state = starter.start(
                 with_kube_scheduler, list(scheduler_args), lean=lean, profiling=apiserver_profiling
             )
-            cluster = cls(directory, state)
+            cluster = cls(directory, state, nodes)
             if node is not None:
-                node.up(cluster.kubectl_argv(), images)
+                node.up(cluster.kubectl_argv())
         except BaseException:
             if node is not None:
-                node.down(cluster_kubectl=starter.kubectl_argv())
+                node.down(starter.kubectl_argv())
             starter.stop_all()
             if node is not None:
-                node.release_host()
+                node.release()
             raise
         return cluster
 
     @classmethod
-    def attach(cls, directory: Path) -> LocalCluster:
+    def attach(cls, directory: Path, *, nodes: NodeProvider | None = None) -> LocalCluster:
+        """The cluster running in ``directory``; ``nodes`` is the provider it was started with
+        (needed to take down one with real nodes)."""
         directory = directory.resolve()
         try:
             state = State.load(directory)
         except FileNotFoundError:
             raise ControlPlaneError(f"no local cluster in {directory} (no {STATE_FILE})") from None
-        return cls(directory, state)
+        return cls(directory, state, nodes)
 
     def healthy(self) -> bool:
         return all(c.alive(self.state.boot) for c in self.state.components)
 
     def down(self) -> None:
-        """Stop every component (newest first), then make sure none is left. A real node is
-        drained and stopped first and the host restored (see :mod:`realnode`)."""
-        node = realnode.RealNode.attach(self.directory) if self.state.real_node else None
+        """Stop every component (newest first), then make sure none is left. Real nodes are
+        drained and stopped first and released last, by the provider the cluster was attached
+        with; without one, a cluster with real nodes is left running (ControlPlaneError)."""
+        node: ProvidedNode | None = None
+        if self.state.real_node:
+            if self.nodes is None:
+                raise ControlPlaneError(
+                    f"the cluster in {self.directory} has a real node; take it down with "
+                    f"`hack/dev-cluster down --dir {self.directory}`"
+                )
+            node = self.nodes.attach(self.directory)
         if node is not None:
-            node.down(cluster_kubectl=self.kubectl_argv())
+            node.down(self.kubectl_argv())
         for component in reversed(self.state.components):
             component.stop(self.state.boot)
         leftovers = processes_mentioning(str(self.directory) + "/")
@@ -218,7 +227,7 @@ class LocalCluster:
         (self.directory / STATE_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.directory / "etcd", ignore_errors=True)
         if node is not None:
-            node.release_host()
+            node.release()
 
     # --- using it -------------------------------------------------------------------------------
 
@@ -296,12 +305,12 @@ class _Starter:
     """Starts the components in order, waiting for each to be ready before the next."""
 
     def __init__(
-        self, directory: Path, binaries: Binaries, *, progress: bool, real_node: bool = False
+        self, directory: Path, binaries: Binaries, *, progress: bool, nodes: NodeProvider | None
     ) -> None:
         self.directory = directory
         self.binaries = binaries
-        self.real_node = real_node
-        self.address = realnode.API_ADDRESS if real_node else "127.0.0.1"
+        self.nodes = nodes
+        self.address = nodes.address if nodes is not None else "127.0.0.1"
         self.logs = directory / "logs"
         self.progress = progress
         self.started: list[Component] = []
@@ -345,7 +354,7 @@ class _Starter:
         profiling: bool = False,
     ) -> State:
         d, b = self.directory, self.binaries
-        identities = {**IDENTITIES, **(NODE_IDENTITIES if self.real_node else {})}
+        identities = {**IDENTITIES, **(self.nodes.identities if self.nodes is not None else {})}
         creds = create_credentials(d / "pki", identities)
         etcd_port, peer_port = free_port(), free_port()
         api_port = free_port(self.address)
@@ -438,7 +447,7 @@ class _Starter:
 
         state = State(
             str(d), server, str(b.directory), with_kube_scheduler, list(self.started),
-            real_node=self.real_node, boot=self.boot,
+            real_node=self.nodes is not None, boot=self.boot,
         )  # fmt: skip
         state.save(d)
         self.say("ready")

@@ -24,15 +24,6 @@ IDENTITIES: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
     "scheduler": ("system:kube-scheduler", ()),
 }
 
-# The real node's identities (only with a real node): the kubelet as a member of system:nodes
-# (the Node authorizer and NodeRestriction confine it to its own node and pods) and kube-proxy
-# (bootstrap RBAC binds system:kube-proxy to system:node-proxier).
-NODE_NAME: Final = "realnode"
-NODE_IDENTITIES: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
-    "kubelet": (f"system:node:{NODE_NAME}", ("system:nodes",)),
-    "kube-proxy": ("system:kube-proxy", ()),
-}
-
 
 @dataclass(frozen=True)
 class Credentials:

@@ -13,9 +13,6 @@ Enable with ``pytest_plugins = ["corral.testing.pytest_plugin"]`` in a conftest.
   deletes them after the test.
 - ``service_account_client``: ``(namespace, name) -> Client`` authenticated as that
   ServiceAccount (created if missing) with a TokenRequest token.
-- ``csi_storage``: a :class:`corral.testing.storage.CsiStorage` per test: the real CSI
-  external-provisioner (publishing CSIStorageCapacity) and its driver as host processes, no
-  capacity anywhere until the test sets some; stopped and cleaned up afterwards.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ import pytest
 
 from corral.k8s import ApiError, Client
 from corral.testing.controlplane import LocalCluster
-from corral.testing.storage import CsiStorage
 
 REUSE_ENV = "CORRAL_TEST_CLUSTER_DIR"
 
@@ -101,12 +97,3 @@ def service_account_client(kube: Client) -> Callable[[str, str], Client]:
         return kube.with_token(kube.request_token(namespace, name))
 
     return make
-
-
-@pytest.fixture
-def csi_storage(kube: Client, tmp_path: Path) -> Iterator[CsiStorage]:
-    storage = CsiStorage.start(kube, tmp_path / "csi-storage", capacity={})
-    try:
-        yield storage
-    finally:
-        storage.stop()

@@ -12,7 +12,7 @@ import pytest
 
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import LocalCluster
-from corral.testing.dra import API_VERSION, TestDriver, device_class, gpus
+from corral_dev.dra import API_VERSION, TestDriver, device_class, gpus
 from support.engine_process import (
     EngineProcess,
     engine_config,

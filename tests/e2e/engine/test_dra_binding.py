@@ -16,7 +16,7 @@ import pytest
 
 from corral.k8s import JSON, ApiError, Client
 from corral.testing import LocalCluster
-from corral.testing.dra import API_VERSION, device_class
+from corral_dev.dra import API_VERSION, device_class
 from support.engine_process import EngineProcess, engine_config, pod, scheduler_name, wait_until
 
 READY, FAILED = "Attached", "AttachFailed"

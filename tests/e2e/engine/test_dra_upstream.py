@@ -18,7 +18,7 @@ import pytest
 from corral.k8s import JSON, Client
 from corral.testing import LocalCluster
 from corral.testing.binaries import load_versions
-from corral.testing.dra import API_VERSION, Device, TestDriver, Version, device_class
+from corral_dev.dra import API_VERSION, Device, TestDriver, Version, device_class
 from support.engine_process import EngineProcess, engine_config, pod, scheduler_name, wait_until
 
 

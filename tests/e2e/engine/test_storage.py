@@ -19,7 +19,7 @@ from corral.render import render
 from corral.scheduler.config import quantity
 from corral.testing import LocalCluster
 from corral.testing.nodes import ZONE_LABEL
-from corral.testing.storage import DRIVER, CsiStorage
+from corral_dev.storage import DRIVER, CsiStorage
 from support.engine_process import EngineProcess, engine_config, pod, wait_until
 
 SAMPLE = Path(__file__).resolve().parents[3] / "config" / "samples" / "seed-storage.yaml"

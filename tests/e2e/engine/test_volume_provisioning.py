@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from corral.k8s import JSON, Client
 from corral.testing import LocalCluster
-from corral.testing.storage import TOPOLOGY_KEY, CsiStorage
+from corral_dev.storage import TOPOLOGY_KEY, CsiStorage
 from support.engine_process import EngineProcess, engine_config, pod, wait_until
 
 GI = 1024**3

@@ -18,9 +18,10 @@ import pytest
 from corral import __version__
 from corral.k8s import Client
 from corral.testing import LocalCluster
-from corral.testing.binaries import ensure_node_binaries, load_node_pins
-from corral.testing.hostpackages import ensure_packages
-from corral.testing.images import build_image
+from corral_dev.builds import ensure_node_binaries, load_node_pins
+from corral_dev.hostpackages import ensure_packages
+from corral_dev.images import build_image
+from corral_dev.realnode import RealNodes
 
 ROOT = Path(__file__).resolve().parents[3]
 LOCK_WAIT = float(os.environ.get("CORRAL_REALNODE_WAIT", "1800"))
@@ -65,9 +66,7 @@ def real_cluster(
     cluster = LocalCluster.up(
         tmp_path_factory.mktemp("real"),
         with_kube_scheduler=True,
-        real_node=True,
-        images=[corral_image],
-        lock_timeout=lock_wait(),
+        nodes=RealNodes(images=[corral_image], lock_timeout=lock_wait()),
         progress=True,
     )
     try:

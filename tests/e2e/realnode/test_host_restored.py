@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from corral.testing import LocalCluster, devcluster, hoststate, realnode
-from corral.testing.binaries import ensure_node_binaries
-from corral.testing.hostpackages import ensure_packages
+from corral.testing import LocalCluster
 from corral.testing.processes import wait_for
+from corral_dev import devcluster, hoststate, realnode
+from corral_dev.builds import ensure_node_binaries
+from corral_dev.hostpackages import ensure_packages
+from corral_dev.realnode import RealNodes, host, lock
 
 # Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
 pytestmark = pytest.mark.timeout(1800)
@@ -52,7 +54,7 @@ def test_down_restores_the_host(tmp_path: Path, lock_wait: Callable[[], float]) 
     # No node's cgroups yet, else the node's own could hide in them (a dead run's once did).
     assert before.cgroups == frozenset()
     cluster = LocalCluster.up(
-        directory, with_kube_scheduler=True, real_node=True, lock_timeout=lock_wait()
+        directory, with_kube_scheduler=True, nodes=RealNodes(lock_timeout=lock_wait())
     )
     try:
         cluster.admin.create(pause_pod(node.pins.pause_image))
@@ -88,19 +90,19 @@ def test_down_restores_the_host(tmp_path: Path, lock_wait: Callable[[], float]) 
 def leave_a_killed_runs_record(killed: Path, binaries: Path) -> None:
     """The owner record a killed run leaves, its claimer's pid handed out again (here: this
     process, with another start time)."""
-    with realnode.machine_lock():
+    with lock.machine_lock():
         record = realnode.NodeState.claimed_now(killed)
         record = replace(
             record,
             claimed_since=record.claimed_since + 1,
-            sysctls=realnode.read_sysctls(),
+            sysctls=host.read_sysctls(),
             run_netns_existed=Path("/run/netns").exists(),
             run_netns_was_mount=os.path.ismount("/run/netns"),
             run_containerd_existed=Path("/run/containerd").exists(),
             binaries=str(binaries),
         )
         record.save(killed / "node")
-        realnode.OWNER_FILE.write_text(str(killed))
+        lock.OWNER_FILE.write_text(str(killed))
 
 
 def test_a_killed_runs_node_is_taken_over_at_once(
@@ -117,11 +119,11 @@ def test_a_killed_runs_node_is_taken_over_at_once(
     leave_a_killed_runs_record(killed, node.directory)
     claimed = realnode.RealNode.claim(tmp_path / "next", timeout=0, progress=False)
     try:
-        assert realnode.current_owner() == tmp_path / "next"
+        assert lock.current_owner() == tmp_path / "next"
         assert not (killed / "node" / realnode.STATE_FILE).exists()
     finally:
         claimed.release_host()
-    assert realnode.current_owner() is None
+    assert lock.current_owner() is None
     assert before.diff(hoststate.snapshot(watched)) == []
 
 
@@ -137,16 +139,16 @@ def test_waiting_for_the_machine_cleans_up_after_a_killed_run(
     leave_a_killed_runs_record(killed, node.directory)
     # A real cgroup as the dead node's kubelet would have left it (one v1 hierarchy, or the
     # v2 root), made after the wait so only the cleanup below can remove it.
-    root = realnode.CGROUP_ROOT
+    root = host.CGROUP_ROOT
     hierarchy = root if (root / "cgroup.procs").exists() else root / "pids"
-    left = hierarchy / realnode.KUBEPODS / "besteffort"
+    left = hierarchy / host.KUBEPODS / "besteffort"
     left.mkdir(parents=True)
     try:
-        assert realnode.kubepods_cgroups() == [hierarchy / realnode.KUBEPODS]
+        assert host.kubepods_cgroups() == [hierarchy / host.KUBEPODS]
         realnode.wait_until_free(0)
-        assert realnode.current_owner() is None
+        assert lock.current_owner() is None
         assert not (killed / "node" / realnode.STATE_FILE).exists()
-        assert realnode.kubepods_cgroups() == []
+        assert host.kubepods_cgroups() == []
     finally:
         for directory in (left, left.parent):
             if directory.is_dir():

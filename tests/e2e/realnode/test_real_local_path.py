@@ -14,10 +14,10 @@ import pytest
 
 from corral.k8s import Client
 from corral.testing import LocalCluster
-from corral.testing.binaries import ensure_node_binaries
-from corral.testing.images import BASE_IMAGE, python_base
-from corral.testing.local_path import LocalPathStorage
-from corral.testing.realnode import NODE_NAME
+from corral_dev.builds import ensure_node_binaries
+from corral_dev.images import BASE_IMAGE, python_base
+from corral_dev.local_path import LocalPathStorage
+from corral_dev.realnode import NODE_NAME, RealNodes
 
 pytestmark = pytest.mark.timeout(1800)  # the real node's lock, its start, the helper pods
 MESSAGE = "written by the pod"
@@ -32,9 +32,7 @@ def real_cluster(
     cluster = LocalCluster.up(
         tmp_path_factory.mktemp("real-storage"),
         with_kube_scheduler=True,
-        real_node=True,
-        images=[python_base()],
-        lock_timeout=lock_wait(),
+        nodes=RealNodes(images=[python_base()], lock_timeout=lock_wait()),
         progress=True,
     )
     try:

@@ -19,10 +19,10 @@ import pytest
 from corral import __version__
 from corral.k8s import CONTENT_MERGE_PATCH, Client
 from corral.testing import LocalCluster
-from corral.testing.binaries import ensure_helm, load_node_pins
-from corral.testing.install import operator_overlay
 from corral.testing.processes import wait_for
-from corral.testing.realnode import NODE_NAME
+from corral_dev.builds import ensure_helm, load_node_pins
+from corral_dev.install import operator_overlay
+from corral_dev.realnode import NODE_NAME
 
 # Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
 pytestmark = pytest.mark.timeout(1800)

@@ -21,8 +21,8 @@ from test_real_path import API, IMAGE, ON_REAL_NODE, OPERATOR_NS, OPERATORS, _re
 
 from corral.k8s import ApiError, Client
 from corral.testing import LocalCluster
-from corral.testing.install import operator_overlay
 from corral.testing.processes import wait_for
+from corral_dev.install import operator_overlay
 
 pytestmark = pytest.mark.timeout(1800)
 

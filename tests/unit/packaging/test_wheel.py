@@ -1,6 +1,8 @@
 """The wheel is what users install: built from the checkout and installed in a fresh venv outside
-it, ``corral render`` must give exactly the golden files (templates shipped as package data), and
-every third-party module the package imports must be a declared dependency."""
+it, ``corral render`` must give exactly the golden files (templates shipped as package data),
+every third-party module the package imports must be a declared dependency, and it ships the
+product only: no development harness (``hack/corral_dev``: build scripts, Go sources, modules
+that change the host)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -23,22 +26,38 @@ SAMPLES = sorted(
     p for p in (ROOT / "config" / "samples").glob("*.yaml") if p.name != "kustomization.yaml"
 )
 
+# What corral.testing ships: what plugin authors use (the control plane, fake nodes, the pytest
+# plugin, builders and a fake Handle); everything else of the harness stays in hack/corral_dev.
+TESTING_MODULES = {
+    "__init__", "binaries", "controlplane", "credentials", "node_provider", "nodes",
+    "processes", "pytest_plugin", "statefile",
+}  # fmt: skip
+# Text no shipped module may hold: what only a module that changes the host would run.
+HOST_CHANGES = ("apt-get", "iptables", "/sys/fs/cgroup", "buildah", "sysctl", '"ip", "link"')
+
 # Import name -> distribution name, where they differ.
 DISTRIBUTION = {"yaml": "pyyaml", "prometheus_client": "prometheus-client", "celpy": "cel-python"}
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv (outside the checkout) with only the wheel installed; its dependencies come
-    from this interpreter's site-packages through a .pth line, which (unlike a site dir) runs no
-    .pth hooks, so the checkout's editable install cannot shadow the wheel."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel ``pip wheel`` builds from the checkout."""
     work = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
          "-w", str(work / "dist"), str(ROOT)],
         check=True, cwd=work,
     )  # fmt: skip
-    (wheel,) = (work / "dist").glob("corral-*.whl")
+    (built,) = (work / "dist").glob("corral-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv (outside the checkout) with only the wheel installed; its dependencies come
+    from this interpreter's site-packages through a .pth line, which (unlike a site dir) runs no
+    .pth hooks, so the checkout's editable install cannot shadow the wheel."""
+    work = tmp_path_factory.mktemp("venv")
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -53,6 +72,23 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
     )  # fmt: skip
     return venv
+
+
+def test_wheel_ships_no_development_harness(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if n.endswith((".go", ".sh", ".mod", ".sum"))] == []
+    assert [n for n in names if not n.startswith(("corral/", "corral-"))] == []
+    testing = {n.removeprefix("corral/testing/") for n in names if n.startswith("corral/testing/")}
+    assert testing == {f"{m}.py" for m in TESTING_MODULES} | {"versions.env"}
+    with zipfile.ZipFile(wheel) as archive:
+        changing = {
+            (name, text)
+            for name in names
+            if name.endswith(".py")
+            for text in HOST_CHANGES
+            if text in archive.read(name).decode()
+        }
+    assert changing == set()
 
 
 def test_wheel_is_imported_from_the_venv(installed: Path) -> None:

@@ -16,14 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corral.testing import devcluster, realnode, statefile
-from corral.testing.binaries import NodePins, load_node_pins, load_versions
-from corral.testing.hostpackages import missing
-from corral.testing.hoststate import HostState
-from corral.testing.images import ImageConfig, write_archive
-from corral.testing.install import operator_overlay
+from corral.testing import statefile
+from corral.testing.binaries import load_versions
 from corral.testing.processes import start_time
-from corral.testing.realnode import STATE_FILE, Daemon, NodeState, RealNode, RealNodeError
+from corral_dev import devcluster
+from corral_dev.builds import NodePins, load_node_pins
+from corral_dev.hostpackages import missing
+from corral_dev.hoststate import HostState
+from corral_dev.images import ImageConfig, write_archive
+from corral_dev.install import operator_overlay
+from corral_dev.realnode import STATE_FILE, Daemon, NodeState, RealNode, RealNodeError, host, lock
 
 
 def test_node_pins_are_read_from_versions_env(tmp_path: Path) -> None:
@@ -225,13 +227,13 @@ def test_the_machine_is_taken_once_no_live_node_holds_it(
     owner: Callable[[Path], Path | None],
     taken: tuple[str | None, bool] | None,
 ) -> None:
-    """realnode._when_free (RealNode.claim, wait_until_free): ``take`` runs under the lock with
+    """lock.when_free (RealNode.claim, wait_until_free): ``take`` runs under the lock with
     the dead owner and its record to clean up; a live owner past the timeout is an error."""
-    monkeypatch.setattr(realnode, "LOCK_FILE", tmp_path / "lock")
-    monkeypatch.setattr(realnode, "OWNER_FILE", tmp_path / "owner")
+    monkeypatch.setattr(lock, "LOCK_FILE", tmp_path / "lock")
+    monkeypatch.setattr(lock, "OWNER_FILE", tmp_path / "owner")
     holder = owner(tmp_path)
     if holder is not None:
-        realnode.OWNER_FILE.write_text(str(holder))
+        lock.OWNER_FILE.write_text(str(holder))
 
     def take(dead: Path | None, stale: RealNode | None) -> tuple[str | None, bool]:
         return (None if dead is None else dead.name), stale is not None
@@ -240,8 +242,13 @@ def test_the_machine_is_taken_once_no_live_node_holds_it(
         return f"busy: {live.name}"
 
     def when_free() -> tuple[str | None, bool]:
-        return realnode._when_free(
-            take, timeout=0.0, busy=busy, mine=tmp_path / "mine", progress=False
+        return lock.when_free(
+            take,
+            attach=RealNode.attach,
+            timeout=0.0,
+            busy=busy,
+            mine=tmp_path / "mine",
+            progress=False,
         )
 
     if taken is None:
@@ -268,10 +275,10 @@ def test_the_machine_is_taken_once_no_live_node_holds_it(
 def test_the_kubelets_cgroups_are_found_in_every_layout(
     tmp_path: Path, layout: list[str] | None, found: list[str]
 ) -> None:
-    """realnode.kubepods_cgroups, which both ``down`` (to remove them) and the host snapshot
+    """host.kubepods_cgroups, which both ``down`` (to remove them) and the host snapshot
     (to prove they went) use: a layout it missed would be neither removed nor noticed."""
     root = tmp_path / "cgroup"
     for directory in layout or []:
         (root / directory).mkdir(parents=True)
-    expected = [root / h / realnode.KUBEPODS for h in found]  # root / "" is the root
-    assert realnode.kubepods_cgroups(root) == expected
+    expected = [root / h / host.KUBEPODS for h in found]  # root / "" is the root
+    assert host.kubepods_cgroups(root) == expected

@@ -13,7 +13,6 @@ from typing import NamedTuple
 import pytest
 
 from corral.testing.binaries import (
-    BUILD_SCRIPT,
     VERSIONS_FILE,
     Versions,
     cached_binaries,
@@ -31,6 +30,7 @@ from corral.testing.processes import (
     start_time,
     terminate,
 )
+from corral_dev.builds import BUILD_SCRIPT
 
 
 def test_versions_file_pins_all_three(tmp_path: Path) -> None:

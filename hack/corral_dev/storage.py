@@ -32,7 +32,7 @@ from typing import Any, Final
 from corral.k8s import Client
 from corral.k8s.kubeconfig import write_token_kubeconfig
 from corral.testing import processes
-from corral.testing.binaries import StorageBinaries, ensure_storage_binaries
+from corral_dev.builds import StorageBinaries, ensure_storage_binaries
 
 DRIVER: Final = "capacity.csi.corral.dev"
 TOPOLOGY_KEY: Final = "topology.kubernetes.io/zone"

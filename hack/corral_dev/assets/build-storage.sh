@@ -8,8 +8,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=versions.env
-source "$HERE/versions.env"
+PINS="$(cd "$HERE/../../.." && pwd)/operator/corral/testing/versions.env"  # the one pins file
+# shellcheck source=../../../operator/corral/testing/versions.env
+source "$PINS"
 
 DRIVER_SRC="$HERE/csi-capacity-driver"
 DRIVER_HASH=$(cat "$DRIVER_SRC/go.mod" "$DRIVER_SRC/go.sum" "$DRIVER_SRC/main.go" | sha256sum | cut -c1-12)

@@ -9,8 +9,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=versions.env
-source "${CORRAL_VERSIONS_FILE:-$HERE/versions.env}"  # another pins file: hack/compat
+PINS="$(cd "$HERE/../../.." && pwd)/operator/corral/testing/versions.env"  # the one pins file
+# shellcheck source=../../../operator/corral/testing/versions.env
+source "${CORRAL_VERSIONS_FILE:-$PINS}"  # another pins file: hack/compat
 
 CACHE_ROOT=${CORRAL_BIN_CACHE:-$HOME/.cache/corral/bin}
 OUT="$CACHE_ROOT/node-k8s-$KUBE_VERSION-containerd-$CONTAINERD_VERSION"

@@ -23,11 +23,12 @@ from pathlib import Path
 from corral.k8s import ApiError
 from corral.testing.binaries import BinariesError
 from corral.testing.controlplane import ControlPlaneError, LocalCluster
-from corral.testing.hostpackages import HostPackagesError
-from corral.testing.images import ImageError
 from corral.testing.nodes import NodeSpecError, parse_labels, parse_taints
 from corral.testing.processes import ProcessError
-from corral.testing.realnode import RealNode, RealNodeError
+from corral_dev.builds import ensure_control_plane
+from corral_dev.hostpackages import HostPackagesError
+from corral_dev.images import ImageError
+from corral_dev.realnode import RealNode, RealNodeError, RealNodes
 
 
 def default_dir() -> Path:
@@ -45,9 +46,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         # Real pods need a scheduler to be placed by when no profile names them.
         with_kube_scheduler=args.with_kube_scheduler or args.real_node,
         progress=True,
-        real_node=args.real_node,
-        images=args.image,
-        lock_timeout=args.wait,
+        binaries=ensure_control_plane(),
+        nodes=RealNodes(images=args.image, lock_timeout=args.wait) if args.real_node else None,
     )
     if args.nodes:
         _say(f"adding {args.nodes} fake node(s)")
@@ -59,7 +59,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def cmd_down(args: argparse.Namespace) -> int:
     try:
-        cluster = LocalCluster.attach(args.dir)
+        cluster = LocalCluster.attach(args.dir, nodes=RealNodes())
     except ControlPlaneError:
         _say(f"nothing running in {args.dir.resolve()}")
         return 0

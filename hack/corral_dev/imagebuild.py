@@ -1,4 +1,4 @@
-"""``hack/image``: build this checkout's image with buildah (see :mod:`corral.testing.images`)."""
+"""``hack/image``: build this checkout's image with buildah (see :mod:`corral_dev.images`)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from corral import __version__
-from corral.testing.binaries import load_node_pins
-from corral.testing.hostpackages import HostPackagesError, ensure_packages
-from corral.testing.images import ImageError, build_image
+from corral_dev.builds import load_node_pins
+from corral_dev.hostpackages import HostPackagesError, ensure_packages
+from corral_dev.images import ImageError, build_image
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``hack/image [--out DIR]``: the image of this checkout, into ``DIR`` (default dist/)."""
     parser = argparse.ArgumentParser(prog="image", description=main.__doc__)
-    repo = Path(__file__).resolve().parents[3]
+    repo = Path(__file__).resolve().parents[2]
     parser.add_argument("--out", type=Path, default=repo / "dist")
     args = parser.parse_args(argv)
     try:

@@ -1,7 +1,7 @@
 """A snapshot of the host state a real node touches, to prove ``down`` restores it.
 
 Contract: two snapshots compare equal when the host is as it was. The snapshot covers what
-:mod:`corral.testing.realnode` may change: processes running the node's binaries or naming a
+:mod:`corral_dev.realnode` may change: processes running the node's binaries or naming a
 directory, mounts (except the image builder's private store), every iptables rule of the
 filter, nat and mangle tables, the ``kubepods`` cgroups, links, addresses, routes, the sysctls
 the kubelet rewrites, and ``/run/netns`` and ``/run/containerd``. Other engineers' processes
@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from corral.testing.processes import processes_mentioning
-from corral.testing.realnode import kubepods_cgroups, mount_targets, read_sysctls
+from corral_dev.realnode.host import kubepods_cgroups, mount_targets, read_sysctls
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from corral.testing.binaries import NodeBinaries, load_node_pins
-from corral.testing.hostpackages import ensure_packages
+from corral_dev.builds import NodeBinaries, load_node_pins
+from corral_dev.hostpackages import ensure_packages
 
 # Bump when the base's recipe changes: the cached base is keyed by it.
 BASE_VERSION: Final = "bookworm-python3.11-1"
@@ -103,7 +103,7 @@ def write_archive(rootfs: Path, out: Path, name: str, config: ImageConfig) -> Pa
             },
             "rootfs": {"type": "layers", "diff_ids": [f"sha256:{_sha256(layer)}"]},
             # One history entry per non-empty layer: buildah checks they agree.
-            "history": [{"created_by": f"corral.testing.images {name}"}],
+            "history": [{"created_by": f"corral_dev.images {name}"}],
         }
         config_bytes = json.dumps(image_config, sort_keys=True).encode()
         config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"

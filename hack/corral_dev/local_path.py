@@ -24,7 +24,7 @@ import yaml
 from corral.k8s import Client
 from corral.k8s.kubeconfig import write_token_kubeconfig
 from corral.testing import processes
-from corral.testing.binaries import ensure_local_path_provisioner
+from corral_dev.builds import ensure_local_path_provisioner
 
 _RBAC: Final = "rbac.authorization.k8s.io/v1"
 ACCOUNT: Final = "local-path-provisioner"
