@@ -40,7 +40,7 @@ from bench.conformance.compare import Decision, LogParser, Trace, Verdict
 from bench.conformance.generate import JSON, Scenario
 from bench.schedulers import SchedulerConfig, SchedulerProcess
 from corral.k8s import ApiError, Client
-from corral.scheduler.plugins.volume_matching import ANN_BIND_COMPLETED
+from corral.scheduler.plugins.volume_binding.matching import ANN_BIND_COMPLETED
 from corral.testing import LocalCluster
 
 REFERENCE: Final = "conf-reference"

@@ -36,7 +36,7 @@ from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import names
-from corral.scheduler.plugins.pending_claims import class_name, pending_claims
+from corral.scheduler.plugins.helper.pending_claims import class_name, pending_claims
 
 NAME: Final = names.CHECK_CSI_STORAGE_CAPACITY
 EXTENSION_POINTS: Final = ("preFilter", "filter")

@@ -34,7 +34,7 @@ from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import names
-from corral.scheduler.plugins.pending_claims import pending_claims
+from corral.scheduler.plugins.helper.pending_claims import pending_claims
 
 NAME: Final = names.LVM_VOLUME_CAPACITY
 EXTENSION_POINTS: Final = ("filter",)

@@ -52,8 +52,11 @@ from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, NodeRecord, PodInfo, Resources
 from corral.scheduler.plugins import names
-from corral.scheduler.plugins import resource_scoring as rs
-from corral.scheduler.plugins.dra_extended_resources import DEVICE_CLASS_PREFIX, DeviceClassResolver
+from corral.scheduler.plugins.helper import resource_scoring as rs
+from corral.scheduler.plugins.helper.dra_extended_resources import (
+    DEVICE_CLASS_PREFIX,
+    DeviceClassResolver,
+)
 
 NAME: Final = names.NODE_RESOURCES_FIT
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME

@@ -31,7 +31,8 @@ from corral.scheduler.framework.interface import Handle, PreFilterExtensions, Pr
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import csi_translation, names, volumes
+from corral.scheduler.plugins import names
+from corral.scheduler.plugins.helper import csi_translation, volumes
 
 NAME: Final = names.NODE_VOLUME_LIMITS
 # csi-translation-lib's in-tree plugins whose inline volumes are "migratable" (v0.36).

@@ -34,7 +34,8 @@ from corral.scheduler.framework.interface import (
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import names, volumes
+from corral.scheduler.plugins import names
+from corral.scheduler.plugins.helper import volumes
 
 NAME: Final = names.VOLUME_ZONE
 STATE_KEY: Final = "PreFilter" + NAME

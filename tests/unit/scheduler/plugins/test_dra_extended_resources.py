@@ -18,7 +18,7 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import node_resources_fit
-from corral.scheduler.plugins.dra_extended_resources import (
+from corral.scheduler.plugins.helper.dra_extended_resources import (
     DeviceClassResolver,
     class_mapping,
     is_dra_extended_resource_name,

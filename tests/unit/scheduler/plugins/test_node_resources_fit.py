@@ -10,7 +10,8 @@ import pytest
 
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
-from corral.scheduler.plugins import node_resources_fit, resource_scoring
+from corral.scheduler.plugins import node_resources_fit
+from corral.scheduler.plugins.helper import resource_scoring
 from support.builders import container, node, pod, pod_from_json, snapshot_of
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE

@@ -22,8 +22,8 @@ from corral.scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
-from corral.scheduler.plugins import volume_binding_hints as vb_hints
 from corral.scheduler.plugins.inter_pod_affinity import queueing as ipa_queueing
+from corral.scheduler.plugins.volume_binding import hints as vb_hints
 from support.builders import container, expr, pod_info, required
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP

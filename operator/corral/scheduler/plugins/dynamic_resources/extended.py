@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from corral.scheduler.config import quantity
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins.dra_extended_resources import (
+from corral.scheduler.plugins.helper.dra_extended_resources import (
     DeviceClassResolver,
     is_dra_extended_resource_name,
 )

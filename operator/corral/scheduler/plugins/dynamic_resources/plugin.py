@@ -80,7 +80,6 @@ from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import helper, names
-from corral.scheduler.plugins.dra_extended_resources import DeviceClassResolver
 from corral.scheduler.plugins.dynamic_resources import binding, extended, hints, taint_rules
 from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
@@ -102,6 +101,7 @@ from corral.scheduler.plugins.dynamic_resources.claims import (
 from corral.scheduler.plugins.dynamic_resources.extended import NodeClaim
 from corral.scheduler.plugins.dynamic_resources.in_use import ByClaim, InUse, gather
 from corral.scheduler.plugins.dynamic_resources.pools import Node, SliceIndex
+from corral.scheduler.plugins.helper.dra_extended_resources import DeviceClassResolver
 
 NAME: Final = names.DYNAMIC_RESOURCES
 STATE_KEY: Final = "PreFilter" + NAME

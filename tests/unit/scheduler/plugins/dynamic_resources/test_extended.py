@@ -16,9 +16,9 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins.dra_extended_resources import DeviceClassResolver
 from corral.scheduler.plugins.dynamic_resources import extended
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
+from corral.scheduler.plugins.helper.dra_extended_resources import DeviceClassResolver
 from support.builders import node, pod, pod_from_json, snapshot_of
 
 from .dra_builders import Json

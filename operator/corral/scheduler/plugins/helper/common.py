@@ -1,37 +1,12 @@
-"""Shared plugin helpers: upstream's default score normalization, the missing-state error, the
-PreFilter that does nothing."""
+"""What many plugins share: the missing-state error, the PreFilter that does nothing."""
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.interface import (
-    MAX_NODE_SCORE,
-    PreFilterExtensions,
-    PreFilterResult,
-)
+from corral.scheduler.framework.interface import PreFilterExtensions, PreFilterResult
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
-
-
-def default_normalize_score(
-    scores: npt.NDArray[np.int64], *, reverse: bool, max_priority: int = MAX_NODE_SCORE
-) -> None:
-    """Upstream ``helper.DefaultNormalizeScore``, in place: scale to ``max_priority`` by the
-    maximum (integer division), optionally reversed; all-zero scores become 0 (or max if
-    reversed)."""
-    if len(scores) == 0:
-        return
-    top = int(scores.max())
-    if top <= 0:
-        if reverse:
-            scores[:] = max_priority
-        return
-    scaled = max_priority * scores // top
-    scores[:] = max_priority - scaled if reverse else scaled
 
 
 def missing_state(key: str) -> Status:

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.scheduler.framework.snapshot import Snapshot
-from corral.scheduler.plugins import volume_matching as vm
+from corral.scheduler.plugins.volume_binding import matching as vm
 
 Object = Mapping[str, Any]
 Mask = npt.NDArray[np.bool_]

@@ -13,7 +13,7 @@ Filter (per node, reasons in upstream's order, all UnschedulableAndUnresolvable)
   affinity rejects the node → ERR_REASON_NODE_CONFLICT (the first failing claim decides);
 - a waiting claim already carrying ``volume.kubernetes.io/selected-node`` of another node →
   ERR_REASON_BIND_CONFLICT; the other waiting claims, smallest request first, each take the
-  smallest matching PV the node admits (``volume_matching``), a PV taken by one claim being
+  smallest matching PV the node admits (:mod:`.matching`), a PV taken by one claim being
   excluded for the next;
 - claims left (selected-node ones first, then unmatched ones) must be provisionable on the
   node: their class has a provisioner and its ``allowedTopologies`` admit the node (else
@@ -26,7 +26,7 @@ parts are masks over the snapshot's label columns.
 Score (StorageCapacityScoring, beta and on in 1.37): per class, requested over capacity of the
 PVs matched on the node (or, with none, of the CSIStorageCapacity chosen for provisioning),
 mapped through ``shape`` and averaged. Reserve assumes the node's PV bindings and selected-node
-claims in :class:`~.volume_assume.AssumeCache`; Unreserve restores them. PreBind writes them
+claims in :class:`~.assume_cache.AssumeCache`; Unreserve restores them. PreBind writes them
 (PV ``claimRef``; PVC selected-node) and polls every second until the PV controller and the
 provisioners have bound every claim, for at most ``bindTimeoutSeconds``, failing with upstream's
 ``binding volumes: ...`` messages.
@@ -69,10 +69,13 @@ from corral.scheduler.framework.interface import (
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins import names, resource_scoring, volume_binder, volume_columns, volumes
-from corral.scheduler.plugins import volume_binding_hints as hints
-from corral.scheduler.plugins import volume_matching as vm
-from corral.scheduler.plugins.volume_assume import AssumeCache
+from corral.scheduler.plugins import names
+from corral.scheduler.plugins.helper import resource_scoring, volumes
+from corral.scheduler.plugins.volume_binding import binder as volume_binder
+from corral.scheduler.plugins.volume_binding import columns as volume_columns
+from corral.scheduler.plugins.volume_binding import hints
+from corral.scheduler.plugins.volume_binding import matching as vm
+from corral.scheduler.plugins.volume_binding.assume_cache import AssumeCache
 
 NAME: Final = names.VOLUME_BINDING
 STATE_KEY: Final = NAME

@@ -21,7 +21,7 @@ from corral.scheduler.config import quantity
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.plugins import volumes
+from corral.scheduler.plugins.helper import volumes
 
 
 @dataclass(frozen=True, slots=True)

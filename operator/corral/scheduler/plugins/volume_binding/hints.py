@@ -19,7 +19,7 @@ from corral.scheduler.config import quantity
 from corral.scheduler.framework import cluster_events as ev
 from corral.scheduler.framework.cluster_events import QueueingHint
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.plugins import volumes
+from corral.scheduler.plugins.helper import volumes
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 MIGRATED_PLUGINS: Final = "storage.alpha.kubernetes.io/migrated-plugins"

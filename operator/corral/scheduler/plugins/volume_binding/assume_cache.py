@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from corral.scheduler.framework import listers
-from corral.scheduler.plugins import volume_matching as vm
+from corral.scheduler.plugins.volume_binding import matching as vm
 
 Object = Mapping[str, Any]
 Key = tuple[str, str, str]  # kind, namespace, name

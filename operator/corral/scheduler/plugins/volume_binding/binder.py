@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from corral.scheduler.framework import listers
-from corral.scheduler.plugins import volume_matching as vm
-from corral.scheduler.plugins import volumes
-from corral.scheduler.plugins.volume_assume import AssumeCache
+from corral.scheduler.plugins.helper import volumes
+from corral.scheduler.plugins.volume_binding import matching as vm
+from corral.scheduler.plugins.volume_binding.assume_cache import AssumeCache
 
 Object = Mapping[str, Any]
 
