@@ -1,8 +1,8 @@
 """RBAC follows the enabled plugins, proven by the real API server: a tenant profile without
 DefaultPreemption cannot delete pods anywhere (403), one with it can only in its namespaces;
 DynamicResources alone brings the ResourceClaim writes (status, the finalizer, and create/delete
-of the claim for extended resources backed by DRA). The rights
-come from each plugin's declaration (``PluginInfo.namespaced_writes`` / ``cluster_reads``)."""
+of the claim for extended resources backed by DRA). The rights come from each plugin's
+declaration (``PluginDeclaration.namespaced_writes`` / ``cluster_reads``)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from corral.api.catalog import (
     ENTRY_POINT_GROUP,
     Catalog,
-    PluginInfo,
     build_catalog,
     default_catalog,
 )
@@ -48,7 +47,6 @@ __all__ = [
     "FieldError",
     "LeaderElectionSpec",
     "OperatorDefaults",
-    "PluginInfo",
     "SchedulerProfile",
     "SchedulerProfileSpec",
     "Tenancy",

@@ -13,7 +13,6 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Final
 
 from corral.scheduler.config.declarations import (
     ENTRY_POINT_GROUP,
@@ -25,22 +24,17 @@ from corral.scheduler.config.declarations import (
 )
 
 __all__ = [
-    "BUILTIN",
     "ENTRY_POINT_GROUP",
     "Catalog",
-    "PluginInfo",
     "Resource",
     "build_catalog",
     "default_catalog",
 ]
 
-PluginInfo = PluginDeclaration
-BUILTIN: Final = IN_TREE
-
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    plugins: Mapping[str, PluginInfo]
+    plugins: Mapping[str, PluginDeclaration]
     problems: tuple[str, ...] = field(default=())
 
     def registry(self) -> dict[str, frozenset[str]]:
@@ -50,7 +44,7 @@ class Catalog:
     def __contains__(self, name: object) -> bool:
         return name in self.plugins
 
-    def __getitem__(self, name: str) -> PluginInfo:
+    def __getitem__(self, name: str) -> PluginDeclaration:
         return self.plugins[name]
 
 

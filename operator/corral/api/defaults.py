@@ -15,17 +15,21 @@ from typing import Final
 from corral import __version__
 from corral.api.types import LeaderElectionSpec, SchedulerProfile
 
+# A profile's scheduler fields default as a KubeSchedulerConfiguration's do (one source).
+from corral.scheduler.config.defaults import (
+    DEFAULT_LEASE_DURATION,
+    DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
+    DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
+    DEFAULT_POD_MAX_BACKOFF_SECONDS,
+    DEFAULT_RENEW_DEADLINE,
+    DEFAULT_RETRY_PERIOD,
+)
+
 DEFAULT_NAMESPACE: Final = "corral-system"
 IMAGE_REPOSITORY: Final = "ghcr.io/corral-dev/corral"
 DEFAULT_IMAGE: Final = f"{IMAGE_REPOSITORY}:{__version__}"  # the release's own image
 DEFAULT_REPLICAS: Final = 2
 DEFAULT_LOG_LEVEL: Final = "Normal"
-DEFAULT_LEASE_DURATION: Final = "15s"
-DEFAULT_RENEW_DEADLINE: Final = "10s"
-DEFAULT_RETRY_PERIOD: Final = "2s"
-DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE: Final = 0
-DEFAULT_POD_INITIAL_BACKOFF_SECONDS: Final = 1
-DEFAULT_POD_MAX_BACKOFF_SECONDS: Final = 10
 
 
 @dataclass(frozen=True, slots=True)

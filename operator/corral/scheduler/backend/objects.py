@@ -32,9 +32,12 @@ DeviceTaintRule        /apis/resource.k8s.io/v1/                rules add to dev
                        devicetaintrules
 =====================  =======================================  ==================================
 
-:data:`WATCHED_KINDS` maps kind → path and :data:`KINDS_BY_PLUGIN` plugin → kinds, so the engine
-starts only the informers its profile's plugins need. Thread-safety: one lock; readers get
-lists that later writes do not change.
+:data:`WATCHED` maps each watchable (API group, resource) to its kind and path. Which
+informers the engine starts comes from the plugin declarations alone (``cluster_reads``, the same
+reads their RBAC is rendered from), through :func:`kinds_for`: an out-of-tree plugin that
+declares a read of a watched resource gets its informer too, and a read of a resource not in
+:data:`WATCHED` is named by :func:`unwatched_reads`. Thread-safety: one lock; readers get lists
+that later writes do not change.
 """
 
 from __future__ import annotations
@@ -43,73 +46,57 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from corral.scheduler.config import PluginDeclaration
+from corral.scheduler.config.declarations import Resource
 from corral.scheduler.framework import listers
 
 Object = Mapping[str, Any]
 
-WATCHED_KINDS: Final[Mapping[str, str]] = {
-    listers.SERVICE: "/api/v1/services",
-    listers.REPLICATION_CONTROLLER: "/api/v1/replicationcontrollers",
-    listers.REPLICA_SET: "/apis/apps/v1/replicasets",
-    listers.STATEFUL_SET: "/apis/apps/v1/statefulsets",
-    listers.NAMESPACE: "/api/v1/namespaces",
-    listers.PERSISTENT_VOLUME_CLAIM: "/api/v1/persistentvolumeclaims",
-    listers.PERSISTENT_VOLUME: "/api/v1/persistentvolumes",
-    listers.STORAGE_CLASS: "/apis/storage.k8s.io/v1/storageclasses",
-    listers.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
-    listers.CSI_DRIVER: "/apis/storage.k8s.io/v1/csidrivers",
-    listers.CSI_STORAGE_CAPACITY: "/apis/storage.k8s.io/v1/csistoragecapacities",
-    listers.VOLUME_ATTACHMENT: "/apis/storage.k8s.io/v1/volumeattachments",
-    listers.POD_DISRUPTION_BUDGET: "/apis/policy/v1/poddisruptionbudgets",
-    listers.PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
-    listers.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
-    listers.RESOURCE_SLICE: "/apis/resource.k8s.io/v1/resourceslices",
-    listers.DEVICE_CLASS: "/apis/resource.k8s.io/v1/deviceclasses",
-    listers.DEVICE_TAINT_RULE: "/apis/resource.k8s.io/v1/devicetaintrules",
-}
-
-_SPREAD: Final = (
-    listers.SERVICE,
-    listers.REPLICATION_CONTROLLER,
-    listers.REPLICA_SET,
-    listers.STATEFUL_SET,
-)
-_VOLUMES: Final = (listers.PERSISTENT_VOLUME_CLAIM, listers.PERSISTENT_VOLUME)
-
-KINDS_BY_PLUGIN: Final[Mapping[str, tuple[str, ...]]] = {
-    "PodTopologySpread": _SPREAD,
-    "InterPodAffinity": (listers.NAMESPACE,),
-    "VolumeBinding": (
-        *_VOLUMES,
-        listers.STORAGE_CLASS,
-        listers.CSI_NODE,
-        listers.CSI_DRIVER,
-        listers.CSI_STORAGE_CAPACITY,
+# (API group, resource) -> (kind, list/watch path): the resources an informer can feed.
+WATCHED: Final[Mapping[Resource, tuple[str, str]]] = {
+    ("", "services"): (listers.SERVICE, "/api/v1/services"),
+    ("", "replicationcontrollers"): (
+        listers.REPLICATION_CONTROLLER, "/api/v1/replicationcontrollers"
     ),
-    "VolumeZone": (*_VOLUMES, listers.STORAGE_CLASS),
-    "VolumeRestrictions": (listers.PERSISTENT_VOLUME_CLAIM,),
-    "NodeVolumeLimits": (
-        *_VOLUMES,
-        listers.STORAGE_CLASS,
-        listers.CSI_NODE,
-        listers.CSI_DRIVER,
-        listers.VOLUME_ATTACHMENT,
+    ("apps", "replicasets"): (listers.REPLICA_SET, "/apis/apps/v1/replicasets"),
+    ("apps", "statefulsets"): (listers.STATEFUL_SET, "/apis/apps/v1/statefulsets"),
+    ("", "namespaces"): (listers.NAMESPACE, "/api/v1/namespaces"),
+    ("", "persistentvolumeclaims"): (
+        listers.PERSISTENT_VOLUME_CLAIM, "/api/v1/persistentvolumeclaims"
     ),
-    "DefaultPreemption": (listers.POD_DISRUPTION_BUDGET,),
-    "DynamicResources": (
-        listers.RESOURCE_CLAIM,
-        listers.RESOURCE_SLICE,
-        listers.DEVICE_CLASS,
-        listers.DEVICE_TAINT_RULE,
+    ("", "persistentvolumes"): (listers.PERSISTENT_VOLUME, "/api/v1/persistentvolumes"),
+    ("storage.k8s.io", "storageclasses"): (
+        listers.STORAGE_CLASS, "/apis/storage.k8s.io/v1/storageclasses"
     ),
-    "CheckCSIStorageCapacity": (
-        *_VOLUMES,
-        listers.STORAGE_CLASS,
-        listers.CSI_DRIVER,
-        listers.CSI_STORAGE_CAPACITY,
+    ("storage.k8s.io", "csinodes"): (listers.CSI_NODE, "/apis/storage.k8s.io/v1/csinodes"),
+    ("storage.k8s.io", "csidrivers"): (listers.CSI_DRIVER, "/apis/storage.k8s.io/v1/csidrivers"),
+    ("storage.k8s.io", "csistoragecapacities"): (
+        listers.CSI_STORAGE_CAPACITY, "/apis/storage.k8s.io/v1/csistoragecapacities"
     ),
-    "LvmVolumeCapacity": (*_VOLUMES, listers.STORAGE_CLASS),
-}
+    ("storage.k8s.io", "volumeattachments"): (
+        listers.VOLUME_ATTACHMENT, "/apis/storage.k8s.io/v1/volumeattachments"
+    ),
+    ("policy", "poddisruptionbudgets"): (
+        listers.POD_DISRUPTION_BUDGET, "/apis/policy/v1/poddisruptionbudgets"
+    ),
+    ("scheduling.k8s.io", "priorityclasses"): (
+        listers.PRIORITY_CLASS, "/apis/scheduling.k8s.io/v1/priorityclasses"
+    ),
+    ("resource.k8s.io", "resourceclaims"): (
+        listers.RESOURCE_CLAIM, "/apis/resource.k8s.io/v1/resourceclaims"
+    ),
+    ("resource.k8s.io", "resourceslices"): (
+        listers.RESOURCE_SLICE, "/apis/resource.k8s.io/v1/resourceslices"
+    ),
+    ("resource.k8s.io", "deviceclasses"): (
+        listers.DEVICE_CLASS, "/apis/resource.k8s.io/v1/deviceclasses"
+    ),
+    ("resource.k8s.io", "devicetaintrules"): (
+        listers.DEVICE_TAINT_RULE, "/apis/resource.k8s.io/v1/devicetaintrules"
+    ),
+}  # fmt: skip
+# kind -> list/watch path, in WATCHED's order.
+WATCHED_KINDS: Final[Mapping[str, str]] = dict(WATCHED.values())
 
 # Kinds older API servers do not serve (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on):
 # their informers count as synced, empty, while the server answers 404.
@@ -138,10 +125,15 @@ DELETED: Final = "DELETED"
 BOOKMARK: Final = "BOOKMARK"
 
 
-def kinds_for(plugins: Iterable[str]) -> list[str]:
-    """The kinds the given plugins read, in :data:`WATCHED_KINDS` order."""
-    wanted = {k for p in plugins for k in KINDS_BY_PLUGIN.get(p, ())}
-    return [k for k in WATCHED_KINDS if k in wanted]
+def kinds_for(declarations: Iterable[PluginDeclaration]) -> list[str]:
+    """The kinds the declared plugins read (``cluster_reads``), in :data:`WATCHED` order."""
+    reads = {r for d in declarations for r in d.cluster_reads}
+    return [kind for resource, (kind, _) in WATCHED.items() if resource in reads]
+
+
+def unwatched_reads(declarations: Iterable[PluginDeclaration]) -> list[tuple[str, Resource]]:
+    """(plugin, read) for each declared read no informer can feed (not in :data:`WATCHED`)."""
+    return [(d.name, r) for d in declarations for r in d.cluster_reads if r not in WATCHED]
 
 
 def _key(obj: Object) -> tuple[str, str]:

@@ -33,6 +33,7 @@ from corral.scheduler.backend.objects import (
     WATCHED_KINDS,
     ObjectStore,
     kinds_for,
+    unwatched_reads,
 )
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine import gc_tuning, thread_cpu
@@ -42,6 +43,7 @@ from corral.scheduler.engine.frameworks import (
     EngineConfig,
     build_frameworks,
     defaulted,
+    engine_declarations,
     engine_registry,
     load_extenders,
 )
@@ -142,9 +144,10 @@ class Engine:
             on_preempt=self._count_preemption,
             may_evict=lambda pod: self._serves_namespace(pod.namespace),
         )
+        self.declarations = engine_declarations()
         frameworks = build_frameworks(
             engine,
-            engine_registry(),
+            engine_registry(self.declarations),
             ApiBinder(
                 client, self.bucket, self.timing.tallies["api_bind"], content_type=content_type
             ),
@@ -243,9 +246,16 @@ class Engine:
                 protobuf_objects=self.options.pod_watch_protobuf,
             ),
         ]
-        # Only what the profiles' plugins read (Services for spreading, PDBs for preemption...).
+        # Only what the profiles' plugins declare they read (Services for spreading, PDBs for
+        # preemption...): the reads their RBAC is rendered from.
         plugins = {name for p in self.engine.profiles for name in p.plugin_names()}
-        for kind in kinds_for(plugins):
+        reading = [d for d in self.declarations if d.name in plugins]
+        for plugin, (group, resource) in unwatched_reads(reading):
+            log.warning(
+                "plugin %s declares a read of %s, which Corral has no informer for; "
+                "its lister lists none", plugin, f"{group}/{resource}" if group else resource,
+            )  # fmt: skip
+        for kind in kinds_for(reading):
             handler = self._object_handler(kind)
             optional = kind in OPTIONAL_KINDS
             informers.append(Informer(self.aio, WATCHED_KINDS[kind], handler, optional=optional))

@@ -10,7 +10,7 @@ the catalog knows but this engine does not implement is reported by name and pro
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from corral.scheduler.config import (
     FieldError,
     KubeSchedulerConfiguration,
+    PluginDeclaration,
     ValidationError,
     expand_profiles,
     installed,
@@ -68,13 +69,18 @@ class EngineConfig:
         return parse_duration(defaulted(duration, "duration"))
 
 
-def engine_registry() -> Registry:
+def engine_declarations() -> tuple[PluginDeclaration, ...]:
     """In-tree plugins plus those installed through the ``corral.plugins`` entry points; an
     entry point the loader left out is logged (a profile naming it fails as unknown)."""
     declarations, problems = installed()
     for problem in problems:
         log.warning("%s", problem)
-    return plugin_registry.registry(declarations)
+    return tuple(declarations)
+
+
+def engine_registry(declarations: Iterable[PluginDeclaration] | None = None) -> Registry:
+    """The factories of ``declarations`` (default: :func:`engine_declarations`)."""
+    return plugin_registry.registry(engine_declarations() if declarations is None else declarations)
 
 
 def load_engine_config(source: Path | str | bytes | Mapping[str, Any]) -> EngineConfig:

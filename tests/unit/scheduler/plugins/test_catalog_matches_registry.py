@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 
-from corral.api.catalog import BUILTIN
 from corral.scheduler.config import IN_TREE
 from corral.scheduler.plugins.registry import in_tree_registry
 
@@ -36,7 +35,7 @@ ARGS = {
 
 def test_catalog_matches_registry() -> None:
     registry = in_tree_registry()
-    catalog = {info.name: info.extension_points for info in BUILTIN}
+    catalog = {info.name: info.extension_points for info in IN_TREE}
     assert set(catalog) == set(registry)
     for name, factory in registry.items():
         plugin = factory(ARGS.get(name), None)  # type: ignore[arg-type]
