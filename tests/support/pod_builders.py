@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from support.builders import JSON, ZONES, node, pod
+from corral.testing.builders import JSON, node, pod
+from support.builders import ZONES
 
 APPS = ("web", "db", "cache")
 TEAMS = ("a", "b")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from support.builders import pod
+from corral.testing.builders import pod
 
 JSON = dict[str, Any]
 HOSTNAME = "kubernetes.io/hostname"

@@ -29,8 +29,8 @@ SAMPLES = sorted(
 # What corral.testing ships: what plugin authors use (the control plane, fake nodes, the pytest
 # plugin, builders and a fake Handle); everything else of the harness stays in hack/corral_dev.
 TESTING_MODULES = {
-    "__init__", "binaries", "controlplane", "credentials", "node_provider", "nodes",
-    "processes", "pytest_plugin", "statefile",
+    "__init__", "binaries", "builders", "controlplane", "credentials", "framework",
+    "node_provider", "nodes", "processes", "pytest_plugin", "statefile",
 }  # fmt: skip
 # Text no shipped module may hold: what only a module that changes the host would run.
 HOST_CHANGES = ("apt-get", "iptables", "/sys/fs/cgroup", "buildah", "sysctl", '"ip", "link"')

@@ -8,7 +8,7 @@ from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.node_tree import NodeTree
 from corral.scheduler.backend.records import node_from_json, pod_from_json
 from corral.scheduler.framework import snapshot as snap
-from support.builders import node, pod
+from corral.testing.builders import node, pod
 
 
 def _cache(*names: str) -> Cache:

@@ -13,7 +13,7 @@ from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.records import node_from_json, pod_from_json
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.types import NodeInfo
-from support.builders import node, pod
+from corral.testing.builders import node, pod
 
 NODES = ("n0", "n1", "n2")
 

@@ -13,7 +13,8 @@ from corral.scheduler.config import quantity
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import node_resources_fit
-from support.builders import container, node, pod, snapshot_of
+from corral.testing.builders import container, node, pod, snapshot_of
+from corral.testing.framework import FakeHandle
 
 MI = 2**20
 SIDECAR = {"restartPolicy": "Always"}
@@ -271,7 +272,7 @@ _NODE = node("n", cpu="10m", memory="20", pods="32", extra={"hugepages-2Mi": "5"
 )
 def test_fit(pod_json: Any, running: Any, want: Status | None) -> None:
     snapshot = snapshot_of([_NODE], () if running is None else (running,))
-    plugin = node_resources_fit.new(None, None)  # type: ignore[arg-type]
+    plugin = node_resources_fit.new(None, FakeHandle())
     got = plugin.filter(CycleState(), pod_from_json(pod_json), snapshot.node_info(0))
     assert got == want
 
@@ -282,7 +283,7 @@ def test_fit_scorer_reads_the_scored_view() -> None:
     # (1000m, 100Mi) would give (50 + 90) / 2 = 70.
     spec = _spec({"cpu": "1"}, ({"memory": "100Mi"}, {}))
     snapshot = snapshot_of([node("n", cpu="2", memory="1000Mi")])
-    plugin = node_resources_fit.new(None, None)  # type: ignore[arg-type]
+    plugin = node_resources_fit.new(None, FakeHandle())
     state, p = CycleState(), pod_from_json({"metadata": {"name": "p"}, "spec": spec})
     plugin.pre_score(state, p, snapshot, snapshot.order)
     assert plugin.score(state, p, snapshot.node_info(0)) == (80, None)

@@ -14,7 +14,7 @@ from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 from corral.scheduler.plugins.priority_sort import PrioritySort
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 from corral.scheduler.plugins.scheduling_gates import SchedulingGates
-from support.builders import pod_info
+from corral.testing.builders import pod_info
 
 NODE_ADD = ClusterEvent(NODE, ActionType.ADD)
 POD_DELETE = ClusterEvent(POD, ActionType.DELETE)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from corral.scheduler.backend.records import node_from_json, pod_from_json
-from support.builders import container, node, pod
+from corral.testing.builders import container, node, pod
 
 MI = 2**20
 

@@ -29,7 +29,7 @@ from corral.scheduler.framework.cluster_events import (
 )
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 from corral.scheduler.plugins.priority_sort import PrioritySort
-from support.builders import pod_info
+from corral.testing.builders import pod_info
 
 
 def _queue_hint(_pod: PodInfo, _old: object, _new: object) -> QueueingHint:

@@ -26,7 +26,7 @@ from corral.scheduler.framework.cluster_events import (
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 from corral.scheduler.plugins.priority_sort import PrioritySort
-from support.builders import pod_info
+from corral.testing.builders import pod_info
 
 ASSIGNED_POD_ADD = ClusterEvent(ASSIGNED_POD, ActionType.ADD)
 

@@ -15,7 +15,7 @@ from corral.k8s.client import ApiError
 from corral.k8s.protobuf import CONTENT_PROTOBUF
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter, retriable
-from support.builders import pod_info
+from corral.testing.builders import pod_info
 
 
 def transport_error(cause: BaseException) -> ApiError:

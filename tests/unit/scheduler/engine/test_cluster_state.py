@@ -11,7 +11,7 @@ from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.handlers import ClusterState
 from corral.scheduler.plugins.priority_sort import PrioritySort
 from corral.scheduler.plugins.scheduling_gates import SchedulingGates
-from support.builders import node_record, pod, pod_info
+from corral.testing.builders import node_record, pod, pod_info
 
 
 def _state() -> ClusterState:

@@ -23,7 +23,7 @@ from corral.scheduler.framework.cluster_events import ASSIGNED_POD_DELETE
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
-from support.builders import pod, pod_info
+from corral.testing.builders import pod, pod_info
 
 
 class Calls:

@@ -15,7 +15,7 @@ from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.runtime.schedule_one import scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
-from support.builders import build_cache, node, pod_info
+from corral.testing.builders import build_cache, node, pod_info
 
 
 @pytest.mark.parametrize(

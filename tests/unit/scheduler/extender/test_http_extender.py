@@ -26,7 +26,7 @@ from corral.scheduler.config.types import (
 from corral.scheduler.extender import HTTPExtender, build_extenders
 from corral.scheduler.framework.extender import ExtenderError, Victims
 from corral.scheduler.framework.types import NodeRecord, Resources
-from support.builders import container, node, pod_info
+from corral.testing.builders import container, node, pod_info
 
 from .conftest import Pki, Script, scripted_extender
 

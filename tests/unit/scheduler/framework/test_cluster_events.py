@@ -17,7 +17,7 @@ from corral.scheduler.framework.cluster_events import (
     ClusterEvent,
     pod_changes,
 )
-from support.builders import node_record, pod_info
+from corral.testing.builders import node_record, pod_info
 
 A = ActionType
 

@@ -9,7 +9,7 @@ import pytest
 
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.types import NodeInfo
-from support.builders import build_cache, node, pod, pod_info
+from corral.testing.builders import build_cache, node, pod, pod_info
 
 GPU = "example.com/gpu"
 

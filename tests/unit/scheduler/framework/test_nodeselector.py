@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corral.scheduler.framework import nodeselector as ns
-from support.builders import expr, node, snapshot_of
+from corral.testing.builders import expr, node, snapshot_of
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.status import Code, Status
-from support.builders import node, pod_info, snapshot_of
+from corral.testing.builders import node, pod_info, snapshot_of
 from support.scheduler_fakes import SKIP, FakeBind, FakePreBind, registry_of
 
 NO = Status.of(Code.UNSCHEDULABLE, "no")

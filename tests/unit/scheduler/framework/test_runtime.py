@@ -20,7 +20,7 @@ from corral.scheduler.framework.runtime.schedule_one import binding_cycle, sched
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler, num_feasible_nodes_to_find
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
-from support.builders import build_cache, node, pod, pod_info
+from corral.testing.builders import build_cache, node, pod, pod_info
 from support.scheduler_fakes import (
     SKIP,
     FakeBatchFilter,

@@ -10,7 +10,9 @@ import pytest
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code
 from corral.scheduler.plugins import balanced_allocation
-from support.builders import container, node, pod, pod_from_json, snapshot_of
+from corral.testing.builders import container, node, pod, snapshot_of
+from corral.testing.framework import FakeHandle
+from support.builders import pod_from_json
 
 JSON = dict[str, Any]
 GPU = "nvidia.com/gpu"
@@ -95,7 +97,7 @@ def test_score(
     form: str,
 ) -> None:
     snapshot = snapshot_of(nodes, pods)
-    plugin = balanced_allocation.new(args, None)  # type: ignore[arg-type]
+    plugin = balanced_allocation.new(args, FakeHandle())
     state, p = CycleState(), pod_from_json(pod("incoming", containers=containers))
     if form != "per-node without PreScore":
         assert plugin.pre_score(state, p, snapshot, snapshot.order) is None
@@ -110,7 +112,7 @@ def test_score(
 
 def test_pod_requesting_nothing_is_skipped() -> None:
     snapshot = snapshot_of([node("n")])
-    plugin = balanced_allocation.new(None, None)  # type: ignore[arg-type]
+    plugin = balanced_allocation.new(None, FakeHandle())
     best_effort = pod_from_json(pod("best-effort", containers=[container("c")]))
     status = plugin.pre_score(CycleState(), best_effort, snapshot, snapshot.order)
     assert status is not None

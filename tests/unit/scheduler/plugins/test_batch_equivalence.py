@@ -17,7 +17,8 @@ from corral.scheduler.plugins import (
     node_unschedulable,
     taint_toleration,
 )
-from support.builders import build_cache, random_nodes, random_pod, random_running_pods
+from corral.testing.builders import build_cache
+from support.builders import random_nodes, random_pod, random_running_pods
 
 ADDED_AFFINITY = {
     "requiredDuringSchedulingIgnoredDuringExecution": {

@@ -11,7 +11,8 @@ import pytest
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.plugins import check_pod_count_limit, check_pod_limit_resources, tenant_spread
-from support.builders import build_cache, node, pod
+from corral.testing.builders import build_cache, node, pod
+from corral.testing.framework import FakeHandle
 
 
 def both_filters(
@@ -66,7 +67,7 @@ FULL = check_pod_count_limit.reason("team-a", 2)
     ],
 )
 def test_check_pod_count_limit(existing: list[dict[str, Any]], want: dict[str, str]) -> None:
-    plugin = check_pod_count_limit.new({"podCountLimit": 2}, None)  # type: ignore[arg-type]
+    plugin = check_pod_count_limit.new({"podCountLimit": 2}, FakeHandle())
     assert both_filters(plugin, existing, incoming_of()) == want
 
 
@@ -112,7 +113,8 @@ CPU_OVER = check_pod_limit_resources.reason("cpu")
 def test_check_pod_limit_resources(
     existing: list[dict[str, Any]], incoming: dict[str, Any], want: dict[str, str]
 ) -> None:
-    plugin = check_pod_limit_resources.new({"limitRatio": {"cpu": 0.7, "memory": 0.7}}, None)  # type: ignore[arg-type]
+    args = {"limitRatio": {"cpu": 0.7, "memory": 0.7}}
+    plugin = check_pod_limit_resources.new(args, FakeHandle())
     assert both_filters(plugin, existing, incoming) == want
 
 
@@ -149,7 +151,7 @@ def test_tenant_spread_prefers_nodes_with_fewest_pods_of_the_tenant() -> None:
         pod("r", node_name="c", labels={"tenant": "red"}),
     ]
     snapshot = build_cache([node("a"), node("b"), node("c")], existing).snapshot()
-    plugin = tenant_spread.new({"labelKey": "tenant"}, None)  # type: ignore[arg-type]
+    plugin = tenant_spread.new({"labelKey": "tenant"}, FakeHandle())
     p = pod_from_json(pod("p", labels=tenant))
     state = CycleState()
     slots = snapshot.order
@@ -167,5 +169,5 @@ def test_tenant_spread_prefers_nodes_with_fewest_pods_of_the_tenant() -> None:
 def test_args_are_defaulted_where_profiles_default_them() -> None:
     # One definition (corral.scheduler.config): empty TenantSpread args get upstream-style
     # defaulting, as a profile's pluginConfig would.
-    assert tenant_spread.new({}, None).key == "corral.dev/tenant"  # type: ignore[arg-type]
-    assert tenant_spread.new(None, None).key == "corral.dev/tenant"  # type: ignore[arg-type]
+    assert tenant_spread.new({}, FakeHandle()).key == "corral.dev/tenant"
+    assert tenant_spread.new(None, FakeHandle()).key == "corral.dev/tenant"

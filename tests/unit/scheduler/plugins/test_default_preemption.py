@@ -22,7 +22,7 @@ from corral.scheduler.plugins import default_preemption
 from corral.scheduler.plugins.default_preemption import candidates as cand
 from corral.scheduler.plugins.default_preemption.victims import split_by_pdb
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
-from support.builders import build_cache, node, pod
+from corral.testing.builders import build_cache, node, pod
 
 
 class Executor:

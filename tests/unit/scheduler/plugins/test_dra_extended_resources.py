@@ -23,7 +23,8 @@ from corral.scheduler.plugins.helper.dra_extended_resources import (
     class_mapping,
     is_dra_extended_resource_name,
 )
-from support.builders import container, node, pod, pod_from_json, snapshot_of
+from corral.testing.builders import container, node, pod, snapshot_of
+from support.builders import pod_from_json
 
 GPU = "example.com/gpu"
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE

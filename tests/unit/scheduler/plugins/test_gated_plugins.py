@@ -11,11 +11,13 @@ from corral.scheduler.plugins import (
     pod_group_pods_count,
     topology_placement_generator,
 )
-from support.builders import node, pod, pod_from_json, pod_info, snapshot_of
+from corral.testing.builders import node, pod, pod_info, snapshot_of
+from corral.testing.framework import FakeHandle
+from support.builders import pod_from_json
 
 
 def test_gang_scheduling_lets_plain_pods_through_and_refuses_scheduling_groups() -> None:
-    plugin = gang_scheduling.new(None, None)  # type: ignore[arg-type]
+    plugin = gang_scheduling.new(None, FakeHandle())
     assert plugin.pre_enqueue(pod_info("p")) is None
     assert plugin.permit(CycleState(), pod_info("p"), "n") == (None, 0.0)
     grouped = pod("g")
@@ -27,7 +29,7 @@ def test_gang_scheduling_lets_plain_pods_through_and_refuses_scheduling_groups()
 
 
 def test_deferred_pod_scheduling_skips_every_pod() -> None:
-    plugin = deferred_pod_scheduling.new(None, None)  # type: ignore[arg-type]
+    plugin = deferred_pod_scheduling.new(None, FakeHandle())
     snapshot = snapshot_of([node("n")])
     result, status = plugin.pre_filter(CycleState(), pod_info("p"), snapshot)
     assert result is None
@@ -39,6 +41,6 @@ def test_deferred_pod_scheduling_skips_every_pod() -> None:
 
 def test_pod_group_plugins_take_no_args_and_run_nowhere() -> None:
     for module in (topology_placement_generator, pod_group_pods_count):
-        plugin = module.new(None, None)  # type: ignore[arg-type]
+        plugin = module.new(None, FakeHandle())
         assert plugin.name == module.NAME
         assert not [m for m in ("filter", "score", "pre_filter", "permit") if hasattr(plugin, m)]

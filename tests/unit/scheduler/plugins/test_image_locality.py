@@ -12,7 +12,8 @@ import pytest
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.plugins import image_locality
-from support.builders import node, snapshot_of
+from corral.testing.builders import node, snapshot_of
+from corral.testing.framework import FakeHandle
 
 MB = 1024 * 1024
 
@@ -132,7 +133,7 @@ def test_image_locality_priority(
     incoming = pod_from_json(
         {"metadata": {"name": "p", "namespace": "d", "uid": "p"}, "spec": pod_spec}
     )
-    plugin = image_locality.new(None, None)  # type: ignore[arg-type]
+    plugin = image_locality.new(None, FakeHandle())
     state = CycleState()
     slots = np.array([snapshot.slot_of[f"node{i + 1}"] for i in range(len(nodes))])
     single = [plugin.score(state, incoming, snapshot.node_info(int(s)))[0] for s in slots]

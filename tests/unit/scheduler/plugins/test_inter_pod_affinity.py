@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.plugins import inter_pod_affinity as ipa
-from support.builders import build_cache, node, pod
+from corral.testing.builders import build_cache, node, pod
+from corral.testing.framework import FakeHandle
 
 ZONE = "zone"
 NODES = [
@@ -30,17 +30,15 @@ def aff(kind: str, *terms: dict[str, Any]) -> dict[str, Any]:
     return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": list(terms)}}
 
 
-class Handle:
-    def __init__(self) -> None:
-        self.objects = ObjectStore()
-        self.objects.apply(
-            "Namespace", "ADDED", {"metadata": {"name": "prod", "labels": {"env": "prod"}}}
-        )
+def handle() -> FakeHandle:
+    return FakeHandle(
+        {"kind": "Namespace", "metadata": {"name": "prod", "labels": {"env": "prod"}}}
+    )
 
 
 def verdicts(existing: list[dict[str, Any]], incoming: dict[str, Any]) -> dict[str, str]:
     snapshot = build_cache(NODES, existing).snapshot()
-    plugin = ipa.new(None, Handle())  # type: ignore[arg-type]
+    plugin = ipa.new(None, handle())
     state = CycleState()
     p = pod_from_json(incoming)
     _, status = plugin.pre_filter(state, p, snapshot)
@@ -140,7 +138,7 @@ def test_filter(
 
 def scores(existing: list[dict[str, Any]], incoming: dict[str, Any], **args: Any) -> dict[str, int]:
     snapshot = build_cache(NODES, existing).snapshot()
-    plugin = ipa.new(args or None, Handle())  # type: ignore[arg-type]
+    plugin = ipa.new(args or None, handle())
     state = CycleState()
     p = pod_from_json(incoming)
     slots = snapshot.order

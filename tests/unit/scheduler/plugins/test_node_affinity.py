@@ -11,7 +11,9 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import PreFilterResult
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import node_affinity
-from support.builders import expr, node, pod, pod_from_json, required, snapshot_of
+from corral.testing.builders import expr, node, pod, required, snapshot_of
+from corral.testing.framework import FakeHandle
+from support.builders import pod_from_json
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -64,7 +66,7 @@ def _names(*values: str) -> dict[str, Any]:
     ],
 )
 def test_pre_filter(pod_kwargs: dict[str, Any], want_result: Any, want_status: Any) -> None:
-    plugin = node_affinity.new(None, None)  # type: ignore[arg-type]
+    plugin = node_affinity.new(None, FakeHandle())
     result, status = plugin.pre_filter(
         CycleState(), pod_from_json(pod("p", **pod_kwargs)), snapshot_of([])
     )
@@ -124,7 +126,7 @@ def test_filter(
     labels: dict[str, str], pod_kwargs: dict[str, Any], args: Any, want: str | None
 ) -> None:
     snapshot = snapshot_of([node("n", labels=labels)])
-    plugin = node_affinity.new(args, None)  # type: ignore[arg-type]
+    plugin = node_affinity.new(args, FakeHandle())
     p = pod_from_json(pod("p", **pod_kwargs))
     got = plugin.filter(CycleState(), p, snapshot.node_info(0))
     assert got == (None if want is None else Status.of(UUR, want))
@@ -148,7 +150,7 @@ def test_score_sums_matching_preferred_weights_including_added() -> None:
     snapshot = snapshot_of(
         [node("a", labels={"zone": "a", "disk": "ssd"}), node("b", labels={"zone": "b"}), node("c")]
     )
-    plugin = node_affinity.new(args, None)  # type: ignore[arg-type]
+    plugin = node_affinity.new(args, FakeHandle())
     p = pod_from_json(
         pod(
             "p",
@@ -166,7 +168,7 @@ def test_score_sums_matching_preferred_weights_including_added() -> None:
 
 
 def test_pre_score_skips_without_preferred_terms() -> None:
-    plugin = node_affinity.new(None, None)  # type: ignore[arg-type]
+    plugin = node_affinity.new(None, FakeHandle())
     assert plugin.pre_score(
         CycleState(), pod_from_json(pod("p")), snapshot_of([]), np.zeros(0, dtype=np.intp)
     ) == Status(Code.SKIP)
@@ -181,4 +183,4 @@ def test_invalid_added_affinity_is_refused() -> None:
         }
     }
     with pytest.raises(ValueError, match="addedAffinity"):
-        node_affinity.new(bad, None)  # type: ignore[arg-type]
+        node_affinity.new(bad, FakeHandle())

@@ -14,7 +14,9 @@ from corral.cli import main
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import node_declared_features as ndf
-from support.builders import node, pod, pod_from_json, snapshot_of
+from corral.testing.builders import node, pod, snapshot_of
+from corral.testing.framework import FakeHandle
+from support.builders import pod_from_json
 
 JSON = dict[str, Any]
 RESTART = ndf.RESTART_ALL_CONTAINERS
@@ -102,7 +104,7 @@ def declaring(name: str, *features: str) -> JSON:
     ],
 )
 def test_pre_filter(features: tuple[str, ...], skip: bool) -> None:
-    plugin = ndf.new(None, None)  # type: ignore[arg-type]
+    plugin = ndf.new(None, FakeHandle())
     state = CycleState()
     result, status = plugin.pre_filter(
         state, pod_from_json(pod_needing(*features)), snapshot_of([])
@@ -132,7 +134,7 @@ def test_pre_filter(features: tuple[str, ...], skip: bool) -> None:
     ],
 )
 def test_filter(required: tuple[str, ...], declared: tuple[str, ...], want: Status | None) -> None:
-    plugin = ndf.new(None, None)  # type: ignore[arg-type]
+    plugin = ndf.new(None, FakeHandle())
     snapshot = snapshot_of([declaring("n1", *declared), node("n2")])
     info = pod_from_json(pod_needing(*required))
     state = CycleState()
@@ -146,7 +148,7 @@ def test_filter(required: tuple[str, ...], declared: tuple[str, ...], want: Stat
 
 
 def test_filter_without_pre_filter_state_is_an_error() -> None:
-    plugin = ndf.new(None, None)  # type: ignore[arg-type]
+    plugin = ndf.new(None, FakeHandle())
     snapshot = snapshot_of([node("n1")])
     status = plugin.filter(CycleState(), pod_from_json(pod("p")), snapshot.node_info(0))
     assert status is not None

@@ -12,7 +12,9 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import node_resources_fit
 from corral.scheduler.plugins.helper import resource_scoring
-from support.builders import container, node, pod, pod_from_json, snapshot_of
+from corral.testing.builders import container, node, pod, snapshot_of
+from corral.testing.framework import FakeHandle
+from support.builders import pod_from_json
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -21,7 +23,7 @@ def _filter(
     node_json: Any, pod_json: Any, running: tuple[Any, ...] = (), args: Any = None
 ) -> Status | None:
     snapshot = snapshot_of([node_json], running)
-    plugin = node_resources_fit.new(args, None)  # type: ignore[arg-type]
+    plugin = node_resources_fit.new(args, FakeHandle())
     return plugin.filter(CycleState(), pod_from_json(pod_json), snapshot.node_info(0))
 
 
@@ -132,7 +134,7 @@ def test_ignored_extended_resources(args: dict[str, Any]) -> None:
 
 def test_filter_message_counts_reasons_of_every_node() -> None:
     snapshot = snapshot_of([node("a", cpu="1"), node("b", cpu="1", memory="1Gi")])
-    plugin = node_resources_fit.new(None, None)  # type: ignore[arg-type]
+    plugin = node_resources_fit.new(None, FakeHandle())
     verdict = plugin.filter_batch(
         CycleState(), pod_from_json(pod("p", cpu="2", memory="2Gi")), snapshot
     )
@@ -172,7 +174,7 @@ POD_3CPU = pod("p", cpu="3", memory="5000")
 )
 def test_score(args: Any, want: list[int]) -> None:
     snapshot = snapshot_of(TWO_NODES)
-    plugin = node_resources_fit.new(args, None)  # type: ignore[arg-type]
+    plugin = node_resources_fit.new(args, FakeHandle())
     state, p = CycleState(), pod_from_json(POD_3CPU)
     plugin.pre_score(state, p, snapshot, snapshot.order)
     scores, _ = plugin.score_batch(state, p, snapshot, snapshot.order)
@@ -182,7 +184,7 @@ def test_score(args: Any, want: list[int]) -> None:
 def test_score_uses_non_zero_defaults_for_missing_requests() -> None:
     # 100m of 1000m and 200Mi of 1000Mi are requested: (90 + 80) / 2 = 85.
     snapshot = snapshot_of([node("n", cpu="1", memory="1000Mi")])
-    plugin = node_resources_fit.new(None, None)  # type: ignore[arg-type]
+    plugin = node_resources_fit.new(None, FakeHandle())
     state, p = CycleState(), pod_from_json(pod("p"))
     plugin.pre_score(state, p, snapshot, snapshot.order)
     assert plugin.score(state, p, snapshot.node_info(0)) == (85, None)
@@ -254,4 +256,4 @@ def test_broken_linear(shape: list[tuple[int, int]], utilization: int, want: int
 )
 def test_invalid_args(args: dict[str, Any], fragment: str) -> None:
     with pytest.raises(ValueError, match=re.escape(fragment)):
-        node_resources_fit.new(args, None)  # type: ignore[arg-type]
+        node_resources_fit.new(args, FakeHandle())

@@ -4,37 +4,21 @@ VolumeLimitScaling's missing-driver check."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
-from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import node_volume_limits
-from support.builders import node, pod, snapshot_of
+from corral.testing.builders import node, pod, snapshot_of
+from corral.testing.framework import FakeHandle
 from support.storage import csi_driver, pv, pvc, storage_class
 
-KINDS = {
-    "PersistentVolume": listers.PERSISTENT_VOLUME,
-    "PersistentVolumeClaim": listers.PERSISTENT_VOLUME_CLAIM,
-    "StorageClass": listers.STORAGE_CLASS,
-    "CSIDriver": listers.CSI_DRIVER,
-    "CSINode": listers.CSI_NODE,
-    "VolumeAttachment": listers.VOLUME_ATTACHMENT,
-}
 EXCEEDED = Status.of(Code.UNSCHEDULABLE, node_volume_limits.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
 EBS = "ebs.csi.aws.com"
-
-
-class Handle:
-    def __init__(self, objects: Sequence[Mapping[str, Any]]) -> None:
-        self.objects = ObjectStore()
-        for obj in objects:
-            self.objects.apply(KINDS[obj["kind"]], "ADDED", obj)
 
 
 def csi_node(limit: int | None, driver: str = EBS) -> dict[str, Any]:
@@ -78,7 +62,7 @@ def claim_volume(claim: str) -> dict[str, Any]:
 
 def verdict(objects: list[dict[str, Any]], new: dict[str, Any],
             running: Sequence[dict[str, Any]] = ()) -> Status | None:  # fmt: skip
-    plugin = node_volume_limits.new(None, Handle(objects))  # type: ignore[arg-type]
+    plugin = node_volume_limits.new(None, FakeHandle(*objects))
     snapshot = snapshot_of([node("n")], list(running))
     return plugin.filter(CycleState(), pod_from_json(new), snapshot.node_info(0))
 

@@ -16,7 +16,7 @@ from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.config.declarations import ENTRY_POINT_GROUP, load_entry_points
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.plugins.registry import registry as build_registry
-from support.builders import node, pod, snapshot_of
+from corral.testing.builders import node, pod, snapshot_of
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "corral-plugin-example"
 

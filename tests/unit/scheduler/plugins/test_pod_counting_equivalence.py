@@ -21,7 +21,7 @@ from corral.scheduler.plugins import (
     node_ports,
     pod_topology_spread,
 )
-from support.builders import build_cache
+from corral.testing.builders import build_cache
 from support.pod_builders import labeled_nodes, random_labeled_pod
 
 

@@ -11,7 +11,8 @@ from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.plugins import pod_topology_spread as pts
-from support.builders import build_cache, node, pod
+from corral.testing.builders import build_cache, node, pod
+from corral.testing.framework import FakeHandle
 
 Z = "zone"
 TAINT = {"key": "t", "value": "", "effect": "NoSchedule"}
@@ -47,7 +48,7 @@ def incoming(*constraints: dict[str, Any], **kw: Any) -> dict[str, Any]:
 
 def verdicts(existing: list[dict[str, Any]], raw: dict[str, Any]) -> dict[str, str]:
     snapshot = build_cache(NODES, existing).snapshot()
-    plugin = pts.new(None, None)  # type: ignore[arg-type]
+    plugin = pts.new(None, FakeHandle())
     state = CycleState()
     p = pod_from_json(raw)
     _, status = plugin.pre_filter(state, p, snapshot)

@@ -24,7 +24,8 @@ from corral.scheduler.plugins import (
 )
 from corral.scheduler.plugins.inter_pod_affinity import queueing as ipa_queueing
 from corral.scheduler.plugins.volume_binding import hints as vb_hints
-from support.builders import container, expr, pod_info, required
+from corral.testing.builders import container, expr, pod_info, required
+from corral.testing.framework import FakeHandle
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 EXT_A, EXT_B = "example.com/aaa", "example.com/bbb"
@@ -58,7 +59,7 @@ def _requesting(**requests: str) -> PodInfo:
 
 
 def _fit() -> node_resources_fit.NodeResourcesFit:
-    return node_resources_fit.new(None, None)  # type: ignore[arg-type]
+    return node_resources_fit.new(None, FakeHandle())
 
 
 @pytest.mark.parametrize(
@@ -286,7 +287,7 @@ def test_node_affinity_after_node_change(
     new: NodeRecord,
     want: QueueingHint,
 ) -> None:
-    plugin = node_affinity.new(args, None)  # type: ignore[arg-type]
+    plugin = node_affinity.new(args, FakeHandle())
     assert plugin.hint_node_change(pod_info("p", **pod_kwargs), old, new) is want
 
 
@@ -308,7 +309,7 @@ def _with_port(name: str, port: int, node_name: str | None = "fake") -> PodInfo:
     ],
 )
 def test_node_ports_after_assigned_pod_deleted(deleted: PodInfo, want: QueueingHint) -> None:
-    plugin = node_ports.new(None, None)  # type: ignore[arg-type]
+    plugin = node_ports.new(None, FakeHandle())
     pod = _with_port("p", 8080, None)
     assert plugin.hint_assigned_pod_deleted(pod, deleted, None) is want
 
@@ -342,7 +343,7 @@ _TOLERATE_UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "effect": 
 def test_node_unschedulable_after_node_change(
     old: NodeRecord | None, new: NodeRecord, want: QueueingHint
 ) -> None:
-    plugin = node_unschedulable.new(None, None)  # type: ignore[arg-type]
+    plugin = node_unschedulable.new(None, FakeHandle())
     assert plugin.hint_node_change(pod_info("p"), old, new) is want
 
 
@@ -360,7 +361,7 @@ def test_node_unschedulable_after_node_change(
 def test_node_unschedulable_after_pod_toleration_change(
     tolerations: list[dict[str, str]], want: QueueingHint
 ) -> None:
-    plugin = node_unschedulable.new(None, None)  # type: ignore[arg-type]
+    plugin = node_unschedulable.new(None, FakeHandle())
     old, new = pod_info("p"), pod_info("p", tolerations=tolerations)
     assert plugin.hint_target_pod_toleration_change(old, old, new) is want
 
@@ -399,13 +400,13 @@ def test_taint_toleration_after_node_change(
     new: NodeRecord,
     want: QueueingHint,
 ) -> None:
-    plugin = taint_toleration.new(None, None)  # type: ignore[arg-type]
+    plugin = taint_toleration.new(None, FakeHandle())
     pod = pod_info("p", tolerations=tolerations)
     assert plugin.hint_node_change(pod, old, new) is want
 
 
 def test_scheduling_gates_register_the_pods_own_gate_removal_without_a_hint() -> None:
-    plugin = scheduling_gates.new(None, None)  # type: ignore[arg-type]
+    plugin = scheduling_gates.new(None, FakeHandle())
     (registration,) = plugin.events_to_register()
     assert registration.hint is None  # always Queue
 
@@ -814,7 +815,7 @@ _NO_SCHEDULE = "NoSchedule"
 def test_pod_topology_spread_after_node_change(
     pod: PodInfo, old: NodeRecord | None, new: NodeRecord | None, want: QueueingHint
 ) -> None:
-    plugin = pod_topology_spread.new(None, None)  # type: ignore[arg-type]
+    plugin = pod_topology_spread.new(None, FakeHandle())
     assert plugin.hint_node_change(pod, old, new) is want
 
 
@@ -878,7 +879,7 @@ _PTS_BOUND = {"node_name": "fake-node"}
 def test_pod_topology_spread_after_assigned_pod_change(
     old: PodInfo | None, new: PodInfo | None, want: QueueingHint
 ) -> None:
-    plugin = pod_topology_spread.new(None, None)  # type: ignore[arg-type]
+    plugin = pod_topology_spread.new(None, FakeHandle())
     assert plugin.hint_assigned_pod_change(_spread("zone"), old, new) is want
 
 
@@ -902,7 +903,7 @@ def test_pod_topology_spread_after_assigned_pod_change(
 def test_pod_topology_spread_after_target_pod_change(
     old: PodInfo, new: PodInfo, want: QueueingHint
 ) -> None:
-    plugin = pod_topology_spread.new(None, None)  # type: ignore[arg-type]
+    plugin = pod_topology_spread.new(None, FakeHandle())
     assert plugin.hint_target_pod_change(_spread("zone"), old, new) is want
 
 
@@ -959,7 +960,7 @@ _OTHER_CLAIM = {"name": "c", "persistentVolumeClaim": {"claimName": "other"}}
 def test_volume_restrictions_after_assigned_pod_deleted(
     pod: PodInfo, deleted: PodInfo, want: QueueingHint
 ) -> None:
-    plugin = volume_restrictions.new(None, None)  # type: ignore[arg-type]
+    plugin = volume_restrictions.new(None, FakeHandle())
     assert plugin.hint_assigned_pod_deleted(pod, deleted, None) is want
 
 
@@ -984,7 +985,7 @@ def test_volume_restrictions_after_assigned_pod_deleted(
     ],
 )
 def test_volume_restrictions_after_claim_added(claim: dict[str, Any], want: QueueingHint) -> None:
-    plugin = volume_restrictions.new(None, None)  # type: ignore[arg-type]
+    plugin = volume_restrictions.new(None, FakeHandle())
     assert plugin.hint_claim_added(_with_volumes("p", _CLAIM), None, claim) is want
 
 
@@ -1051,7 +1052,7 @@ def _pv(**labels: str) -> dict[str, Any]:
     ],
 )
 def test_volume_zone_hints(hint: str, old: object, new: object, want: QueueingHint) -> None:
-    plugin = volume_zone.new(None, None)  # type: ignore[arg-type]
+    plugin = volume_zone.new(None, FakeHandle())
     regs = {r.event.resource: r.hint for r in plugin.events_to_register()}
     fn = regs[_VZ_RESOURCES[hint]]
     assert fn is not None

@@ -17,7 +17,9 @@ from corral.scheduler.plugins import (
     priority_sort,
     scheduling_gates,
 )
-from support.builders import node, pod, pod_from_json, pod_info, snapshot_of
+from corral.testing.builders import node, pod, pod_info, snapshot_of
+from corral.testing.framework import FakeHandle
+from support.builders import pod_from_json
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -41,7 +43,7 @@ def test_priority_sort(
 
 
 def test_scheduling_gates() -> None:
-    plugin = scheduling_gates.new(None, None)  # type: ignore[arg-type]
+    plugin = scheduling_gates.new(None, FakeHandle())
     assert plugin.pre_enqueue(pod_info("p")) is None
     assert plugin.pre_enqueue(pod_info("p", gates=["a", "b"])) == Status.of(
         UUR, "waiting for scheduling gates: [a b]"
@@ -80,7 +82,7 @@ def test_node_name(wanted: str | None, want: Status | None) -> None:
 )
 def test_node_name_pre_filter(wanted: str | None, want: PreFilterResult | None) -> None:
     snapshot = snapshot_of([node("node1"), node("node2")])
-    plugin = node_name.new(None, None)  # type: ignore[arg-type]
+    plugin = node_name.new(None, FakeHandle())
     got = plugin.pre_filter(CycleState(), pod_info("p", node_name=wanted), snapshot)
     assert got == (want, None)
 
@@ -108,15 +110,10 @@ def test_node_unschedulable(
     unschedulable: bool, tolerations: tuple[Any, ...], want: Status | None
 ) -> None:
     snapshot = snapshot_of([node("n", unschedulable=unschedulable)])
-    plugin = node_unschedulable.new(None, None)  # type: ignore[arg-type]
+    plugin = node_unschedulable.new(None, FakeHandle())
     p = pod_from_json(pod("p", tolerations=tolerations))
     assert plugin.filter(CycleState(), p, snapshot.node_info(0)) == want
     assert bool(plugin.filter_batch(CycleState(), p, snapshot).passed[0]) is (want is None)
-
-
-class _Handle:
-    def __init__(self, binder: Any) -> None:
-        self.pod_binder = binder
 
 
 def test_default_binder_posts_through_the_binder() -> None:
@@ -125,7 +122,7 @@ def test_default_binder_posts_through_the_binder() -> None:
     def binder(p: PodInfo, node_name: str) -> None:
         calls.append((p.name, node_name))
 
-    plugin = default_binder.new(None, _Handle(binder))  # type: ignore[arg-type]
+    plugin = default_binder.new(None, FakeHandle(pod_binder=binder))
     assert plugin.bind(CycleState(), pod_info("p"), "n1") is None
     assert calls == [("p", "n1")]
 
@@ -142,5 +139,5 @@ def test_default_binder_posts_through_the_binder() -> None:
     ],
 )
 def test_default_binder_errors(binder: Any, message: str) -> None:
-    plugin = default_binder.new(None, _Handle(binder))  # type: ignore[arg-type]
+    plugin = default_binder.new(None, FakeHandle(pod_binder=binder))
     assert plugin.bind(CycleState(), pod_info("p"), "n1") == Status.error(message)

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from corral.cli import main
-from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.config import ValidationError, plugin_args
 from corral.scheduler.framework import listers
@@ -17,7 +16,8 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import check_csi_storage_capacity as csi
 from corral.scheduler.plugins import lvm_volume_capacity as lvm
-from support.builders import node, pod, snapshot_of
+from corral.testing.builders import node, pod, snapshot_of
+from corral.testing.framework import FakeHandle
 
 Obj = tuple[str, dict[str, Any]]
 U = Code.UNSCHEDULABLE
@@ -25,11 +25,9 @@ WFFC = "WaitForFirstConsumer"
 ZONE = "topology.kubernetes.io/zone"
 
 
-class Handle:
-    def __init__(self, *objects: Obj) -> None:
-        self.objects = ObjectStore()
-        for kind, obj in objects:
-            self.objects.apply(kind, "ADDED", obj)
+def handle(*objects: Obj) -> FakeHandle:
+    """A Handle over ``(kind, object)`` pairs."""
+    return FakeHandle(*({"kind": kind, **obj} for kind, obj in objects))
 
 
 def claim(name: str, sc: str, size: str | None = "1Gi", *, volume: str = "") -> Obj:
@@ -89,7 +87,7 @@ NOT_ENOUGH = Status.of(U, csi.reason("fast"))
 
 def run_csi(objects: tuple[Obj, ...], raw: dict[str, Any], zone: str) -> tuple[str, Status | None]:
     """('skip' | 'filter'), and the zone-labelled node's status (PreFilter's if it failed)."""
-    plugin = csi.new(None, Handle(*objects))  # type: ignore[arg-type]
+    plugin = csi.new(None, handle(*objects))
     state, info = CycleState(), pod_from_json(raw)
     snapshot = snapshot_of([node("n", labels={ZONE: zone})])
     _, status = plugin.pre_filter(state, info, snapshot)
@@ -245,7 +243,7 @@ def test_check_csi_storage_capacity(
 
 def test_check_csi_storage_capacity_filter_without_pre_filter() -> None:
     objects = (*CSI_BASE, claim("a", "fast", "2Gi"), capacity("c", "fast", "1Gi", "a"))
-    plugin = csi.new(None, Handle(*objects))  # type: ignore[arg-type]
+    plugin = csi.new(None, handle(*objects))
     snapshot = snapshot_of([node("n", labels={ZONE: "a"})])
     status = plugin.filter(CycleState(), pod_from_json(pod_with("a")), snapshot.node_info(0))
     assert status == NOT_ENOUGH
@@ -273,7 +271,7 @@ def run_lvm(
     annotations: dict[str, str],
     args: dict[str, Any] | None = None,
 ) -> Status | None:
-    plugin = lvm.new(args, Handle(*objects))  # type: ignore[arg-type]
+    plugin = lvm.new(args, handle(*objects))
     n = node("n")
     n["metadata"]["annotations"] = annotations
     snapshot = snapshot_of([n])

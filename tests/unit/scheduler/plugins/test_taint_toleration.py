@@ -11,7 +11,9 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.taints import Taint, Toleration
 from corral.scheduler.plugins import taint_toleration
-from support.builders import node, pod, pod_from_json, snapshot_of
+from corral.testing.builders import node, pod, snapshot_of
+from corral.testing.framework import FakeHandle
+from support.builders import pod_from_json
 
 
 @pytest.mark.parametrize(
@@ -89,7 +91,7 @@ def _node(*taints: dict[str, str]) -> Any:
 )
 def test_filter(taints: tuple[Any, ...], tolerations: tuple[Any, ...], want: str | None) -> None:
     snapshot = snapshot_of([_node(*taints)])
-    plugin = taint_toleration.new(None, None)  # type: ignore[arg-type]
+    plugin = taint_toleration.new(None, FakeHandle())
     got = plugin.filter(
         CycleState(), pod_from_json(pod("p", tolerations=tolerations)), snapshot.node_info(0)
     )
@@ -100,7 +102,7 @@ def test_score_counts_untolerated_prefer_no_schedule_and_normalizes_reversed() -
     soft = [{"key": f"s{i}", "value": "", "effect": "PreferNoSchedule"} for i in range(2)]
     nodes = [node("a"), node("b", taints=soft[:1]), node("c", taints=soft)]
     snapshot = snapshot_of(nodes)
-    plugin = taint_toleration.new(None, None)  # type: ignore[arg-type]
+    plugin = taint_toleration.new(None, FakeHandle())
     # A NoSchedule toleration does not count for scoring; the PreferNoSchedule one does.
     p = pod_from_json(
         pod(
@@ -129,5 +131,6 @@ def test_score_counts_untolerated_prefer_no_schedule_and_normalizes_reversed() -
 )
 def test_normalize(raw: list[int], want: list[int]) -> None:
     scores = np.array(raw, dtype=np.int64)
-    taint_toleration.new(None, None).normalize_score(CycleState(), pod_from_json(pod("p")), scores)  # type: ignore[arg-type]
+    plugin = taint_toleration.new(None, FakeHandle())
+    plugin.normalize_score(CycleState(), pod_from_json(pod("p")), scores)
     assert scores.tolist() == want

@@ -17,7 +17,8 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import volume_binding as vb
-from support.builders import build_cache, node, snapshot_of
+from corral.testing.builders import build_cache, node, snapshot_of
+from corral.testing.framework import FakeHandle
 from support.storage import (
     capacity,
     csi_driver,
@@ -28,13 +29,6 @@ from support.storage import (
 )
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-KINDS = {
-    "PersistentVolume": listers.PERSISTENT_VOLUME,
-    "PersistentVolumeClaim": listers.PERSISTENT_VOLUME_CLAIM,
-    "StorageClass": listers.STORAGE_CLASS,
-    "CSIDriver": listers.CSI_DRIVER,
-    "CSIStorageCapacity": listers.CSI_STORAGE_CAPACITY,
-}
 NODES = [
     node("n1", labels={"zone": "a"}),
     node("n2", labels={"zone": "a"}),
@@ -79,16 +73,15 @@ class Updater:
         return stored
 
 
-class Handle:
-    def __init__(self, objects: Sequence[Mapping[str, Any]]) -> None:
-        self.objects = ObjectStore()
-        for obj in objects:
-            self.objects.apply(KINDS[obj["kind"]], "ADDED", obj)
-        self.object_updater: Updater | None = Updater(self.objects)
+def handle(objects: Sequence[Mapping[str, Any]]) -> FakeHandle:
+    """The objects, and an object updater writing back into them."""
+    fake = FakeHandle(*objects)
+    fake.object_updater = Updater(fake.objects)
+    return fake
 
 
 def plugin_for(objects: Sequence[Mapping[str, Any]], **kw: Any) -> vb.VolumeBinding:
-    return vb.VolumeBinding(Handle(objects), **kw)  # type: ignore[arg-type]
+    return vb.VolumeBinding(handle(objects), **kw)
 
 
 def pod_of(*claims: str) -> PodInfo:
@@ -458,9 +451,9 @@ class Clock:
 def pre_bind(
     objects: list[dict[str, Any]], claims: list[str], node_name: str, *, controller: bool,
     timeout: int = 5, refuse: str = "",
-) -> tuple[Status | None, vb.VolumeBinding, Handle]:  # fmt: skip
+) -> tuple[Status | None, vb.VolumeBinding, FakeHandle]:  # fmt: skip
     plugin = plugin_for(objects, bind_timeout_seconds=timeout)
-    handle: Handle = plugin.handle  # type: ignore[assignment]
+    handle: FakeHandle = plugin.handle  # type: ignore[assignment]
     assert handle.object_updater is not None
     handle.object_updater.refuse = refuse
     clock = Clock((lambda: complete_binding(handle.objects)) if controller else None)
@@ -515,7 +508,7 @@ def test_pre_bind_failures(objects: list[dict[str, Any]], refuse: str, want: str
 def test_pre_bind_claim_ref_reset() -> None:
     objects = [WFFC, pvc(uid="u1"), pv("pv-1", node="n1")]
     plugin = plugin_for(objects, bind_timeout_seconds=5)
-    handle: Handle = plugin.handle  # type: ignore[assignment]
+    handle: FakeHandle = plugin.handle  # type: ignore[assignment]
 
     def reset() -> None:
         volume = handle.objects.get(listers.PERSISTENT_VOLUME, "", "pv-1")
@@ -534,7 +527,7 @@ def test_pre_bind_claim_ref_reset() -> None:
 
 def test_pre_bind_provisioning_moved_elsewhere() -> None:
     plugin = plugin_for([DYNAMIC, pvc(storage_class="dynamic")], bind_timeout_seconds=5)
-    handle: Handle = plugin.handle  # type: ignore[assignment]
+    handle: FakeHandle = plugin.handle  # type: ignore[assignment]
 
     def reschedule() -> None:
         claim = handle.objects.get(listers.PERSISTENT_VOLUME_CLAIM, "default", "data")
@@ -599,7 +592,7 @@ def test_args_shape_and_timeout() -> None:
         bind_timeout_seconds=30,
         shape=[UtilizationShapePoint(0, 0), UtilizationShapePoint(100, 10)],
     )
-    plugin = vb.new(args, Handle([]))  # type: ignore[arg-type]
+    plugin = vb.new(args, handle([]))
     assert plugin.bind_timeout == 30
     assert plugin.shape == ((0, 0), (100, 100))
 
@@ -621,7 +614,7 @@ def test_affinity_masks_follow_node_label_changes() -> None:
     zoned = pv("pv-z")
     zoned["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]}}  # fmt: skip
-    handle: Handle = plugin.handle  # type: ignore[assignment]
+    handle: FakeHandle = plugin.handle  # type: ignore[assignment]
     handle.objects.apply(listers.PERSISTENT_VOLUME, "ADDED", zoned)
     cache = build_cache(NODES)
 

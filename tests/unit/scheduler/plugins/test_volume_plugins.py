@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
@@ -18,17 +17,16 @@ from corral.scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
-from support.builders import node, pod, snapshot_of
+from corral.testing.builders import node, pod, snapshot_of
+from corral.testing.framework import FakeHandle
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 MISSING_CLAIM = Status.of(UUR, 'persistentvolumeclaim "data" not found')
 
 
-class Handle:
-    def __init__(self, *objects: tuple[str, dict[str, Any]]) -> None:
-        self.objects = ObjectStore()
-        for kind, obj in objects:
-            self.objects.apply(kind, "ADDED", obj)
+def handle(*objects: tuple[str, dict[str, Any]]) -> FakeHandle:
+    """A Handle over ``(kind, object)`` pairs."""
+    return FakeHandle(*({"kind": kind, **obj} for kind, obj in objects))
 
 
 def claim(
@@ -66,11 +64,11 @@ def pre_filter_status(plugin: Any, raw: dict[str, Any]) -> Status | None:
     "module", [volume_binding, volume_zone, volume_restrictions], ids=lambda m: m.NAME
 )
 def test_missing_claim_in_pre_filter(module: Any) -> None:
-    assert pre_filter_status(module.new(None, Handle()), PVC_POD) == MISSING_CLAIM
+    assert pre_filter_status(module.new(None, handle()), PVC_POD) == MISSING_CLAIM
 
 
 def test_node_volume_limits_missing_claim_in_filter() -> None:
-    plugin = node_volume_limits.new(None, Handle())  # type: ignore[arg-type]
+    plugin = node_volume_limits.new(None, handle())
     snapshot = snapshot_of([node("n")])
     status = plugin.filter(CycleState(), pod_from_json(PVC_POD), snapshot.node_info(0))
     assert status == Status.of(
@@ -111,7 +109,7 @@ def test_node_volume_limits_missing_claim_in_filter() -> None:
 def test_volume_binding_pre_filter(
     objects: tuple[tuple[str, dict[str, Any]], ...], raw: dict[str, Any], want: Status | None
 ) -> None:
-    assert pre_filter_status(volume_binding.new(None, Handle(*objects)), raw) == want  # type: ignore[arg-type]
+    assert pre_filter_status(volume_binding.new(None, handle(*objects)), raw) == want
 
 
 @pytest.mark.parametrize(
@@ -140,11 +138,11 @@ def test_volume_binding_pre_filter(
 def test_volume_zone_pre_filter(
     objects: tuple[tuple[str, dict[str, Any]], ...], want: Status | None
 ) -> None:
-    assert pre_filter_status(volume_zone.new(None, Handle(*objects)), PVC_POD) == want  # type: ignore[arg-type]
+    assert pre_filter_status(volume_zone.new(None, handle(*objects)), PVC_POD) == want
 
 
 def test_node_volume_limits_counts_an_unbound_claim_by_provisioner() -> None:
-    handle = Handle(
+    fake = handle(
         claim(storage_class="csi"),
         storage_class("csi", provisioner="ebs.csi"),
         (
@@ -155,7 +153,7 @@ def test_node_volume_limits_counts_an_unbound_claim_by_provisioner() -> None:
             },
         ),
     )
-    plugin = node_volume_limits.new(None, handle)  # type: ignore[arg-type]
+    plugin = node_volume_limits.new(None, fake)
     snapshot = snapshot_of([node("n")])
     status = plugin.filter(CycleState(), pod_from_json(PVC_POD), snapshot.node_info(0))
     assert status == Status.of(
@@ -187,5 +185,5 @@ def volume_pod(*volumes: dict[str, Any]) -> dict[str, Any]:
 def test_node_volume_limits_pre_filter_skips_like_upstream(
     raw: dict[str, Any], skipped: bool
 ) -> None:
-    status = pre_filter_status(node_volume_limits.new(None, Handle()), raw)  # type: ignore[arg-type]
+    status = pre_filter_status(node_volume_limits.new(None, handle()), raw)
     assert (status is not None and status.code is Code.SKIP) is skipped

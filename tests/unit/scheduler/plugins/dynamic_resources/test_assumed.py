@@ -16,7 +16,7 @@ from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
 from corral.scheduler.plugins.dynamic_resources.assumed import AssumedClaims
-from support.builders import snapshot_of
+from corral.testing.builders import snapshot_of
 
 from .dra_builders import Json
 from .test_plugin import GPU_CLASS, NODES, SLICE_A, claim, claiming_pod, node_infos, store

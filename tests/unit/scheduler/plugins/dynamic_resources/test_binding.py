@@ -21,7 +21,7 @@ from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationTimeoutError,
     Allocator,
 )
-from support.builders import snapshot_of
+from corral.testing.builders import snapshot_of
 
 from .dra_builders import (
     CLAIM0,

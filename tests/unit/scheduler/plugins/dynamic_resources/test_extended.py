@@ -19,7 +19,8 @@ from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins.dynamic_resources import extended
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
 from corral.scheduler.plugins.helper.dra_extended_resources import DeviceClassResolver
-from support.builders import node, pod, pod_from_json, snapshot_of
+from corral.testing.builders import node, pod, snapshot_of
+from support.builders import pod_from_json
 
 from .dra_builders import Json
 from .test_plugin import DRIVER, _Handle, gpu_slice, store

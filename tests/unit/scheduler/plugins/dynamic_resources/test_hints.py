@@ -21,7 +21,7 @@ from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.dynamic_resources import hints
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
-from support.builders import pod as pod_json
+from corral.testing.builders import pod as pod_json
 from support.builders import pod_from_json
 
 from .dra_builders import Json

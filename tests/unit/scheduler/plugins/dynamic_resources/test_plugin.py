@@ -17,7 +17,8 @@ from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
-from support.builders import node, pod, pod_from_json, snapshot_of
+from corral.testing.builders import node, pod, snapshot_of
+from support.builders import pod_from_json
 
 from .dra_builders import (
     Json,

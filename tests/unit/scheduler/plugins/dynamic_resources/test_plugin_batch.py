@@ -15,7 +15,7 @@ from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
-from support.builders import node, snapshot_of
+from corral.testing.builders import node, snapshot_of
 
 from .dra_builders import Json
 from .test_plugin import GPU_CLASS, SLICE_A, claim, claiming_pod, store

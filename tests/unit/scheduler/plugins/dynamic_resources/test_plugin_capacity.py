@@ -10,7 +10,7 @@ from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
-from support.builders import snapshot_of
+from corral.testing.builders import snapshot_of
 
 from .dra_builders import Json, device_class, request, resource_slice
 from .test_plugin import DRIVER, NODES, claim, claiming_pod, node_infos, run_filter, store
