@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code
 from corral.scheduler.plugins import balanced_allocation
 from corral.testing.builders import container, node, pod, snapshot_of
 from corral.testing.framework import FakeHandle
-from support.builders import pod_from_json
 
 JSON = dict[str, Any]
 GPU = "nvidia.com/gpu"

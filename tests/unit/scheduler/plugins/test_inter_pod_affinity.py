@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
 
 from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework.cluster_events import QueueingHint
 from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.types import NodeRecord, PodInfo
 from corral.scheduler.plugins import inter_pod_affinity as ipa
-from corral.testing.builders import build_cache, node, pod
+from corral.scheduler.plugins.inter_pod_affinity import queueing as ipa_queueing
+from corral.testing.builders import build_cache, node, pod, pod_info
 from corral.testing.framework import FakeHandle
+from support.hints import BOUND, SKIP, Q, hint_node
 
 ZONE = "zone"
 NODES = [
@@ -223,3 +228,279 @@ def test_score(
     want: dict[str, int],
 ) -> None:
     assert scores(existing, incoming, **args) == want
+
+
+def _term(key: str, topology: str, *values: str, op: str = "In") -> dict[str, Any]:
+    return {
+        "labelSelector": {
+            "matchExpressions": [{"key": key, "operator": op, "values": list(values)}]
+        },
+        "topologyKey": topology,
+    }
+
+
+def _ipa_pod(
+    name: str = "p",
+    *,
+    affinity: Sequence[dict[str, Any]] = (),
+    anti: Sequence[dict[str, Any]] = (),
+    **kwargs: Any,
+) -> PodInfo:
+    req = "requiredDuringSchedulingIgnoredDuringExecution"
+    spec: dict[str, Any] = {}
+    if affinity:
+        spec["podAffinity"] = {req: list(affinity)}
+    if anti:
+        spec["podAntiAffinity"] = {req: list(anti)}
+    return pod_info(name, affinity=spec or None, **kwargs)
+
+
+def _nominated(pod: PodInfo) -> PodInfo:
+    return pod_from_json({**pod.raw, "status": {"nominatedNodeName": "fake-node"}})
+
+
+_SCAN = _term("service", "region", "securityscan", "value2")
+
+
+_EXISTS_AAA = _term("aaa", "hostname", op="Exists")
+
+
+_EXISTS_BBB = _term("bbb", "hostname", op="Exists")
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            _ipa_pod(affinity=[_SCAN]),
+            None,
+            _ipa_pod("o", labels={"service": "securityscan"}, **BOUND),
+            Q,
+            id="add a pod which matches the pod affinity",
+        ),
+        pytest.param(
+            _ipa_pod(affinity=[_SCAN]),
+            None,
+            _ipa_pod("o", labels={"service": "securityscan"}),
+            SKIP,
+            id="add an un-scheduled pod",
+        ),
+        pytest.param(
+            _ipa_pod(affinity=[_SCAN]),
+            None,
+            _ipa_pod("o", labels={"aaa": "a"}, **BOUND),
+            SKIP,
+            id="add a pod which doesn't match the pod affinity",
+        ),
+        pytest.param(
+            _ipa_pod(affinity=[_SCAN]),
+            _ipa_pod("o", labels={"aaa": "a"}, **BOUND),
+            _ipa_pod("o", labels={"service": "securityscan"}, **BOUND),
+            Q,
+            id="update a pod from non-match to match pod affinity",
+        ),
+        pytest.param(
+            _ipa_pod(affinity=[_SCAN]),
+            _ipa_pod("o", labels={"service": "value2"}, **BOUND),
+            _ipa_pod("o", labels={"service": "securityscan"}, **BOUND),
+            SKIP,
+            id="the updating pod matches target pod's affinity both before and after label changes",
+        ),
+        pytest.param(
+            _ipa_pod(affinity=[_SCAN]),
+            _ipa_pod("o", labels={"aaa": "a"}),
+            _ipa_pod("o", labels={"service": "securityscan"}),
+            SKIP,
+            id="update an un-scheduled pod",
+        ),
+        pytest.param(
+            _ipa_pod(affinity=[_SCAN]),
+            _ipa_pod("o", labels={"service": "securityscan"}, **BOUND),
+            _ipa_pod("o", labels={"aaa": "a"}, **BOUND),
+            SKIP,
+            id="update a pod from match to non-match the pod affinity",
+        ),
+        pytest.param(
+            _ipa_pod(affinity=[_EXISTS_AAA, _EXISTS_BBB]),
+            _ipa_pod("o", labels={"aaa": "a"}, **BOUND),
+            _ipa_pod("o", labels={"service": "securityscan"}, **BOUND),
+            SKIP,
+            id="update a pod from match to non-match pod's affinity - multiple terms case",
+        ),
+        pytest.param(
+            _ipa_pod(affinity=[_EXISTS_AAA, _EXISTS_BBB]),
+            _ipa_pod("o", labels={"aaa": "a"}, **BOUND),
+            _ipa_pod("o", labels={"aaa": "", "bbb": ""}, **BOUND),
+            Q,
+            id="update a pod from non-match to match pod's affinity - multiple terms case",
+        ),
+        pytest.param(
+            _ipa_pod(anti=[_SCAN]),
+            _ipa_pod("o", labels={"service": "securityscan"}, **BOUND),
+            _ipa_pod("o", labels={"service": "aaaa"}, **BOUND),
+            Q,
+            id="modify pod label to change it from satisfying pod anti-affinity to not "
+            "satisfying anti-affinity",
+        ),
+        pytest.param(
+            _ipa_pod(anti=[_SCAN]),
+            _ipa_pod("o", labels={"service": "bbb"}, **BOUND),
+            _ipa_pod("o", labels={"service": "securityscan"}, **BOUND),
+            SKIP,
+            id="modify pod label to change it from not satisfying pod anti-affinity to "
+            "satisfying anti-affinity",
+        ),
+        pytest.param(
+            _ipa_pod(anti=[_SCAN]),
+            _ipa_pod("o", labels={"aaa": "a"}, **BOUND),
+            None,
+            SKIP,
+            id="delete a pod which doesn't match pod's anti-affinity",
+        ),
+        pytest.param(
+            _ipa_pod(anti=[_SCAN]),
+            _ipa_pod("o", labels={"service": "securityscan"}, **BOUND),
+            None,
+            Q,
+            id="delete a pod which matches pod's anti-affinity",
+        ),
+        pytest.param(
+            _ipa_pod(labels={"service": "securityscan"}),
+            _ipa_pod("o", anti=[_SCAN], **BOUND),
+            None,
+            Q,
+            id="delete a pod with anti-affinity that matches pending pod",
+        ),
+        pytest.param(
+            _ipa_pod(labels={"service": "foo"}),
+            _ipa_pod("o", anti=[_SCAN], **BOUND),
+            None,
+            SKIP,
+            id="delete a pod with anti-affinity that doesn't match pending pod",
+        ),
+        pytest.param(
+            _ipa_pod(anti=[_SCAN]),
+            _nominated(_ipa_pod("o", labels={"aaa": "a"})),
+            None,
+            SKIP,
+            id="delete a nominated pod which doesn't match pod's anti-affinity",
+        ),
+        pytest.param(
+            _ipa_pod(anti=[_SCAN]),
+            _nominated(_ipa_pod("o", labels={"service": "securityscan"})),
+            None,
+            Q,
+            id="delete a nominated pod which matches pod's anti-affinity",
+        ),
+    ],
+)
+def test_inter_pod_affinity_after_assigned_pod_change(
+    pod: PodInfo, old: PodInfo | None, new: PodInfo | None, want: QueueingHint
+) -> None:
+    assert ipa_queueing.after_assigned_pod_change(pod, old, new) is want
+
+
+_ZONE_AFF = _ipa_pod(affinity=[_term("service", "zone", "securityscan", "value2")])
+
+
+_REGION_AFF = _ipa_pod(affinity=[_SCAN])
+
+
+_ZONE_ANTI = _ipa_pod(
+    anti=[{"labelSelector": {"matchLabels": {"another": "label"}}, "topologyKey": "zone"}]
+)
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            _ZONE_AFF,
+            None,
+            hint_node(labels={"zone": "zone1"}),
+            Q,
+            id="add a new node with matched pod affinity topologyKey",
+        ),
+        pytest.param(
+            _REGION_AFF,
+            None,
+            hint_node(labels={"zone": "zone1"}),
+            SKIP,
+            id="add a new node without matched topologyKey",
+        ),
+        pytest.param(
+            _ZONE_AFF,
+            hint_node(labels={"aaa": "a"}),
+            hint_node(labels={"aaa": "b"}),
+            SKIP,
+            id="update node label but not topologyKey",
+        ),
+        pytest.param(
+            _ZONE_AFF,
+            hint_node(labels={"zone": "zone1"}),
+            hint_node(labels={"zone": "zone1", "unrelated-label": "unrelated"}),
+            SKIP,
+            id="update node label that isn't related to the pod affinity",
+        ),
+        pytest.param(
+            _ZONE_AFF,
+            hint_node(labels={"zone": "zone1"}),
+            hint_node(labels={"zone": "zone2"}),
+            Q,
+            id="update node with different affinity topologyKey value",
+        ),
+        pytest.param(
+            _ZONE_AFF,
+            hint_node(labels={"aaa": "a"}),
+            hint_node(labels={"zone": "zone1"}),
+            Q,
+            id="update node to have the affinity topology label",
+        ),
+        pytest.param(
+            _ZONE_ANTI,
+            None,
+            hint_node(labels={"zone": "zone1"}),
+            Q,
+            id="add a new node with matched pod anti-affinity topologyKey",
+        ),
+        pytest.param(
+            _ZONE_ANTI,
+            None,
+            hint_node(),
+            Q,
+            id="add a new node without matched pod anti-affinity topologyKey",
+        ),
+        pytest.param(
+            _ZONE_ANTI,
+            hint_node(labels={"zone": "zone1"}),
+            hint_node(labels={"zone": "zone1", "unrelated-label": "unrelated"}),
+            SKIP,
+            id="update node label that isn't related to the pod anti-affinity",
+        ),
+        pytest.param(
+            _ZONE_ANTI,
+            hint_node(labels={"zone": "zone1"}),
+            hint_node(labels={"zone": "zone2"}),
+            Q,
+            id="update node with different anti-affinity topologyKey value",
+        ),
+        pytest.param(
+            _ZONE_ANTI,
+            hint_node(labels={"aaa": "a"}),
+            hint_node(labels={"zone": "zone1"}),
+            SKIP,
+            id="update node to have the anti-affinity topology label",
+        ),
+        pytest.param(
+            _ZONE_ANTI,
+            hint_node(labels={"zone": "zone1"}),
+            hint_node(labels={"aaa": "a"}),
+            Q,
+            id="update node label not to have anti-affinity topology label",
+        ),
+    ],
+)
+def test_inter_pod_affinity_after_node_change(
+    pod: PodInfo, old: NodeRecord | None, new: NodeRecord, want: QueueingHint
+) -> None:
+    assert ipa_queueing.after_node_change(pod, old, new) is want

@@ -7,13 +7,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework.cluster_events import QueueingHint
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import PreFilterResult
 from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeRecord
 from corral.scheduler.plugins import node_affinity
-from corral.testing.builders import expr, node, pod, required, snapshot_of
+from corral.testing.builders import expr, node, pod, pod_info, required, snapshot_of
 from corral.testing.framework import FakeHandle
-from support.builders import pod_from_json
+from support.hints import SKIP, Q, hint_node
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -184,3 +187,92 @@ def test_invalid_added_affinity_is_refused() -> None:
     }
     with pytest.raises(ValueError, match="addedAffinity"):
         node_affinity.new(bad, FakeHandle())
+
+
+_FOO_BAR = {"affinity": required({"matchExpressions": [expr("foo", "In", "bar")]})}
+
+
+_ADDED = {
+    "addedAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [expr("foo", "In", "bar")]}]
+        }
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "pod_kwargs", "old", "new", "want"),
+    [
+        pytest.param(None, _FOO_BAR, None, hint_node(), SKIP, id="skip-queue-on-add"),
+        pytest.param(None, _FOO_BAR, None, hint_node(labels={"foo": "bar"}), Q, id="queue-on-add"),
+        pytest.param(
+            None, _FOO_BAR, hint_node(), hint_node({"cpu": "1"}), SKIP, id="skip-unrelated-changes"
+        ),
+        pytest.param(
+            None,
+            _FOO_BAR,
+            hint_node(),
+            hint_node(labels={"k": "v"}),
+            SKIP,
+            id="skip-unrelated-changes-on-labels",
+        ),
+        pytest.param(
+            None,
+            _FOO_BAR,
+            hint_node(labels={"foo": "bar"}),
+            hint_node(labels={"k": "v"}),
+            SKIP,
+            id="skip-labels-changes-on-node-from-suitable-to-unsuitable",
+        ),
+        pytest.param(
+            None,
+            _FOO_BAR,
+            hint_node(),
+            hint_node(labels={"foo": "bar"}),
+            Q,
+            id="queue-on-labels-change-makes-pod-schedulable",
+        ),
+        pytest.param(
+            None,
+            _FOO_BAR,
+            hint_node(labels={"foo": "bar"}),
+            hint_node({"cpu": "1"}, labels={"foo": "bar"}),
+            SKIP,
+            id="skip-unrelated-change-that-keeps-pod-schedulable",
+        ),
+        pytest.param(
+            _ADDED,
+            {},
+            None,
+            hint_node(),
+            SKIP,
+            id="skip-queue-on-add-scheduler-enforced-node-affinity",
+        ),
+        pytest.param(
+            _ADDED,
+            {},
+            None,
+            hint_node(labels={"foo": "bar"}),
+            Q,
+            id="queue-on-add-scheduler-enforced-node-affinity",
+        ),
+        pytest.param(
+            None,
+            {"node_selector": {"foo": "bar"}},
+            hint_node(),
+            hint_node(labels={"foo": "bar"}),
+            Q,
+            id="corral: nodeSelector now matches",
+        ),
+    ],
+)
+def test_node_affinity_after_node_change(
+    args: Any,
+    pod_kwargs: dict[str, Any],
+    old: NodeRecord | None,
+    new: NodeRecord,
+    want: QueueingHint,
+) -> None:
+    plugin = node_affinity.new(args, FakeHandle())
+    assert plugin.hint_node_change(pod_info("p", **pod_kwargs), old, new) is want

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from corral.cli import main
+from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.plugins import node_declared_features as ndf
 from corral.testing.builders import node, pod, snapshot_of
 from corral.testing.framework import FakeHandle
-from support.builders import pod_from_json
 
 JSON = dict[str, Any]
 RESTART = ndf.RESTART_ALL_CONTAINERS

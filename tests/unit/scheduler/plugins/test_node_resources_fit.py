@@ -8,13 +8,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework.cluster_events import QueueingHint
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeRecord, PodInfo
 from corral.scheduler.plugins import node_resources_fit
 from corral.scheduler.plugins.helper import resource_scoring
-from corral.testing.builders import container, node, pod, snapshot_of
+from corral.testing.builders import container, node, pod, pod_info, snapshot_of
 from corral.testing.framework import FakeHandle
-from support.builders import pod_from_json
+from support.hints import SKIP, Q, hint_node
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -257,3 +260,159 @@ def test_broken_linear(shape: list[tuple[int, int]], utilization: int, want: int
 def test_invalid_args(args: dict[str, Any], fragment: str) -> None:
     with pytest.raises(ValueError, match=re.escape(fragment)):
         node_resources_fit.new(args, FakeHandle())
+
+
+EXT_A, EXT_B = "example.com/aaa", "example.com/bbb"
+
+
+def _requesting(**requests: str) -> PodInfo:
+    return pod_info("p", containers=[container(**requests)])
+
+
+def _fit() -> node_resources_fit.NodeResourcesFit:
+    return node_resources_fit.new(None, FakeHandle())
+
+
+@pytest.mark.parametrize(
+    ("deleted", "want"),
+    [
+        pytest.param(
+            pod_info("d", cpu="1", node_name="fake"), Q, id="backoff-on-deleted-assigned-pod"
+        ),
+        pytest.param(pod_info("d"), SKIP, id="skip-queue-on-unscheduled-pod-deleted"),
+    ],
+)
+def test_fit_after_assigned_pod_delete(deleted: PodInfo, want: QueueingHint) -> None:
+    assert _fit().hint_assigned_pod_delete(pod_info("p", cpu="1"), deleted, None) is want
+
+
+def test_fit_after_nominated_pod_delete() -> None:
+    raw = dict(pod_info("d", cpu="2").raw)
+    raw["status"] = {"nominatedNodeName": "fake"}
+    deleted = pod_from_json(raw)
+    assert _fit().hint_assigned_pod_delete(pod_info("p", cpu="1"), deleted, None) is Q
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            pod_info("p", cpu="1"),
+            pod_info("o", cpu="2"),
+            pod_info("o", cpu="1"),
+            SKIP,
+            id="skip-queue-on-unscheduled-pod",
+        ),
+        pytest.param(
+            pod_info("p", cpu="1"),
+            pod_info("o", memory="2", node_name="fake"),
+            pod_info("o", memory="1", node_name="fake"),
+            SKIP,
+            id="skip-queue-on-non-relevant-resource-scale-down",
+        ),
+        pytest.param(
+            pod_info("p", pod_requests={"cpu": "1"}),
+            pod_info("o", pod_requests={"memory": "2"}, node_name="fake"),
+            pod_info("o", pod_requests={"memory": "1"}, node_name="fake"),
+            SKIP,
+            id="skip-queue-on-non-relevant-pod-level-resource-scale-down",
+        ),
+        pytest.param(
+            pod_info("p", cpu="1"),
+            pod_info("o", cpu="2", node_name="fake"),
+            pod_info("o", cpu="1", node_name="fake"),
+            Q,
+            id="queue-on-relevant-resource-scale-down",
+        ),
+        pytest.param(
+            pod_info("p", pod_requests={"cpu": "1"}),
+            pod_info("o", pod_requests={"cpu": "2"}, node_name="fake"),
+            pod_info("o", pod_requests={"cpu": "1"}, node_name="fake"),
+            Q,
+            id="queue-on-relevant-pod-level-resource-scale-down",
+        ),
+    ],
+)
+def test_fit_after_assigned_pod_scale_down(
+    pod: PodInfo, old: PodInfo, new: PodInfo, want: QueueingHint
+) -> None:
+    assert _fit().hint_assigned_pod_scale_down(pod, old, new) is want
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            _requesting(memory="2"),
+            None,
+            hint_node({"memory": "1"}),
+            SKIP,
+            id="skip-queue-on-node-add-without-sufficient-resources",
+        ),
+        pytest.param(
+            _requesting(**{EXT_A: "1"}),
+            None,
+            hint_node({EXT_B: "1"}),
+            SKIP,
+            id="skip-queue-on-node-add-without-required-resource-type",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            None,
+            hint_node({"memory": "4", EXT_A: "2"}),
+            Q,
+            id="queue-on-node-add-with-sufficient-resources",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            hint_node({"memory": "2", EXT_A: "2"}),
+            hint_node({"memory": "2", EXT_A: "1", EXT_B: "2"}),
+            SKIP,
+            id="skip-queue-on-node-unrelated-changes",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            hint_node({"memory": "2", EXT_A: "1"}),
+            hint_node({"memory": "2", EXT_A: "2"}),
+            Q,
+            id="queue-on-pod-requested-resources-increase",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            hint_node({"memory": "4", EXT_A: "2"}),
+            hint_node({"memory": "1", EXT_A: "2"}),
+            SKIP,
+            id="skip-queue-on-node-changes-from-suitable-to-unsuitable",
+        ),
+        pytest.param(
+            _requesting(memory="2", **{EXT_A: "1"}),
+            hint_node({"memory": "1", EXT_A: "2"}),
+            hint_node({"memory": "4", EXT_A: "2"}),
+            Q,
+            id="queue-on-node-changes-from-unsuitable-to-suitable",
+        ),
+        pytest.param(
+            _requesting(),
+            hint_node({"memory": "1"}, labels={"a": "b"}),
+            hint_node({"memory": "1"}),
+            SKIP,
+            id="corral: a label change adds no capacity",
+        ),
+    ],
+)
+def test_fit_after_node_change(
+    pod: PodInfo, old: NodeRecord | None, new: NodeRecord, want: QueueingHint
+) -> None:
+    assert _fit().hint_node_change(pod, old, new) is want
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param(None, "not-a-node", id="backoff-wrong-new-object"),
+        pytest.param("not-a-node", hint_node(), id="backoff-wrong-old-object"),
+    ],
+)
+def test_fit_refuses_objects_that_are_not_nodes(old: object, new: object) -> None:
+    with pytest.raises(TypeError, match="expected NodeRecord, got str"):
+        _fit().hint_node_change(pod_info("p"), old, new)

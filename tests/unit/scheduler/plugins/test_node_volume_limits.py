@@ -10,12 +10,23 @@ from typing import Any
 import pytest
 
 from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
-from corral.scheduler.plugins import node_volume_limits
+from corral.scheduler.plugins import (
+    node_volume_limits,
+)
 from corral.testing.builders import node, pod, snapshot_of
 from corral.testing.framework import FakeHandle
 from support.storage import csi_driver, pv, pvc, storage_class
+from support.volume_pods import (
+    PVC_POD,
+    UUR,
+    claim_pair,
+    class_pair,
+    pairs_handle,
+    pre_filter_status,
+)
 
 EXCEEDED = Status.of(Code.UNSCHEDULABLE, node_volume_limits.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
 EBS = "ebs.csi.aws.com"
@@ -124,3 +135,60 @@ def test_node_volume_limits(
     want: Status | None,
 ) -> None:  # fmt: skip
     assert verdict(objects, new, running) == want
+
+
+def test_node_volume_limits_missing_claim_in_filter() -> None:
+    plugin = node_volume_limits.new(None, pairs_handle())
+    snapshot = snapshot_of([node("n")])
+    status = plugin.filter(CycleState(), pod_from_json(PVC_POD), snapshot.node_info(0))
+    assert status == Status.of(
+        UUR, 'looking up PVC default/data: persistentvolumeclaim "data" not found'
+    )
+
+
+def test_node_volume_limits_counts_an_unbound_claim_by_provisioner() -> None:
+    fake = pairs_handle(
+        claim_pair(storage_class="csi"),
+        class_pair("csi", provisioner="ebs.csi"),
+        (
+            listers.CSI_NODE,
+            {
+                "metadata": {"name": "n"},
+                "spec": {"drivers": [{"name": "ebs.csi", "allocatable": {"count": 0}}]},
+            },
+        ),
+    )
+    plugin = node_volume_limits.new(None, fake)
+    snapshot = snapshot_of([node("n")])
+    status = plugin.filter(CycleState(), pod_from_json(PVC_POD), snapshot.node_info(0))
+    assert status == Status.of(
+        Code.UNSCHEDULABLE, node_volume_limits.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
+    )
+
+
+def volume_pod(*volumes: dict[str, Any]) -> dict[str, Any]:
+    return {**pod("p"), "spec": {**pod("p")["spec"], "volumes": list(volumes)}}
+
+
+@pytest.mark.parametrize(
+    ("raw", "skipped"),
+    [
+        pytest.param(pod("p"), True, id="no volumes"),
+        pytest.param(volume_pod({"name": "kube-api-access", "projected": {"sources": []}}),
+                     True, id="the ServiceAccount token's projected volume"),
+        pytest.param(volume_pod({"name": "scratch", "emptyDir": {}}, {"name": "cfg",
+                     "configMap": {"name": "c"}}), True, id="emptyDir and configMap"),
+        pytest.param(volume_pod({"name": "inline", "csi": {"driver": "d.csi"}}), True,
+                     id="CSI inline volumes are not attached"),
+        pytest.param(PVC_POD, False, id="a claim"),
+        pytest.param(volume_pod({"name": "e", "ephemeral": {"volumeClaimTemplate": {}}}),
+                     False, id="a generic ephemeral volume"),
+        pytest.param(volume_pod({"name": "pd", "gcePersistentDisk": {"pdName": "x"}}), False,
+                     id="a migratable in-tree volume"),
+    ],
+)  # fmt: skip
+def test_node_volume_limits_pre_filter_skips_like_upstream(
+    raw: dict[str, Any], skipped: bool
+) -> None:
+    status = pre_filter_status(node_volume_limits.new(None, pairs_handle()), raw)
+    assert (status is not None and status.code is Code.SKIP) is skipped

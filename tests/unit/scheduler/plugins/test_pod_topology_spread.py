@@ -9,10 +9,16 @@ import pytest
 
 from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework.cluster_events import QueueingHint
 from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.types import NodeRecord, PodInfo
+from corral.scheduler.plugins import (
+    pod_topology_spread,
+)
 from corral.scheduler.plugins import pod_topology_spread as pts
-from corral.testing.builders import build_cache, node, pod
+from corral.testing.builders import build_cache, node, pod, pod_info
 from corral.testing.framework import FakeHandle
+from support.hints import SKIP, Q, hint_node
 
 Z = "zone"
 TAINT = {"key": "t", "value": "", "effect": "NoSchedule"}
@@ -178,3 +184,224 @@ def test_system_default_constraints_use_service_selectors() -> None:
     # hostname (maxSkew 3) and zone (maxSkew 5); a node without a zone is still scored
     assert got["a1"] < got["a2"] < got["b1"]
     assert got["nz"] == 100
+
+
+def _spread(*keys: str, **kwargs: Any) -> PodInfo:
+    constraints = [
+        {
+            "maxSkew": 1,
+            "topologyKey": key,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]},
+        }
+        for key in keys
+    ]
+    raw = dict(pod_info("p", **kwargs).raw)
+    raw["spec"] = {**raw["spec"], "topologySpreadConstraints": constraints}
+    return pod_from_json(raw)
+
+
+_NO_SCHEDULE = "NoSchedule"
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            _spread("zone"),
+            hint_node(labels={"zone": "zone1"}),
+            hint_node(labels={"zone": "zone2"}),
+            Q,
+            id="node updates label which matches topologyKey",
+        ),
+        pytest.param(
+            _spread("zone"),
+            hint_node(labels={"foo": "bar1"}),
+            hint_node(labels={"foo": "bar2"}),
+            SKIP,
+            id="node that doesn't match topologySpreadConstraints updates non-related label",
+        ),
+        pytest.param(
+            _spread("zone", "node"),
+            hint_node(labels={"zone": "zone1", "node": "node1", "foo": "bar"}),
+            hint_node(labels={"zone": "zone1", "node": "node1"}),
+            SKIP,
+            id="node that match topologySpreadConstraints adds non-related label",
+        ),
+        pytest.param(
+            _spread("zone"),
+            None,
+            hint_node(labels={"foo": "bar"}),
+            SKIP,
+            id="create node with non-related labels",
+        ),
+        pytest.param(
+            _spread("zone"),
+            None,
+            hint_node(labels={"zone": "zone1"}),
+            Q,
+            id="create node with related labels",
+        ),
+        pytest.param(
+            _spread("zone"),
+            hint_node(labels={"foo": "bar"}),
+            None,
+            SKIP,
+            id="delete node with non-related labels",
+        ),
+        pytest.param(
+            _spread("zone"),
+            hint_node(labels={"zone": "zone1"}),
+            None,
+            Q,
+            id="delete node with related labels",
+        ),
+        pytest.param(
+            _spread("zone", "node"),
+            None,
+            hint_node(labels={"zone": "zone1"}),
+            SKIP,
+            id="add node with related labels that only match one of topologySpreadConstraints",
+        ),
+        pytest.param(
+            _spread("zone", "node"),
+            None,
+            hint_node(labels={"zone": "zone1", "node": "node1"}),
+            Q,
+            id="add node with related labels that match all topologySpreadConstraints",
+        ),
+        pytest.param(
+            _spread("zone", "node"),
+            hint_node(labels={"zone": "zone1"}),
+            hint_node(labels={"zone": "zone1"}),
+            SKIP,
+            id="update node with related labels that only match one of topologySpreadConstraints",
+        ),
+        pytest.param(
+            _spread("zone", "node"),
+            hint_node(labels={"zone": "zone1", "node": "node1"}),
+            hint_node(labels={"zone": "zone1", "node": "node2"}),
+            Q,
+            id="update node with related labels that match all topologySpreadConstraints",
+        ),
+        pytest.param(
+            _spread("zone", "node"),
+            hint_node(
+                labels={"zone": "zone1", "node": "node1"},
+                taints=[{"key": "aaa", "value": "bbb", "effect": _NO_SCHEDULE}],
+            ),
+            hint_node(
+                labels={"zone": "zone1", "node": "node1"},
+                taints=[{"key": "ccc", "value": "bbb", "effect": _NO_SCHEDULE}],
+            ),
+            Q,
+            id="update node with different taints that match all topologySpreadConstraints",
+        ),
+        pytest.param(
+            _spread("zone", "node"),
+            hint_node(
+                labels={"node": "node1"},
+                taints=[{"key": "aaa", "value": "bbb", "effect": _NO_SCHEDULE}],
+            ),
+            hint_node(
+                labels={"node": "node1"},
+                taints=[{"key": "ccc", "value": "bbb", "effect": _NO_SCHEDULE}],
+            ),
+            SKIP,
+            id="update node with different taints that only match one of topologySpreadConstraints",
+        ),
+    ],
+)
+def test_pod_topology_spread_after_node_change(
+    pod: PodInfo, old: NodeRecord | None, new: NodeRecord | None, want: QueueingHint
+) -> None:
+    plugin = pod_topology_spread.new(None, FakeHandle())
+    assert plugin.hint_node_change(pod, old, new) is want
+
+
+_PTS_BOUND = {"node_name": "fake-node"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        pytest.param(
+            None,
+            pod_info("o", labels={"foo": ""}, **_PTS_BOUND),
+            Q,
+            id="add pod with labels match topologySpreadConstraints selector",
+        ),
+        pytest.param(None, pod_info("o", labels={"foo": ""}), SKIP, id="add un-scheduled pod"),
+        pytest.param(
+            None,
+            pod_info("o", labels={"bar": ""}, **_PTS_BOUND),
+            SKIP,
+            id="add pod with labels don't match topologySpreadConstraints selector",
+        ),
+        pytest.param(
+            None,
+            pod_info("o", namespace="other", labels={"foo": ""}, **_PTS_BOUND),
+            SKIP,
+            id="add pod with different namespace",
+        ),
+        pytest.param(
+            pod_info("o", labels={"foo": ""}, **_PTS_BOUND),
+            None,
+            Q,
+            id="delete pod with labels that match topologySpreadConstraints selector",
+        ),
+        pytest.param(
+            pod_info("o", labels={"bar": ""}, **_PTS_BOUND),
+            None,
+            SKIP,
+            id="delete pod with labels that don't match topologySpreadConstraints selector",
+        ),
+        pytest.param(
+            pod_info("o", labels={"foo": ""}, **_PTS_BOUND),
+            pod_info("o", labels={"bar": ""}, **_PTS_BOUND),
+            Q,
+            id="delete pod label that matches topologySpreadConstraints selector",
+        ),
+        pytest.param(
+            pod_info("o", labels={"foo": "a"}, **_PTS_BOUND),
+            pod_info("o", labels={"foo": "b"}, **_PTS_BOUND),
+            SKIP,
+            id="change pod's label that matches topologySpreadConstraints selector",
+        ),
+        pytest.param(
+            pod_info("o", labels={"foo": ""}, **_PTS_BOUND),
+            pod_info("o", labels={"foo": "", "bar": ""}, **_PTS_BOUND),
+            SKIP,
+            id="update pod's non-related label",
+        ),
+    ],
+)
+def test_pod_topology_spread_after_assigned_pod_change(
+    old: PodInfo | None, new: PodInfo | None, want: QueueingHint
+) -> None:
+    plugin = pod_topology_spread.new(None, FakeHandle())
+    assert plugin.hint_assigned_pod_change(_spread("zone"), old, new) is want
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        pytest.param(
+            pod_info("p", labels={"foo": ""}),
+            pod_info("p", labels={"bar": ""}),
+            Q,
+            id="pod's labels no longer match the selector",
+        ),
+        pytest.param(
+            pod_info("p", labels={"foo": "a"}),
+            pod_info("p", labels={"foo": "b"}),
+            SKIP,
+            id="pod's labels still match the selector",
+        ),
+    ],
+)
+def test_pod_topology_spread_after_target_pod_change(
+    old: PodInfo, new: PodInfo, want: QueueingHint
+) -> None:
+    plugin = pod_topology_spread.new(None, FakeHandle())
+    assert plugin.hint_target_pod_change(_spread("zone"), old, new) is want

@@ -7,13 +7,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.framework.cluster_events import QueueingHint
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.taints import Taint, Toleration
+from corral.scheduler.framework.types import NodeRecord
 from corral.scheduler.plugins import taint_toleration
-from corral.testing.builders import node, pod, snapshot_of
+from corral.testing.builders import node, pod, pod_info, snapshot_of
 from corral.testing.framework import FakeHandle
-from support.builders import pod_from_json
+from support.hints import SKIP, Q, hint_node
 
 
 @pytest.mark.parametrize(
@@ -134,3 +137,48 @@ def test_normalize(raw: list[int], want: list[int]) -> None:
     plugin = taint_toleration.new(None, FakeHandle())
     plugin.normalize_score(CycleState(), pod_from_json(pod("p")), scores)
     assert scores.tolist() == want
+
+
+_TAINT = {"key": "foo", "value": "bar", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "old", "new", "want"),
+    [
+        pytest.param(
+            [],
+            None,
+            hint_node(taints=[_TAINT]),
+            SKIP,
+            id="skip-queue-on-untoleratedtaint-node-added",
+        ),
+        pytest.param([], None, hint_node(), Q, id="corral: queue-on-node-added-without-taints"),
+        pytest.param(
+            [{"key": "foo", "operator": "Equal", "value": "bar", "effect": "NoSchedule"}],
+            None,
+            hint_node(taints=[_TAINT]),
+            Q,
+            id="queue-on-toleratedtaint-node-added",
+        ),
+        pytest.param([], hint_node(taints=[_TAINT]), hint_node(), Q, id="queue-on-taint-change"),
+        pytest.param(
+            [], hint_node(), hint_node(labels={"a": "b"}), SKIP, id="skip-unrelated-change"
+        ),
+        pytest.param(
+            [],
+            hint_node(taints=[_TAINT]),
+            hint_node(taints=[_TAINT, {"key": "x", "effect": "NoExecute"}]),
+            SKIP,
+            id="corral: skip-still-untolerated",
+        ),
+    ],
+)
+def test_taint_toleration_after_node_change(
+    tolerations: list[dict[str, str]],
+    old: NodeRecord | None,
+    new: NodeRecord,
+    want: QueueingHint,
+) -> None:
+    plugin = taint_toleration.new(None, FakeHandle())
+    pod = pod_info("p", tolerations=tolerations)
+    assert plugin.hint_node_change(pod, old, new) is want

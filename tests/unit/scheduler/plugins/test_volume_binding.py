@@ -13,12 +13,18 @@ from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import node_from_json, pod_from_json
 from corral.scheduler.config.args import UtilizationShapePoint, VolumeBindingArgs
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.cluster_events import QueueingHint, QueueingHintFn
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins import (
+    volume_binding,
+)
 from corral.scheduler.plugins import volume_binding as vb
+from corral.scheduler.plugins.volume_binding import hints as vb_hints
 from corral.testing.builders import build_cache, node, snapshot_of
 from corral.testing.framework import FakeHandle
+from support.hints import CLAIM, SKIP, Q, with_volumes
 from support.storage import (
     capacity,
     csi_driver,
@@ -26,6 +32,14 @@ from support.storage import (
     pv,
     pvc,
     storage_class,
+)
+from support.volume_pods import (
+    EPHEMERAL_POD,
+    PVC_POD,
+    claim_pair,
+    class_pair,
+    pairs_handle,
+    pre_filter_status,
 )
 
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -657,3 +671,178 @@ def test_pre_bind_pre_flight_says_whether_pre_bind_will_act(
         assert status == Status(Code.SKIP)
     want = None if acts else Status(Code.SKIP)
     assert plugin.pre_bind_pre_flight(state, pod, "n1") == want
+
+
+_EPHEMERAL = {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
+
+
+_INLINE_CSI = {"name": "i", "csi": {"driver": "csi.example.com"}}
+
+
+def _obj(name: str, namespace: str | None = None, **fields: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return {"metadata": meta, **fields}
+
+
+def _capacity(**fields: str) -> dict[str, Any]:
+    return _obj("cap", "kube-system", **fields)
+
+
+def _driver(capacity: bool) -> dict[str, Any]:
+    return _obj("csi.example.com", spec={"storageCapacity": capacity})
+
+
+_VB_POD = with_volumes("p", CLAIM, _EPHEMERAL, _INLINE_CSI)
+
+
+@pytest.mark.parametrize(
+    ("hint", "old", "new", "want"),
+    [
+        pytest.param(
+            vb_hints.after_claim_change,
+            None,
+            _obj("claim", "default"),
+            Q,
+            id="queue-on-pvc-the-pod-uses",
+        ),
+        pytest.param(
+            vb_hints.after_claim_change,
+            None,
+            _obj("p-scratch", "default"),
+            Q,
+            id="queue-on-generic-ephemeral-pvc",
+        ),
+        pytest.param(
+            vb_hints.after_claim_change,
+            None,
+            _obj("claim", "other"),
+            SKIP,
+            id="skip-queue-on-pvc-in-another-namespace",
+        ),
+        pytest.param(
+            vb_hints.after_claim_change,
+            None,
+            _obj("other", "default"),
+            SKIP,
+            id="skip-queue-on-unrelated-pvc",
+        ),
+        pytest.param(
+            vb_hints.after_class_change, None, _obj("sc"), Q, id="queue-on-storage-class-added"
+        ),
+        pytest.param(
+            vb_hints.after_class_change,
+            _obj("sc", allowedTopologies=[]),
+            _obj("sc", allowedTopologies=[{"matchLabelExpressions": []}]),
+            Q,
+            id="queue-on-allowed-topologies-changed",
+        ),
+        pytest.param(
+            vb_hints.after_class_change,
+            _obj("sc", parameters={"a": "1"}),
+            _obj("sc", parameters={"a": "2"}),
+            SKIP,
+            id="skip-queue-on-unrelated-storage-class-change",
+        ),
+        pytest.param(
+            vb_hints.after_csi_node_change, None, _obj("n"), Q, id="queue-on-csinode-added"
+        ),
+        pytest.param(
+            vb_hints.after_csi_node_change,
+            _obj("n"),
+            {"metadata": {"name": "n", "annotations": {vb_hints.MIGRATED_PLUGINS: "x"}}},
+            Q,
+            id="queue-on-migrated-plugins-changed",
+        ),
+        pytest.param(
+            vb_hints.after_csi_node_change,
+            _obj("n"),
+            _obj("n", spec={}),
+            SKIP,
+            id="skip-queue-on-unrelated-csinode-change",
+        ),
+        pytest.param(
+            vb_hints.after_capacity_change,
+            None,
+            _capacity(capacity="1Gi"),
+            Q,
+            id="queue-on-capacity-added",
+        ),
+        pytest.param(
+            vb_hints.after_capacity_change,
+            _capacity(capacity="1Gi"),
+            _capacity(capacity="2Gi"),
+            Q,
+            id="queue-on-capacity-increased",
+        ),
+        pytest.param(
+            vb_hints.after_capacity_change,
+            _capacity(capacity="2Gi"),
+            _capacity(capacity="1Gi"),
+            SKIP,
+            id="skip-queue-on-capacity-decreased",
+        ),
+        pytest.param(
+            vb_hints.after_capacity_change,
+            _capacity(capacity="1Gi", maximumVolumeSize="1Gi"),
+            _capacity(capacity="5Gi", maximumVolumeSize="1Gi"),
+            SKIP,
+            id="skip-queue-on-capacity-increased-but-maximum-volume-size-same",
+        ),
+        pytest.param(
+            vb_hints.after_csi_driver_change,
+            _driver(True),
+            _driver(False),
+            Q,
+            id="queue-on-csidriver-storage-capacity-disabled",
+        ),
+        pytest.param(
+            vb_hints.after_csi_driver_change,
+            _driver(False),
+            _driver(True),
+            SKIP,
+            id="skip-queue-on-csidriver-storage-capacity-enabled",
+        ),
+    ],
+)
+def test_volume_binding_hints(
+    hint: QueueingHintFn, old: object, new: object, want: QueueingHint
+) -> None:
+    assert hint(_VB_POD, old, new) is want
+
+
+@pytest.mark.parametrize(
+    ("objects", "raw", "want"),
+    [
+        pytest.param(
+            (),
+            EPHEMERAL_POD,
+            Status.of(
+                UUR,
+                'waiting for ephemeral volume controller to create the persistentvolumeclaim "p-v"',
+            ),
+            id="ephemeral claim not created yet",
+        ),
+        pytest.param(
+            (claim_pair(storage_class="fast"), class_pair("fast")),
+            PVC_POD,
+            Status.of(UUR, volume_binding.ERR_REASON_UNBOUND_IMMEDIATE),
+            id="unbound immediate",
+        ),
+        pytest.param(
+            (
+                claim_pair(storage_class="wffc"),
+                class_pair("wffc", volumeBindingMode="WaitForFirstConsumer"),
+            ),
+            PVC_POD,
+            None,
+            id="unbound wait-for-first-consumer waits for the node",
+        ),
+        pytest.param((claim_pair(volume="pv-1"),), PVC_POD, None, id="bound to a missing PV"),
+    ],
+)
+def test_volume_binding_pre_filter(
+    objects: tuple[tuple[str, dict[str, Any]], ...], raw: dict[str, Any], want: Status | None
+) -> None:
+    assert pre_filter_status(volume_binding.new(None, pairs_handle(*objects)), raw) == want

@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 
 from corral.scheduler.backend.objects import ADDED, ObjectStore
+from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle
@@ -20,7 +21,6 @@ from corral.scheduler.plugins.dynamic_resources import extended
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
 from corral.scheduler.plugins.helper.dra_extended_resources import DeviceClassResolver
 from corral.testing.builders import node, pod, snapshot_of
-from support.builders import pod_from_json
 
 from .dra_builders import Json
 from .test_plugin import DRIVER, _Handle, gpu_slice, store

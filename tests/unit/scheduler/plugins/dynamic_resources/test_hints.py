@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import pytest
 
+from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cluster_events import (
     NODE,
@@ -22,7 +23,6 @@ from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.dynamic_resources import hints
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
 from corral.testing.builders import pod as pod_json
-from support.builders import pod_from_json
 
 from .dra_builders import Json
 from .test_plugin import claim, claiming_pod, store

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from corral.scheduler.backend.objects import ADDED, ObjectStore
+from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cluster_events import QueueingHint
 from corral.scheduler.framework.cycle_state import CycleState
@@ -24,7 +25,6 @@ from corral.scheduler.plugins.helper.dra_extended_resources import (
     is_dra_extended_resource_name,
 )
 from corral.testing.builders import container, node, pod, snapshot_of
-from support.builders import pod_from_json
 
 GPU = "example.com/gpu"
 UUR = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
