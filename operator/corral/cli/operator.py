@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 from typing import Any
 
 import kopf
 
 from corral.cli import UsageError
-from corral.controller import PeeringError, SettingsError, from_sources, run
+from corral.controller import MetricsServing, PeeringError, SettingsError, from_sources, run
+from corral.controller.metrics_server import split_address
 from corral.controller.settings import ENV, LOG_FORMATS
 from corral.k8s import Client
 
@@ -62,7 +64,22 @@ def register(subparsers: Any) -> None:
     )
     add("--priority", type=int, help="peering priority (default: random)")
     add("--liveness", metavar="URL", help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz")
-    add("--metrics-address", metavar="HOST:PORT", help="serve /metrics here")
+    add(
+        "--metrics-address",
+        metavar="HOST:PORT",
+        help="serve /metrics here: HTTPS, for tokens allowed `get` on /metrics (delegated "
+        "authentication and authorization, as the engines'); off unless given",
+    )
+    add(
+        "--metrics-cert-dir",
+        metavar="DIR",
+        help="tls.crt and tls.key to serve /metrics with (default: self-signed at start)",
+    )
+    add(
+        "--metrics-insecure",
+        action="store_true",
+        help="serve /metrics over plain HTTP to anyone (a local dev run only)",
+    )
     add(
         "--webhook-listen",
         metavar="HOST:PORT",
@@ -112,6 +129,18 @@ def main(args: argparse.Namespace) -> int:
         settings = from_sources(vars(args))
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
+    metrics = None
+    if args.metrics_address:
+        try:
+            split_address(args.metrics_address)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        cert_dir = Path(args.metrics_cert_dir) if args.metrics_cert_dir else None
+        if cert_dir is not None and not all(
+            (cert_dir / name).is_file() for name in ("tls.crt", "tls.key")
+        ):
+            raise UsageError(f"--metrics-cert-dir: {cert_dir} lacks tls.crt and tls.key")
+        metrics = MetricsServing(args.metrics_address, not args.metrics_insecure, cert_dir)
     client = client_for(args)
     fmt = kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.FULL
     kopf.configure(verbose=args.verbose, log_format=fmt)
@@ -125,7 +154,7 @@ def main(args: argparse.Namespace) -> int:
             peering=args.peering,
             priority=args.priority,
             liveness=args.liveness,
-            metrics_address=args.metrics_address,
+            metrics=metrics,
         )
     except PeeringError as exc:
         raise UsageError(str(exc)) from None

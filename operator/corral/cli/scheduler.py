@@ -22,13 +22,13 @@ from typing import Any
 from corral.cli import UsageError
 from corral.k8s import Client
 from corral.k8s.client import KubeconfigError
+from corral.k8s.secure_serving import server_context
 from corral.scheduler.config import ValidationError
 from corral.scheduler.engine import gc_tuning
 from corral.scheduler.engine.app import Engine, EngineOptions
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.engine.leaderelection import default_identity
 from corral.scheduler.engine.preflight import check_startable
-from corral.scheduler.engine.secure_serving import server_context
 from corral.yamlload import YamlError
 
 LOG_LEVELS = {"Normal": logging.INFO, "Debug": logging.DEBUG, "Trace": 5}

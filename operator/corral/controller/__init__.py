@@ -5,7 +5,8 @@ One file per concern: ``handlers`` (kopf wiring), ``reconcile`` (one profile, le
 ``apply`` (server-side apply, no churn, pruning), ``status`` (kstatus conditions),
 ``events``, ``guards`` (schedulerName conflicts, node-pool overlap), ``pending`` (the
 pending-pod detector), ``engines`` (the local engine runtime), ``peering`` (hot standby),
-``queue``, ``state``, ``metrics``, ``settings``. The public surface::
+``queue``, ``state``, ``metrics`` (and ``metrics_server``, its HTTPS endpoint), ``settings``.
+The public surface::
 
     settings = from_sources(flags)            # flags over CORRAL_* environment over defaults
     run(settings, Client.from_kubeconfig())   # blocks until SIGINT/SIGTERM
@@ -23,11 +24,20 @@ from typing import Any
 import kopf
 
 from corral.controller.handlers import Operator
+from corral.controller.metrics_server import MetricsServing
 from corral.controller.peering import Gate, PeeringError, ensure
 from corral.controller.settings import Settings, SettingsError, from_sources
 from corral.k8s import Client
 
-__all__ = ["Operator", "PeeringError", "Settings", "SettingsError", "from_sources", "run"]
+__all__ = [
+    "MetricsServing",
+    "Operator",
+    "PeeringError",
+    "Settings",
+    "SettingsError",
+    "from_sources",
+    "run",
+]
 
 
 def own_identity() -> str:
@@ -45,7 +55,7 @@ def run(
     peering: str | None = None,  # None: standalone
     priority: int | None = None,  # None: random, so two peers never tie (a tie pauses both)
     liveness: str | None = None,
-    metrics_address: str | None = None,
+    metrics: MetricsServing | None = None,
     stop_flag: asyncio.Event | threading.Event | None = None,  # for tests and benchmarks
     ready_flag: asyncio.Event | threading.Event | None = None,
 ) -> None:
@@ -54,7 +64,7 @@ def run(
     if peering:
         ensure(client, peering)
     gate = Gate(client, peering, identity, prio) if peering else None
-    op = Operator(settings, client, gate=gate, metrics_address=metrics_address)
+    op = Operator(settings, client, gate=gate, metrics=metrics)
     kopf_settings = kopf.OperatorSettings()
     op.configure(kopf_settings)
     kwargs: dict[str, Any] = {

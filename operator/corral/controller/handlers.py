@@ -20,14 +20,14 @@ from collections import Counter
 from typing import Any
 
 import kopf
-from aiohttp import web
 
 from corral.api import GROUP, KIND, PLURAL, VERSION, default_catalog
-from corral.controller import apply, guards, pending, refusals
+from corral.controller import apply, guards, metrics_server, pending, refusals
 from corral.controller.admission import HANDLER_ID, Webhook
 from corral.controller.engines import LocalEngines
 from corral.controller.events import Recorder, pod_ref
-from corral.controller.metrics import Metrics
+from corral.controller.metrics import Metrics, profile_conditions
+from corral.controller.metrics_server import MetricsServing
 from corral.controller.peering import Gate
 from corral.controller.queue import WorkQueue
 from corral.controller.reconcile import Reconciler
@@ -54,16 +54,17 @@ class Operator:
         client: Client,
         *,
         gate: Gate | None = None,  # None: standalone, always active
-        metrics_address: str | None = None,
+        metrics: MetricsServing | None = None,  # None: /metrics is not served
     ) -> None:
         self.settings = settings
         self.client = client
         self.state = State()
         self.detector = pending.Detector()
         self.metrics = Metrics()
+        client.observer = self.metrics  # rest_client_*: the operator's own requests
         self.recorder = Recorder(client)
         self.gate = gate or Gate(client, None, "", 0)
-        self.metrics_address = metrics_address
+        self.metrics_serving = metrics
         self.engines: LocalEngines | None = None
         if settings.local_engines:
             self.engines = LocalEngines(client=client, directory=settings.engine_dir)
@@ -205,6 +206,8 @@ class Operator:
 
     async def start(self) -> None:
         self.queue = WorkQueue()
+        queue = self.queue
+        self.metrics.queue_depth.set_function(lambda: float(len(queue)))
         for name in self.state.profile_names():
             self.queue.add(name)
         for _ in range(self.settings.workers):
@@ -213,8 +216,8 @@ class Operator:
         self.tasks.append(asyncio.create_task(self._detect()))
         if self.engines is not None:
             self.tasks.append(asyncio.create_task(self._supervise()))
-        if self.metrics_address:
-            self.tasks.append(asyncio.create_task(self._serve_metrics(self.metrics_address)))
+        if self.metrics_serving is not None:
+            self.tasks.append(asyncio.create_task(self._serve_metrics(self.metrics_serving)))
         if self.webhook is not None:
             self.tasks.append(asyncio.create_task(self.webhook.renew()))
 
@@ -253,14 +256,17 @@ class Operator:
             if await self._in_thread(self.gate.active):
                 for name in self.state.profile_names():
                     self.enqueue(name)
-            ready = Counter(pending.served_by(b)[1].ready for b in self.state.profiles())
-            self.metrics.set_profiles({"true": ready[True], "false": ready[False]})
+            self.metrics.set_profiles(
+                {b["metadata"]["name"]: profile_conditions(b) for b in self.state.profiles()}
+            )
 
     async def _detect(self) -> None:
         period = max(1.0, min(10.0, self.settings.pending_threshold / 3))
         while True:
             await asyncio.sleep(period)
-            if not await self._in_thread(self.gate.active):
+            active = await self._in_thread(self.gate.active)
+            self.metrics.active.set(1 if active else 0)
+            if not active:
                 continue
             for name in await self._in_thread(self.detect_once):
                 self.enqueue(name)
@@ -302,21 +308,8 @@ class Operator:
             if await self._in_thread(self.gate.active):
                 self.engines.supervise()
 
-    async def _serve_metrics(self, address: str) -> None:
-        host, _, port = address.rpartition(":")
-
-        async def metrics(_: web.Request) -> web.Response:
-            return web.Response(text=self.metrics.render(), content_type="text/plain")
-
-        app = web.Application()
-        app.router.add_get("/metrics", metrics)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, host or "0.0.0.0", int(port)).start()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await runner.cleanup()
+    async def _serve_metrics(self, serving: MetricsServing) -> None:
+        await metrics_server.serve(serving, self.metrics.registry, self.client)
 
 
 def connection_info(client: Client) -> kopf.ConnectionInfo:

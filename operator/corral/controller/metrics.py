@@ -1,87 +1,135 @@
-"""The operator's metrics in the Prometheus text format (no client library needed).
+"""The operator's metrics, with ``prometheus_client`` (served by :mod:`.metrics_server`).
 
-Served on ``--metrics-address`` at ``/metrics``:
+Every metric the operator exports, declared here:
 
-- ``corral_pending_pods{scheduler_name,reason}``: pods the detector reports (gauge);
-- ``corral_reconcile_total{result}``: reconciles by result ``ok``/``retry``/``error`` (counter);
-- ``corral_reconcile_seconds_sum`` / ``_count``: time spent reconciling;
-- ``corral_profiles{ready}``: profiles by Ready status (gauge).
+- ``corral_reconcile_total{result}``, ``corral_reconcile_duration_seconds{result}``: profile
+  reconciles by result ``ok``/``retry``/``error`` and their durations (a histogram);
+- ``corral_profiles{ready}``: profiles by Ready status; ``corral_profile_condition{profile,
+  type}``: 1 while the profile's ``Ready``/``Reconciling``/``Stalled`` condition is True, else
+  0 (the alerts' input, as kube-state-metrics exposes conditions);
+- ``corral_pending_pods{scheduler_name,reason}``: the pending-pod detector's findings (pods
+  no Ready profile serves), by reason;
+- ``corral_operator_active``: 1 on the replica doing the work (kopf peering), 0 on a standby;
+- ``corral_workqueue_depth``: profiles waiting for a reconcile;
+- ``rest_client_requests_total{code,method,host}``, ``rest_client_request_duration_seconds
+  {verb,host}``: the operator's own API requests, as client-go names them;
+- ``process_*``: the process (CPU, memory, file descriptors, start time).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final
 
-Labels = tuple[tuple[str, str], ...]
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+
+from corral.k8s.observer import code_label
+
+RECONCILE_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+# client-go's rest_client_request_duration_seconds buckets.
+REST_BUCKETS: Final = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+CONDITIONS: Final = ("Ready", "Reconciling", "Stalled")
 
 
 class Metrics:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pending: dict[Labels, float] = {}
-        self._reconciles: dict[Labels, float] = {}
-        self._seconds = 0.0
-        self._count = 0
-        self._profiles: dict[Labels, float] = {}
+        self.registry = r = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=r)
+        self.reconciles = Counter(
+            "corral_reconcile_total", "Profile reconciles by result.", ["result"], registry=r
+        )
+        self.reconcile_seconds = Histogram(
+            "corral_reconcile_duration_seconds",
+            "Time to reconcile one profile, by result.",
+            ["result"],
+            buckets=RECONCILE_BUCKETS,
+            registry=r,
+        )
+        self.profiles = Gauge(
+            "corral_profiles", "SchedulerProfiles by Ready status.", ["ready"], registry=r
+        )
+        self.conditions = Gauge(
+            "corral_profile_condition",
+            "1 while the profile's condition of this type is True, else 0.",
+            ["profile", "type"],
+            registry=r,
+        )
+        self.pending = Gauge(
+            "corral_pending_pods",
+            "Pods waiting for a scheduler that will not take them, by reason.",
+            ["scheduler_name", "reason"],
+            registry=r,
+        )
+        self.active = Gauge(
+            "corral_operator_active",
+            "1 on the operator replica that reconciles (kopf peering), 0 on a standby.",
+            registry=r,
+        )
+        self.queue_depth = Gauge(
+            "corral_workqueue_depth", "Profiles waiting for a reconcile.", registry=r
+        )
+        self.requests = Counter(
+            "rest_client_requests_total",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            ["code", "method", "host"],
+            registry=r,
+        )
+        self.request_seconds = Histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            buckets=REST_BUCKETS,
+            registry=r,
+        )
+        self._known: set[tuple[str, str]] = set()  # label pairs set last time (to clear)
+        self._profiles_known: set[str] = set()
 
-    def set_pending(self, counts: Mapping[tuple[str, str], int]) -> None:
-        with self._lock:
-            self._pending = {
-                (("scheduler_name", s), ("reason", r)): float(n) for (s, r), n in counts.items()
-            }
-
-    def set_profiles(self, by_ready: Mapping[str, int]) -> None:
-        with self._lock:
-            self._profiles = {(("ready", k),): float(v) for k, v in by_ready.items()}
+    # --- recording ------------------------------------------------------------------------
 
     def reconciled(self, result: str, seconds: float) -> None:
-        with self._lock:
-            key = (("result", result),)
-            self._reconciles[key] = self._reconciles.get(key, 0.0) + 1
-            self._seconds += seconds
-            self._count += 1
+        self.reconciles.labels(result=result).inc()
+        self.reconcile_seconds.labels(result=result).observe(seconds)
 
-    def value(self, name: str, **labels: str) -> float:
-        key = tuple(sorted(labels.items()))
-        with self._lock:
-            table = {
-                "corral_pending_pods": self._pending,
-                "corral_reconcile_total": self._reconciles,
-                "corral_profiles": self._profiles,
-            }[name]
-            return next((v for k, v in table.items() if tuple(sorted(k)) == key), 0.0)
+    def requested(self, method: str, host: str, code: int, seconds: float) -> None:
+        """The API client's observer (:mod:`corral.k8s.observer`)."""
+        self.requests.labels(code=code_label(code), method=method, host=host).inc()
+        self.request_seconds.labels(verb=method, host=host).observe(seconds)
 
-    def render(self) -> str:
-        lines: list[str] = []
-        with self._lock:
-            for name, kind, help_, table in (
-                (
-                    "corral_pending_pods",
-                    "gauge",
-                    "Pods waiting for a scheduler that will not take them.",
-                    self._pending,
-                ),
-                (
-                    "corral_reconcile_total",
-                    "counter",
-                    "Profile reconciles by result.",
-                    self._reconciles,
-                ),
-                ("corral_profiles", "gauge", "SchedulerProfiles by Ready status.", self._profiles),
-            ):
-                lines += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"]
-                for labels, value in sorted(table.items()):
-                    text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
-                    lines.append(f"{name}{{{text}}} {value:g}")
-            lines += [
-                "# HELP corral_reconcile_seconds Time spent reconciling profiles.",
-                "# TYPE corral_reconcile_seconds summary",
-                f"corral_reconcile_seconds_sum {self._seconds:.6f}",
-                f"corral_reconcile_seconds_count {self._count}",
-            ]
-        return "\n".join(lines) + "\n"
+    def set_pending(self, counts: Mapping[tuple[str, str], int]) -> None:
+        """The detector's latest findings, by (scheduler name, reason); pairs that found
+        nothing this time go back to 0 rather than vanish (an alert sees them resolve)."""
+        for key in self._known - set(counts):
+            self.pending.labels(*key).set(0)
+        for (scheduler, reason), n in counts.items():
+            self.pending.labels(scheduler, reason).set(n)
+        self._known |= set(counts)
+
+    def set_profiles(self, conditions: Mapping[str, Mapping[str, bool]]) -> None:
+        """Each profile's conditions (type -> True?); profiles gone since are removed."""
+        ready = sum(1 for c in conditions.values() if c.get("Ready"))
+        self.profiles.labels(ready="true").set(ready)
+        self.profiles.labels(ready="false").set(len(conditions) - ready)
+        for gone in self._profiles_known - set(conditions):
+            for kind in CONDITIONS:
+                self.conditions.remove(gone, kind)
+        for name, of_profile in conditions.items():
+            for kind in CONDITIONS:
+                self.conditions.labels(name, kind).set(1 if of_profile.get(kind) else 0)
+        self._profiles_known = set(conditions)
+
+    def watch(self, active: Callable[[], bool], depth: Callable[[], int]) -> None:
+        """Read the peering state and the queue's depth whenever scraped."""
+        self.active.set_function(lambda: 1.0 if active() else 0.0)
+        self.queue_depth.set_function(lambda: float(depth()))
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+def profile_conditions(body: Mapping[str, object]) -> dict[str, bool]:
+    """A profile's kstatus conditions from its status (type -> status is "True")."""
+    status = body.get("status")
+    raw = status.get("conditions") if isinstance(status, Mapping) else None
+    conditions: Iterable[object] = raw if isinstance(raw, list) else ()
+    out: dict[str, bool] = {}
+    for c in conditions:
+        if isinstance(c, Mapping) and c.get("type") in CONDITIONS:
+            out[str(c["type"])] = c.get("status") == "True"
+    return out

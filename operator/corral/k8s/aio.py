@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 from urllib.parse import urlencode
@@ -32,6 +33,7 @@ from corral.k8s.client import (
     api_error,
     json_bytes,
 )
+from corral.k8s.observer import NO_ANSWER
 from corral.k8s.ratelimit import TokenBucket
 from corral.k8s.transport import TransportError, server_hostname_for, ssl_context_for
 
@@ -169,6 +171,32 @@ class AsyncClient:
         if delay:
             await asyncio.sleep(delay)
         headers = self._headers(content_type if payload is not None else None, accept)
+        observer = self._sync.observer
+        sent = time.perf_counter() if observer is not None else 0.0
+        code = NO_ANSWER
+        try:
+            code, reason, body = await self._send(
+                method, path, params=params, payload=payload, headers=headers, timeout=timeout
+            )
+        finally:
+            if observer is not None:
+                observer.requested(method, self._sync.host, code, time.perf_counter() - sent)
+        if code >= 300:
+            raise api_error(code, reason, body)
+        return body
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | int | bool] | None,
+        payload: bytes | None,
+        headers: dict[str, str],
+        timeout: float,
+    ) -> tuple[int, str, bytes]:
+        """One request on the lean transport (or aiohttp): its status, reason and body; raises
+        :class:`ApiError` only when no answer came."""
         if self._lean_args is not None:
             if self._lean is None or self._lean.loop is not asyncio.get_running_loop():
                 server, context, sni = self._lean_args
@@ -183,9 +211,7 @@ class AsyncClient:
             except (TransportError, ValueError) as exc:
                 url = self._url(path, params)
                 raise ApiError(0, "TransportError", f"{method} {url}: {exc}") from exc
-            if answer.status >= 300:
-                raise api_error(answer.status, answer.reason, answer.body)
-            return answer.body
+            return answer.status, answer.reason, answer.body
         url = self._url(path, params)
         try:
             async with self._session_for_loop().request(
@@ -195,12 +221,9 @@ class AsyncClient:
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as response:
-                data = await response.read()
-                if response.status >= 300:
-                    raise api_error(response.status, response.reason or "", data)
+                return response.status, response.reason or "", await response.read()
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise ApiError(0, "TransportError", f"{method} {url}: {exc!r}") from exc
-        return data
 
     async def apply(
         self, obj: Mapping[str, Any], *, field_manager: str, force: bool = True
@@ -230,10 +253,17 @@ class AsyncClient:
         url = self._url(path, {**params, "watch": True})
         timeout = aiohttp.ClientTimeout(total=None, sock_read=WATCH_READ_TIMEOUT)
         accept = ACCEPT_WATCH_PROTOBUF if protobuf_objects else CONTENT_JSON
+        observer = self._sync.observer
+        sent = time.perf_counter() if observer is not None else 0.0
+        opened = False
         try:
             async with self._session_for_loop(watch=True).get(
                 url, headers=self._headers(None, accept), timeout=timeout
             ) as response:
+                opened = True
+                if observer is not None:
+                    elapsed = time.perf_counter() - sent
+                    observer.requested("GET", self._sync.host, response.status, elapsed)
                 if response.status >= 300:
                     raise api_error(response.status, response.reason or "", await response.read())
                 if response.content_type == protobuf.CONTENT_PROTOBUF:
@@ -245,6 +275,9 @@ class AsyncClient:
                     if line.strip():
                         yield orjson.loads(line)
         except (aiohttp.ClientError, TimeoutError) as exc:
+            if observer is not None and not opened:
+                elapsed = time.perf_counter() - sent
+                observer.requested("GET", self._sync.host, NO_ANSWER, elapsed)
             raise ApiError(0, "TransportError", f"watch {path}: {exc!r}") from exc
 
 

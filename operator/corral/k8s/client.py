@@ -29,6 +29,7 @@ from kubernetes import config as k8s_config
 from kubernetes.config import exec_provider
 
 from corral.k8s import protobuf
+from corral.k8s.observer import NO_ANSWER, RequestObserver
 from corral.k8s.transport import Transport, TransportError, server_hostname_for, ssl_context_for
 from corral.yamlload import YamlError, load_all
 
@@ -152,6 +153,9 @@ class Client:
         self._discovery: dict[tuple[str, str], ResourceInfo] = {}
         self._discovery_lock = threading.Lock()
         self._auth: tuple[float, str | None] | None = None  # (read at, header value)
+        # Told about every request (corral.k8s.observer); AsyncClients over this one use it too.
+        self.observer: RequestObserver | None = None
+        self.host = urlsplit(self.server).netloc
 
     # --- construction -------------------------------------------------------------------------
 
@@ -322,10 +326,16 @@ class Client:
             finally:
                 response.release_conn()
         target, headers, payload = self._prepare(path, params, body, content_type, accept)
+        observer = self.observer
+        sent = time.perf_counter() if observer is not None else 0.0
         try:
             answer = lean.exchange(method, target, headers, payload, timeout=timeout)
         except (TransportError, ValueError) as exc:
+            if observer is not None:
+                observer.requested(method, self.host, NO_ANSWER, time.perf_counter() - sent)
             raise ApiError(0, "TransportError", f"{method} {self._url(target)}: {exc}") from exc
+        if observer is not None:
+            observer.requested(method, self.host, answer.status, time.perf_counter() - sent)
         if answer.status >= 300:
             raise api_error(answer.status, answer.reason, answer.body)
         return answer.body
@@ -365,6 +375,8 @@ class Client:
         accept: str = CONTENT_JSON,
     ) -> Any:
         target, headers, payload = self._prepare(path, params, body, content_type, accept)
+        observer = self.observer
+        sent = time.perf_counter() if observer is not None else 0.0
         try:
             if self._direct is not None:
                 response = self._direct.urlopen(
@@ -378,7 +390,11 @@ class Client:
                     timeout=timeout, preload_content=False, retries=False,
                 )  # fmt: skip
         except Exception as exc:  # urllib3 raises a family of transport errors
+            if observer is not None:
+                observer.requested(method, self.host, NO_ANSWER, time.perf_counter() - sent)
             raise ApiError(0, "TransportError", f"{method} {self._url(target)}: {exc}") from exc
+        if observer is not None:
+            observer.requested(method, self.host, response.status, time.perf_counter() - sent)
         if response.status >= 300:
             data = response.data
             response.release_conn()

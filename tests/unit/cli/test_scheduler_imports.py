@@ -43,7 +43,7 @@ assert Allocator({"c": cls}, [slice_], set()).allocate(node, [claim])
 
 # ... then a self-signed serving pair (no --tls-cert-file).
 SELF_SIGNED = """
-from corral.scheduler.engine.secure_serving import server_context
+from corral.k8s.secure_serving import server_context
 server_context(None, None)
 """
 

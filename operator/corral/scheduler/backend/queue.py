@@ -46,6 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from corral.scheduler import metrics as m
 from corral.scheduler.backend import requeue, waiting
 from corral.scheduler.backend.requeue import Registrations, Strategy
 from corral.scheduler.framework import cluster_events as events
@@ -54,6 +55,14 @@ from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION: Final = 300.0
+# Upstream's event labels of scheduler_queue_incoming_pods_total for the queue's own moves.
+POD_ADD: Final = events.label(events.UNSCHEDULED_POD_ADD)
+POD_UPDATE: Final = events.label(events.UNSCHEDULED_POD_UPDATE)
+SCHEDULE_ATTEMPT_FAILURE: Final = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE: Final = "BackoffComplete"
+POP_FROM_BACKOFF_Q: Final = "PopFromBackoffQ"
+FORCE_ACTIVATE: Final = events.label(events.FORCE_ACTIVATE)
+UNSCHEDULABLE_TIMEOUT: Final = events.label(events.UNSCHEDULABLE_TIMEOUT)
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 
@@ -110,8 +119,10 @@ class SchedulingQueue:
         max_backoff: float = 10.0,
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         clock: Callable[[], float] = time.monotonic,
+        metrics: m.Recorder | None = None,
     ) -> None:
         self._less = less
+        self._metrics = metrics if metrics is not None else m.new_recorder()
         self._pre_enqueue = pre_enqueue
         self._events = _full(events_by_plugin or {})
         self._by_profile = {n: _full(regs) for n, regs in (events_by_profile or {}).items()}
@@ -160,7 +171,18 @@ class SchedulingQueue:
     def _contains(self, uid: str) -> bool:
         return uid in self._active_index or uid in self._backoff_index or uid in self._unschedulable
 
-    def _gate(self, qpi: QueuedPodInfo) -> bool:
+    def _incoming(self, queue: str, event: str) -> None:
+        """A pod entered ``queue`` (scheduler_queue_incoming_pods_total)."""
+        self._metrics.inc(m.QUEUE_INCOMING_PODS, (queue, event))
+
+    def _to_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
+        """File the pod in unschedulablePods (again, under its current keys); only a pod that
+        was not there counts as incoming, as upstream's ``addOrUpdate``."""
+        if qpi.pod.uid not in self._unschedulable:
+            self._incoming("unschedulable", event)
+        self._unschedulable.put(qpi, self._registrations(qpi))
+
+    def _gate(self, qpi: QueuedPodInfo, event: str) -> bool:
         """Run PreEnqueue; a rejected pod is kept gated in unschedulablePods (returns True)."""
         s = self._pre_enqueue(qpi.pod)
         if s is not None and not s.is_success:
@@ -168,29 +190,31 @@ class SchedulingQueue:
             qpi.gating_plugin = s.plugin
             if s.plugin:
                 qpi.unschedulable_plugins |= {s.plugin}
-            self._unschedulable.put(qpi, self._registrations(qpi))
+            self._to_unschedulable(qpi, event)
             return True
         qpi.gated = False
         qpi.gating_plugin = ""
         return False
 
-    def _to_active(self, qpi: QueuedPodInfo, *, pre_enqueue: bool = True) -> bool:
+    def _to_active(self, qpi: QueuedPodInfo, event: str, *, pre_enqueue: bool = True) -> bool:
         """Push to activeQ through PreEnqueue (already run for a pod leaving backoffQ), or
-        keep the pod gated in unschedulablePods."""
-        if pre_enqueue and self._gate(qpi):
+        keep the pod gated in unschedulablePods. ``event``: what moved it (the metric's label)."""
+        if pre_enqueue and self._gate(qpi, event):
             return False
         self._unschedulable.pop(qpi.pod.uid)
         entry = _ActiveEntry(qpi, self._less)
         heapq.heappush(self._active, entry)
         self._active_index[qpi.pod.uid] = entry
+        self._incoming("active", event)
         self._cond.notify()
         return True
 
-    def _to_backoff(self, qpi: QueuedPodInfo) -> bool:
+    def _to_backoff(self, qpi: QueuedPodInfo, event: str) -> bool:
         """Push to backoffQ through PreEnqueue, or keep the pod gated in unschedulablePods."""
-        if self._gate(qpi):
+        if self._gate(qpi, event):
             return False
         self._unschedulable.pop(qpi.pod.uid)
+        self._incoming("backoff", event)
         entry = _BackoffEntry(qpi, self.backoff_expiry(qpi), self._less)
         self._backoff_index[qpi.pod.uid] = entry
         heapq.heappush(self._backoff, (entry.expiry, next(self._seq), entry))
@@ -210,19 +234,19 @@ class SchedulingQueue:
             return backoff.qpi
         return self._unschedulable.pop(uid)
 
-    def _move(self, qpi: QueuedPodInfo, now: float) -> None:
-        self._requeue(qpi, Strategy.AFTER_BACKOFF, now)
+    def _move(self, qpi: QueuedPodInfo, now: float, event: str) -> None:
+        self._requeue(qpi, Strategy.AFTER_BACKOFF, now, event)
 
-    def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now: float) -> bool:
+    def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now: float, event: str) -> bool:
         """Upstream ``requeueEntityWithQueueingStrategy``: True when the pod left
         unschedulablePods (a skipped or re-gated pod waits there)."""
         if strategy is Strategy.SKIP:
-            self._unschedulable.put(qpi, self._registrations(qpi))
+            self._to_unschedulable(qpi, event)
             return False
         if strategy is Strategy.AFTER_BACKOFF and self._backing_off(qpi, now):
-            return self._to_backoff(qpi)
+            return self._to_backoff(qpi, event)
         self._unschedulable.pop(qpi.pod.uid)
-        return self._to_active(qpi)
+        return self._to_active(qpi, event)
 
     def _registrations(self, qpi: QueuedPodInfo) -> Registrations:
         return self._by_profile.get(qpi.pod.scheduler_name, self._events)
@@ -241,7 +265,8 @@ class SchedulingQueue:
             if self._contains(pod.uid) or pod.uid in self._in_flight:
                 return
             now = self._clock()
-            self._to_active(QueuedPodInfo(pod=pod, timestamp=now, initial_attempt_timestamp=None))
+            qpi = QueuedPodInfo(pod=pod, timestamp=now, initial_attempt_timestamp=None)
+            self._to_active(qpi, POD_ADD)
 
     def update(self, old: PodInfo, new: PodInfo) -> None:
         """A pending pod changed. Gated pods re-run PreEnqueue; an unschedulable pod whose spec
@@ -266,17 +291,18 @@ class SchedulingQueue:
                 return
             qpi = self._unschedulable.get(uid)
             if qpi is None:
-                self._to_active(QueuedPodInfo(pod=new, timestamp=self._clock()))
+                self._to_active(QueuedPodInfo(pod=new, timestamp=self._clock()), POD_ADD)
                 return
             qpi.pod = new
             self._unschedulable.put(qpi, self._registrations(qpi))  # filed by its new keys
             now = self._clock()
             if not self.queueing_hints:
                 if qpi.gated or _spec_changed(old, new):
-                    self._move(qpi, now)
+                    self._move(qpi, now, POD_UPDATE)
                 return
             for event in events.pod_changes(old, new, target=True):
-                if self._requeue(qpi, self._worth(qpi, event, old, new), now):
+                strategy = self._worth(qpi, event, old, new)
+                if self._requeue(qpi, strategy, now, events.label(event)):
                     return
 
     def delete(self, uid: str) -> None:
@@ -313,7 +339,7 @@ class SchedulingQueue:
                     continue  # as worth_requeuing's answer then: no hint to ask, Skip
                 strategy = self._worth(qpi, event, old, new)
                 if strategy is not Strategy.SKIP:
-                    moved += self._requeue(qpi, strategy, now)
+                    moved += self._requeue(qpi, strategy, now, events.label(event))
             self._seen.record(event, old, new)
             self._move_request_cycle = self.scheduling_cycle
             return moved
@@ -389,7 +415,7 @@ class SchedulingQueue:
             if uid not in self._backoff_index and uid not in self._unschedulable:
                 return False
             qpi = self._remove(uid)
-            return qpi is not None and self._to_active(qpi)
+            return qpi is not None and self._to_active(qpi, FORCE_ACTIVATE)
 
     # --- scheduler side ---------------------------------------------------------------------
 
@@ -415,6 +441,7 @@ class SchedulingQueue:
             elif self._backoff_poppable:
                 qpi = heapq.heappop(self._backoff_poppable).qpi
                 self._remove(qpi.pod.uid)
+                self._incoming("active", POP_FROM_BACKOFF_Q)
             else:
                 return None  # closed
             qpi.attempts += 1
@@ -448,13 +475,14 @@ class SchedulingQueue:
             now = qpi.timestamp = self._clock()
             if self.queueing_hints:
                 regs = self._registrations(qpi)
-                self._requeue(qpi, requeue.in_flight_strategy(qpi, seen, regs), now)
+                strategy = requeue.in_flight_strategy(qpi, seen, regs)
+                self._requeue(qpi, strategy, now, SCHEDULE_ATTEMPT_FAILURE)
             elif self._move_request_cycle >= pod_cycle or not (
                 qpi.unschedulable_plugins or qpi.pending_plugins
             ):
-                self._to_backoff(qpi)
+                self._to_backoff(qpi, SCHEDULE_ATTEMPT_FAILURE)
             else:
-                self._unschedulable.put(qpi, self._registrations(qpi))
+                self._to_unschedulable(qpi, SCHEDULE_ATTEMPT_FAILURE)
 
     def flush_backoff_completed(self) -> int:
         with self._cond:
@@ -465,7 +493,7 @@ class SchedulingQueue:
                 if not entry.live:
                     continue  # removed or popped since
                 self._remove(entry.qpi.pod.uid)
-                self._to_active(entry.qpi, pre_enqueue=False)
+                self._to_active(entry.qpi, BACKOFF_COMPLETE, pre_enqueue=False)
                 moved += 1
             return moved
 
@@ -478,7 +506,7 @@ class SchedulingQueue:
                 if not qpi.gated and now - qpi.timestamp > self._max_in_unschedulable
             ]
             for qpi in stale:
-                self._move(qpi, now)
+                self._move(qpi, now, UNSCHEDULABLE_TIMEOUT)
             if stale:
                 self._move_request_cycle = self.scheduling_cycle
             return len(stale)
@@ -497,6 +525,34 @@ class SchedulingQueue:
                 unschedulable=len(self._unschedulable) - gated,
                 gated=gated,
             )
+
+    def unschedulable_by_plugin(self) -> dict[tuple[str, ...], float]:
+        """scheduler_unschedulable_pods: the waiting pods (not in flight) per (rejector plugin,
+        profile), as upstream's gauge counts them (it adds at a failure or gating, subtracts
+        at a pop or deletion); counted when scraped, so the hot path pays nothing."""
+        counts: dict[tuple[str, ...], float] = {}
+        with self._cond:
+            waiting_pods = [
+                *(e.qpi for e in self._active_index.values()),
+                *(e.qpi for e in self._backoff_index.values()),
+                *self._unschedulable.values(),
+            ]
+            for qpi in waiting_pods:
+                rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+                for plugin in rejectors:
+                    key = (plugin, qpi.pod.scheduler_name)
+                    counts[key] = counts.get(key, 0.0) + 1
+        return counts
+
+    def pending_by_queue(self) -> dict[tuple[str, ...], float]:
+        """scheduler_pending_pods, by queue."""
+        pending = self.pending()
+        return {
+            ("active",): pending.active,
+            ("backoff",): pending.backoff,
+            ("unschedulable",): pending.unschedulable,
+            ("gated",): pending.gated,
+        }
 
     def where(self, uid: str) -> str:
         """Which queue holds the pod: active, backoff, unschedulable, gated, in-flight or ""."""

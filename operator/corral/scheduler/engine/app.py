@@ -26,6 +26,8 @@ from corral.k8s import Client
 from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
 from corral.k8s.ratelimit import TokenBucket
+from corral.k8s.secure_serving import DelegatedAuth, server_context
+from corral.scheduler import metrics as m
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.objects import (
     OPTIONAL_KINDS,
@@ -54,7 +56,7 @@ from corral.scheduler.engine.metrics import (
     RESULT_ERROR,
     RESULT_SCHEDULED,
     RESULT_UNSCHEDULABLE,
-    SchedulerMetrics,
+    EngineMetrics,
 )
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.object_updater import ApiObjectUpdater
@@ -62,7 +64,6 @@ from corral.scheduler.engine.podstatus import record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
 from corral.scheduler.engine.resource_claims import ApiClaimWriter
-from corral.scheduler.engine.secure_serving import DelegatedAuth, server_context
 from corral.scheduler.engine.server import HealthServer
 from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cluster_events import WILDCARD, ActionType, ClusterEvent
@@ -97,7 +98,7 @@ class EngineOptions:
     namespace_selector: str | None = None  # tenancy: ... or in namespaces matching this
     bind_host: str = "0.0.0.0"
     bind_port: int = 10259
-    # HTTPS with delegated authn/authz for all but the probes (engine.secure_serving);
+    # HTTPS with delegated authn/authz for all but the probes (corral.k8s.secure_serving);
     # the rendered Deployment always sets it. Without it (a local dev run): plain HTTP.
     secure_serving: bool = False
     tls_cert_file: str | None = None
@@ -124,8 +125,10 @@ class Engine:
         # The hot path's writes (Bindings, Events) go as protobuf by default, as upstream's do.
         content_type = defaulted(conn.content_type, "contentType")
         self.client = client
+        self.metrics = EngineMetrics()
+        self.recorder = self.metrics.recorder
+        client.observer = self.metrics  # rest_client_*, from every request of this engine
         self.aio = AsyncClient(client, bucket=self.bucket)
-        self.metrics = SchedulerMetrics()
         self.timing = EngineTiming()
         self.metrics.registry.register(self.timing)
         self.gc_clock = gc_tuning.GcClock()
@@ -156,6 +159,7 @@ class Engine:
             preemption_executor=self.preemption,
             claim_writer=ApiClaimWriter(client, self.bucket),
             object_updater=ApiObjectUpdater(client, self.bucket),
+            metrics=self.recorder,
         )
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         extenders = load_extenders(engine)
@@ -178,7 +182,10 @@ class Engine:
             queueing_hints=options.queueing_hints,
             initial_backoff=float(defaulted(cfg.pod_initial_backoff_seconds, "backoff")),
             max_backoff=float(defaulted(cfg.pod_max_backoff_seconds, "backoff")),
+            metrics=self.recorder,
         )
+        self.recorder.gauge_source(m.PENDING_PODS, self.queue.pending_by_queue)
+        self.recorder.gauge_source(m.UNSCHEDULABLE_PODS, self.queue.unschedulable_by_plugin)
         self._selected_namespaces: set[str] = set()
         self.state = ClusterState(
             self.cache, self.queue, set(self.schedulers), self._serves_namespace, self.nominator
@@ -187,6 +194,9 @@ class Engine:
             name: EventRecorder(self.aio, name, content_type=content_type)
             for name in self.schedulers
         }
+        self.recorder.gauge_source(
+            m.EVENTS_DROPPED, lambda: {(): sum(r.dropped for r in self.recorders.values())}
+        )
         self.reporter = _Reporter(self)
         self.loop = SchedulingLoop(
             self.queue,
@@ -314,8 +324,8 @@ class Engine:
         self.reporter.on_loop(recorder.event, ref, event_type, reason, action, note)
 
     def _count_preemption(self, victims: int) -> None:
-        self.metrics.preemption_attempts.inc()
-        self.metrics.preemption_victims.observe(victims)
+        self.recorder.inc(m.PREEMPTION_ATTEMPTS)
+        self.recorder.observe(m.PREEMPTION_VICTIMS, (), victims)
 
     def _not_ready(self) -> str | None:
         waiting = [i.path for i in self.informers if not i.synced.is_set()]
@@ -361,14 +371,14 @@ class Engine:
 
     async def _lead(self) -> None:
         self.leading = True
-        self._leader_gauge().set(1)
+        self._set_leader(1)
         log.info("starting to schedule for profiles %s", ", ".join(self.schedulers))
         self.loop.start()
         await asyncio.Event().wait()
 
     def _stop_leading(self) -> None:
         self.leading = False
-        self._leader_gauge().set(0)
+        self._set_leader(0)
         self._close_frameworks()
         self.loop.stop(wait_for_bindings=False)
 
@@ -376,8 +386,9 @@ class Engine:
         for scheduler in self.schedulers.values():
             scheduler.fwk.close()
 
-    def _leader_gauge(self) -> Any:
-        return self.metrics.leader.labels(name=self.engine.config.leader_election.resource_name)
+    def _set_leader(self, value: int) -> None:
+        name = self.engine.config.leader_election.resource_name or ""
+        self.recorder.set(m.LEADER, (name,), value)
 
     async def _shutdown(self) -> None:
         self._close_frameworks()
@@ -403,12 +414,6 @@ class Engine:
             if since_leftover >= FLUSH_UNSCHEDULABLE_SECONDS:
                 self.queue.flush_unschedulable_leftover()
                 since_leftover = 0.0
-            pending = self.queue.pending()
-            for queue, count in (("active", pending.active), ("backoff", pending.backoff),
-                                 ("unschedulable", pending.unschedulable),
-                                 ("gated", pending.gated)):  # fmt: skip
-                self.metrics.pending_pods.labels(queue=queue).set(count)
-            self.metrics.events_dropped.set(sum(r.dropped for r in self.recorders.values()))
 
 
 class _Reporter:
@@ -452,12 +457,14 @@ class _Reporter:
                     log.exception("reporting a scheduling outcome failed")
 
     def scheduled(self, outcome: Success) -> None:
-        m = self.engine.metrics
-        m.schedule_attempts.labels(result=RESULT_SCHEDULED, profile=outcome.profile).inc()
-        m.pod_scheduling_attempts.observe(outcome.attempts)
-        m.attempt_duration.labels(result=RESULT_SCHEDULED, profile=outcome.profile).observe(
-            outcome.duration
-        )
+        rec = self.engine.recorder
+        labels = (RESULT_SCHEDULED, outcome.profile)
+        rec.inc(m.SCHEDULE_ATTEMPTS, labels)
+        rec.observe(m.SCHEDULING_ATTEMPT_DURATION, labels, outcome.duration)
+        rec.observe(m.POD_SCHEDULING_ATTEMPTS, (), outcome.attempts)
+        if outcome.since_first_attempt is not None:
+            attempts = (m.attempts_label(outcome.attempts),)
+            rec.observe(m.POD_SCHEDULING_SLI_DURATION, attempts, outcome.since_first_attempt)
         self.on_loop(self._scheduled_on_loop, outcome)
 
     def _scheduled_on_loop(self, outcome: Success) -> None:
@@ -472,10 +479,10 @@ class _Reporter:
         self.engine.recorders[outcome.profile].scheduled(ref, outcome.node)
 
     def failed(self, outcome: Failure) -> None:
-        m = self.engine.metrics
+        rec = self.engine.recorder
         result = RESULT_UNSCHEDULABLE if outcome.reason == "Unschedulable" else RESULT_ERROR
-        m.schedule_attempts.labels(result=result, profile=outcome.profile).inc()
-        m.attempt_duration.labels(result=result, profile=outcome.profile).observe(outcome.duration)
+        rec.inc(m.SCHEDULE_ATTEMPTS, (result, outcome.profile))
+        rec.observe(m.SCHEDULING_ATTEMPT_DURATION, (result, outcome.profile), outcome.duration)
         self.on_loop(self._failed_on_loop, outcome)
 
     def _failed_on_loop(self, outcome: Failure) -> None:

@@ -42,6 +42,7 @@ from corral.scheduler.framework.listers import (
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.registry import Registry
 from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
+from corral.scheduler.metrics import Recorder
 from corral.scheduler.plugins import registry as plugin_registry
 
 log = logging.getLogger("corral.scheduler")
@@ -133,6 +134,7 @@ def build_frameworks(
     preemption_executor: PreemptionExecutor | None = None,
     claim_writer: ResourceClaimWriter | None = None,
     object_updater: ObjectUpdater | None = None,
+    metrics: Recorder | None = None,
 ) -> dict[str, Framework]:
     """One Framework per profile; raises :class:`ValidationError` naming what is missing."""
     out: dict[str, Framework] = {}
@@ -159,6 +161,7 @@ def build_frameworks(
                 preemption_executor=preemption_executor,
                 claim_writer=claim_writer,
                 object_updater=object_updater,
+                metrics=metrics,
             )
         except FrameworkError as exc:
             errs.append(FieldError(path, str(exc)))

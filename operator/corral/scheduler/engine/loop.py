@@ -25,6 +25,7 @@ from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.runtime.framework import sample_plugin_metrics
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Status
@@ -58,6 +59,8 @@ class Success:
     feasible_nodes: int
     duration: float
     attempts: int = 1  # scheduling attempts, this one included (QueuedPodInfo.attempts)
+    # Seconds since the pod's first attempt (scheduler_pod_scheduling_sli_duration_seconds).
+    since_first_attempt: float | None = None
 
 
 class Reporter(Protocol):
@@ -159,7 +162,7 @@ class SchedulingLoop:
             return
         started = time.monotonic()
         cycle = self.queue.scheduling_cycle
-        state = CycleState()
+        state = CycleState(record_plugin_metrics=sample_plugin_metrics())
         snapshot = self.cache.snapshot()
         self.clock.mark("snapshot")
         outcome = scheduling_cycle(scheduler, state, pod, snapshot, self.cache)
@@ -229,9 +232,11 @@ class SchedulingLoop:
             status = Status.error(str(exc) or type(exc).__name__)
         if status is None:
             self.queue.done(pod.uid)
+            now = time.monotonic()
+            first = qpi.initial_attempt_timestamp  # the queue's clock: time.monotonic
             self.reporter.scheduled(
-                Success(pod, pod.scheduler_name, host, evaluated, feasible,
-                        time.monotonic() - started, qpi.attempts)
+                Success(pod, pod.scheduler_name, host, evaluated, feasible, now - started,
+                        qpi.attempts, None if first is None else now - first)
             )  # fmt: skip
             return
         rejecting = frozenset({status.plugin}) if status.is_rejected and status.plugin else None

@@ -2,7 +2,7 @@
 ``/readyz`` (caches synced; leader or standby, both are ready), ``/metrics`` (Prometheus).
 
 Probes answer ``ok`` with 200, or 503 with the reason, as kube-scheduler's healthz does. With
-``secure`` (an SSL context and the delegated-auth middleware, :mod:`corral.scheduler.
+``secure`` (an SSL context and the delegated-auth middleware, :mod:`corral.k8s.
 secure_serving`) everything is HTTPS and only the probes are open.
 """
 

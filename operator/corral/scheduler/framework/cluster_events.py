@@ -90,6 +90,40 @@ NODE_ADD: Final = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE: Final = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
 ASSIGNED_POD_ADD: Final = ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_DELETE: Final = ClusterEvent(ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
+# A new pending pod, and an update of one (the labels the queue's metric gives them).
+UNSCHEDULED_POD_ADD: Final = ClusterEvent(UNSCHEDULED_POD, ActionType.ADD)
+UNSCHEDULED_POD_UPDATE: Final = ClusterEvent(UNSCHEDULED_POD, ActionType.UPDATE)
+
+# Upstream's EventResource of the kinds upstream qualifies with their API group.
+_UPSTREAM_RESOURCES: Final = {
+    "CSINode": "storage.k8s.io/CSINode",
+    "CSIDriver": "storage.k8s.io/CSIDriver",
+    "VolumeAttachment": "storage.k8s.io/VolumeAttachment",
+    "CSIStorageCapacity": "storage.k8s.io/CSIStorageCapacity",
+    "StorageClass": "storage.k8s.io/StorageClass",
+    "ResourceClaim": "resource.k8s.io/ResourceClaim",
+    "ResourceSlice": "resource.k8s.io/ResourceSlice",
+    "DeviceClass": "resource.k8s.io/DeviceClass",
+    "PodGroup": "scheduling.k8s.io/PodGroup",
+}
+_LABELS: dict[ClusterEvent, str] = {}
+
+
+def label(event: ClusterEvent) -> str:
+    """Upstream's ``ClusterEvent.Label()``: the custom label, else the resource (as upstream
+    spells it) and the action (``NodeAdd``, ``AssignedPodDelete``, ``NodeUpdateNodeTaint``);
+    the event label of scheduler_queue_incoming_pods_total. Memoized: events are few."""
+    found = _LABELS.get(event)
+    if found is None:
+        if event.label:
+            found = event.label
+        else:
+            action = event.action.name or ""
+            # A combination has no name upstream (ActionType.String() is "" for it).
+            words = "" if "|" in action else "".join(p.capitalize() for p in action.split("_"))
+            found = _UPSTREAM_RESOURCES.get(event.resource, event.resource) + words
+        _LABELS[event] = found
+    return found
 
 
 class QueueingHint(enum.Enum):

@@ -20,10 +20,19 @@ _T = TypeVar("_T")
 class CycleState:
     """Not thread-safe by design: one cycle runs on one thread (batch plugins need no workers)."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_pre_bind_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, *, record_plugin_metrics: bool = False) -> None:
         self._data: dict[str, object] = {}
+        # This cycle times each plugin call (upstream samples 10% of cycles: the cost of
+        # scheduler_plugin_execution_duration_seconds stays small).
+        self.record_plugin_metrics = record_plugin_metrics
         # Plugins whose PreFilter/PreScore returned Skip: their Filter/Score is not run.
         self.skip_filter_plugins: frozenset[str] = frozenset()
         self.skip_score_plugins: frozenset[str] = frozenset()
@@ -42,7 +51,7 @@ class CycleState:
         self._data.pop(key, None)
 
     def clone(self) -> CycleState:
-        copy = CycleState()
+        copy = CycleState(record_plugin_metrics=self.record_plugin_metrics)
         for key, value in self._data.items():
             clone = getattr(value, "clone", None)
             copy._data[key] = clone() if callable(clone) else value

@@ -10,11 +10,14 @@ short runner per extension point; splitting it would scatter the points a reader
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any, Final, TypeVar
 
+from corral.scheduler import metrics as m
 from corral.scheduler.framework import cluster_events
 from corral.scheduler.framework import interface as fw
 from corral.scheduler.framework.cluster_events import ClusterEventWithHint
@@ -95,22 +98,17 @@ def _failure(point: str, plugin: str, status: Status) -> Status:
     return _error(f"running {point} plugin", plugin, status)
 
 
-def _run_in_order(
-    point: str,
-    plugins: Sequence[_N],
-    call: Callable[[_N], Status | None],
-    *,
-    skip_passes: bool = False,
-) -> Status | None:
-    """Upstream's plain runner (PreEnqueue, Reserve, PreBind): ``call`` every plugin in order and
-    stop at the first that does not succeed, returning :func:`_failure` of its status. Skip
-    counts as success only where ``skip_passes`` (PreBind); elsewhere it is an error."""
-    for pl in plugins:
-        s = call(pl)
-        if s is None or s.is_success or (skip_passes and s.is_skip):
-            continue
-        return _failure(point, pl.name, s)
-    return None
+_CODE_LABELS: Final = {code: code.label for code in Code}
+
+
+def status_label(status: Status | None) -> str:
+    """A status' metric label, upstream's ``Code.String()`` (``None`` is Success)."""
+    return "Success" if status is None else _CODE_LABELS[status.code]
+
+
+def sample_plugin_metrics() -> bool:
+    """Whether a cycle times its plugins (upstream: ``rand.Intn(100) < 10``)."""
+    return random.random() * 100 < m.PLUGIN_METRICS_SAMPLE_PERCENT
 
 
 class Framework:
@@ -128,9 +126,14 @@ class Framework:
         preemption_executor: PreemptionExecutor | None = None,
         claim_writer: ResourceClaimWriter | None = None,
         object_updater: ObjectUpdater | None = None,
+        metrics: m.Recorder | None = None,
     ) -> None:
         self.profile = profile
         self.clock = clock
+        # Where the extension points' and (sampled) plugins' durations go; the engine passes
+        # its own, shared by its profiles.
+        self.metrics = metrics if metrics is not None else m.new_recorder()
+        self._profile_name = profile.scheduler_name
         self._pod_binder = pod_binder
         self._objects = objects
         self._nominator = nominator
@@ -211,6 +214,49 @@ class Framework:
         self.pre_filter_extensions = [
             (pl.name, ext) for pl in self.pre_filter if (ext := pl.pre_filter_extensions())
         ]
+
+    # --- metrics ----------------------------------------------------------------------------
+
+    def observe_point(self, point: str, status: Status | None, started: float) -> None:
+        """One run of ``point`` since ``started`` (a ``perf_counter`` reading)."""
+        self.metrics.observe(
+            m.FRAMEWORK_EXTENSION_POINT_DURATION,
+            (point, status_label(status), self._profile_name),
+            perf_counter() - started,
+        )
+
+    def observe_plugin(
+        self, plugin: str, point: str, status: Status | None, started: float
+    ) -> None:
+        """One call of ``plugin`` at ``point`` in a sampled cycle."""
+        self.metrics.observe(
+            m.PLUGIN_EXECUTION_DURATION,
+            (plugin, point, status_label(status)),
+            perf_counter() - started,
+        )
+
+    def _run_in_order(
+        self,
+        point: str,
+        plugins: Sequence[_N],
+        call: Callable[[_N], Status | None],
+        *,
+        sampled: bool,
+        skip_passes: bool = False,
+    ) -> Status | None:
+        """Upstream's plain runner (PreEnqueue, Reserve, PreBind): ``call`` every plugin in
+        order and stop at the first that does not succeed, returning :func:`_failure` of its
+        status. Skip counts as success only where ``skip_passes`` (PreBind); elsewhere it is an
+        error. ``sampled``: each call's duration is recorded."""
+        for pl in plugins:
+            started = perf_counter() if sampled else 0.0
+            s = call(pl)
+            if sampled:
+                self.observe_plugin(pl.name, point, s, started)
+            if s is None or s.is_success or (skip_passes and s.is_skip):
+                continue
+            return _failure(point, pl.name, s)
+        return None
 
     # --- build helpers ----------------------------------------------------------------------
 
@@ -314,28 +360,40 @@ class Framework:
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
     ) -> Status | None:
         return self._run_pre_filter_extensions(
-            state, "AddPod", lambda ext: ext.add_pod(state, pod, pod_to_add, node)
+            state,
+            "AddPod",
+            m.PRE_FILTER_EXTENSION_ADD_POD,
+            lambda ext: ext.add_pod(state, pod, pod_to_add, node),
         )
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
     ) -> Status | None:
         return self._run_pre_filter_extensions(
-            state, "RemovePod", lambda ext: ext.remove_pod(state, pod, pod_to_remove, node)
+            state,
+            "RemovePod",
+            m.PRE_FILTER_EXTENSION_REMOVE_POD,
+            lambda ext: ext.remove_pod(state, pod, pod_to_remove, node),
         )
 
     def _run_pre_filter_extensions(
         self,
         state: CycleState,
         what: str,
+        point: str,
         call: Callable[[fw.PreFilterExtensions], Status | None],
     ) -> Status | None:
         """``call`` the extensions of the PreFilter plugins that did not Skip, in order; any
-        status but success (a rejection too) is the error ``running <what> on PreFilter plugin``."""
+        status but success (a rejection too) is the error ``running <what> on PreFilter plugin``.
+        Upstream records only the plugins' durations here (sampled), not the point's."""
+        sampled = state.record_plugin_metrics
         for name, ext in self.pre_filter_extensions:
             if name in state.skip_filter_plugins:
                 continue
+            started = perf_counter() if sampled else 0.0
             s = call(ext)
+            if sampled:
+                self.observe_plugin(name, point, s, started)
             if s is not None and not s.is_success:
                 return _error(f"running {what} on PreFilter plugin", name, s)
         return None
@@ -366,7 +424,16 @@ class Framework:
         }
 
     def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
-        return _run_in_order("PreEnqueue", self.pre_enqueue, lambda pl: pl.pre_enqueue(pod))
+        """Upstream's runPreEnqueuePlugins, with its own sampling of the plugins' durations."""
+        started = perf_counter()
+        s = self._run_in_order(
+            m.PRE_ENQUEUE,
+            self.pre_enqueue,
+            lambda pl: pl.pre_enqueue(pod),
+            sampled=sample_plugin_metrics(),
+        )
+        self.observe_point(m.PRE_ENQUEUE, s, started)
+        return s
 
     # --- scheduling cycle -------------------------------------------------------------------
 
@@ -374,12 +441,24 @@ class Framework:
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot
     ) -> tuple[fw.PreFilterResult | None, Status | None, set[str]]:
         """Upstream ``RunPreFilterPlugins``: (merged result, status, narrowing plugins)."""
+        started = perf_counter()
+        answer = self._run_pre_filter(state, pod, snapshot)
+        self.observe_point(m.PRE_FILTER, answer[1], started)
+        return answer
+
+    def _run_pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[fw.PreFilterResult | None, Status | None, set[str]]:
         result: fw.PreFilterResult | None = None
         with_nodes: set[str] = set()
         skipped: set[str] = set()
         returned: Status | None = None
+        sampled = state.record_plugin_metrics
         for pl in self.pre_filter:
+            started = perf_counter() if sampled else 0.0
             r, s = pl.pre_filter(state, pod, snapshot)
+            if sampled:
+                self.observe_plugin(pl.name, m.PRE_FILTER, s, started)
             if s is not None and s.is_skip:
                 skipped.add(pl.name)
                 continue
@@ -407,11 +486,23 @@ class Framework:
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[fw.PostFilterResult | None, Status]:
+        started = perf_counter()
+        answer = self._run_post_filter(state, pod, statuses)
+        self.observe_point(m.POST_FILTER, answer[1], started)
+        return answer
+
+    def _run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[fw.PostFilterResult | None, Status]:
         result: fw.PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
+        sampled = state.record_plugin_metrics
         for pl in self.post_filter:
+            started = perf_counter() if sampled else 0.0
             r, s = pl.post_filter(state, pod, statuses)
+            if sampled:
+                self.observe_plugin(pl.name, m.POST_FILTER, s, started)
             if s is None:
                 return r, Status(Code.SUCCESS, plugin=pl.name)
             if s.is_success:  # its message goes into the FitError, as upstream's
@@ -431,9 +522,21 @@ class Framework:
     def run_pre_score(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: fw.Slots
     ) -> Status | None:
+        started = perf_counter()
+        s = self._run_pre_score(state, pod, snapshot, slots)
+        self.observe_point(m.PRE_SCORE, s, started)
+        return s
+
+    def _run_pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: fw.Slots
+    ) -> Status | None:
         skipped: set[str] = set()
+        sampled = state.record_plugin_metrics
         for pl in self.pre_score:
+            started = perf_counter() if sampled else 0.0
             s = pl.pre_score(state, pod, snapshot, slots)
+            if sampled:
+                self.observe_plugin(pl.name, m.PRE_SCORE, s, started)
             if s is None or s.is_success:
                 continue
             if s.is_skip:
@@ -446,18 +549,42 @@ class Framework:
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """The first failing plugin's status; on a failure the scheduling cycle then runs
         :meth:`run_unreserve` (every Reserve plugin, in reverse order)."""
-        return _run_in_order("Reserve", self.reserve, lambda pl: pl.reserve(state, pod, node_name))
+        started = perf_counter()
+        s = self._run_in_order(
+            m.RESERVE,
+            self.reserve,
+            lambda pl: pl.reserve(state, pod, node_name),
+            sampled=state.record_plugin_metrics,
+        )
+        self.observe_point(m.RESERVE, s, started)
+        return s
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Reserve plugins in reverse order, as upstream."""
+        started = perf_counter()
+        sampled = state.record_plugin_metrics
         for pl in reversed(self.reserve):
+            begun = perf_counter() if sampled else 0.0
             pl.unreserve(state, pod, node_name)
+            if sampled:
+                self.observe_plugin(pl.name, m.UNRESERVE, None, begun)
+        self.observe_point(m.UNRESERVE, None, started)
 
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """Success, a rejection, an error, or Wait (the pod is then in ``waiting_pods``)."""
+        started = perf_counter()
+        s = self._run_permit(state, pod, node_name)
+        self.observe_point(m.PERMIT, s, started)
+        return s
+
+    def _run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         timeouts: dict[str, float] = {}
+        sampled = state.record_plugin_metrics
         for pl in self.permit:
+            begun = perf_counter() if sampled else 0.0
             s, timeout = pl.permit(state, pod, node_name)
+            if sampled:
+                self.observe_plugin(pl.name, m.PERMIT, s, begun)
             if s is None or s.is_success:
                 continue
             if s.is_wait:
@@ -493,10 +620,22 @@ class Framework:
         """Upstream's RunPreBindPreFlights: ``None`` (Success) when at least one PreBind plugin
         will act, Skip when none will, or the first error. Records in ``state`` the plugins that
         will not act, so that PreBind passes them by."""
+        started = perf_counter()
+        s = self._run_pre_bind_pre_flights(state, pod, node_name)
+        self.observe_point(m.PRE_BIND_PRE_FLIGHT, s, started)
+        return s
+
+    def _run_pre_bind_pre_flights(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> Status | None:
         answer: Status | None = Status(Code.SKIP)
         skipped: set[str] = set()
+        sampled = state.record_plugin_metrics
         for pl, pre_flight in self._pre_flights:
+            begun = perf_counter() if sampled else 0.0
             s = None if pre_flight is None else pre_flight(state, pod, node_name)
+            if sampled and pre_flight is not None:
+                self.observe_plugin(pl.name, m.PRE_BIND_PRE_FLIGHT, s, begun)
             if s is None or s.is_success:
                 answer = None
             elif s.is_skip:
@@ -512,19 +651,33 @@ class Framework:
         return answer
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        started = perf_counter()
         skipped = state.skip_pre_bind_plugins
-        return _run_in_order(
-            "PreBind",
+        s = self._run_in_order(
+            m.PRE_BIND,
             [pl for pl in self.pre_bind if pl.name not in skipped],
             lambda pl: pl.pre_bind(state, pod, node_name),
+            sampled=state.record_plugin_metrics,
             skip_passes=True,
         )
+        self.observe_point(m.PRE_BIND, s, started)
+        return s
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """The first binder that does not Skip decides; Skip from every binder is returned."""
+        started = perf_counter()
+        s = self._run_bind(state, pod, node_name)
+        self.observe_point(m.BIND, s, started)
+        return s
+
+    def _run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s: Status | None = Status(Code.SKIP)
+        sampled = state.record_plugin_metrics
         for pl in self.bind:
+            begun = perf_counter() if sampled else 0.0
             s = pl.bind(state, pod, node_name)
+            if sampled:
+                self.observe_plugin(pl.name, m.BIND, s, begun)
             if s is not None and s.is_skip:
                 continue
             if s is None or s.is_success:
@@ -533,8 +686,14 @@ class Framework:
         return s
 
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        started = perf_counter()
+        sampled = state.record_plugin_metrics
         for pl in self.post_bind:
+            begun = perf_counter() if sampled else 0.0
             pl.post_bind(state, pod, node_name)
+            if sampled:
+                self.observe_plugin(pl.name, m.POST_BIND, None, begun)
+        self.observe_point(m.POST_BIND, None, started)
 
 
 def _check_score_total(weights: Mapping[str, int]) -> None:

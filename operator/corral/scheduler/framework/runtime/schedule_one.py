@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Protocol
 
+from corral.scheduler import metrics as m
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import Diagnosis, FitError
 from corral.scheduler.framework.runtime.extenders import extenders_binding
@@ -62,6 +64,7 @@ def scheduling_cycle(
     assumer: Assumer,
 ) -> CycleOutcome:
     fwk = scheduler.fwk
+    started = perf_counter()  # scheduler_scheduling_algorithm_duration_seconds: to PostFilter
     try:
         result = scheduler.schedule_pod(state, pod, snapshot)
     except FitError as err:
@@ -72,10 +75,13 @@ def scheduling_cycle(
             err.diagnosis.post_filter_msg = s.message
             nominated = post.nominated_node_name if post is not None else None
             scheduler.mark("post_filter")
+        _algorithm_done(scheduler, started)
         status = Status.of(Code.UNSCHEDULABLE, err.message())
         return CycleOutcome(status=status, fit_error=err, nominated_node_name=nominated)
     except StatusError as err:
+        _algorithm_done(scheduler, started)
         return CycleOutcome(status=err.status, nominated_node_name="")
+    _algorithm_done(scheduler, started)
 
     host = result.suggested_host
     assumer.assume_pod(pod, host)
@@ -91,6 +97,10 @@ def scheduling_cycle(
         return _rejected_on_host(result, pod, permitted)
     scheduler.mark("assume")
     return CycleOutcome(result=result, status=permitted, waiting=permitted is not None)
+
+
+def _algorithm_done(scheduler: PodScheduler, started: float) -> None:
+    scheduler.fwk.metrics.observe(m.SCHEDULING_ALGORITHM_DURATION, (), perf_counter() - started)
 
 
 def host_fit_error(pod: PodInfo, status: Status) -> FitError:

@@ -24,18 +24,20 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from corral.scheduler import metrics as m
 from corral.scheduler.framework import interface as fw
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
 from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.runtime import extenders as ext
 from corral.scheduler.framework.runtime import nominated
-from corral.scheduler.framework.runtime.framework import Framework, ScoreStep
+from corral.scheduler.framework.runtime.framework import FilterStep, Framework, ScoreStep
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import NodeInfo, PodInfo
@@ -43,6 +45,8 @@ from corral.scheduler.framework.types import NodeInfo, PodInfo
 SingleFilter = Callable[[CycleState, PodInfo, NodeInfo], Status | None]
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
+# The status a point is recorded with when it raised (upstream's Filter and Score: Error).
+_ERRED: Final = Status(Code.ERROR)
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -176,6 +180,27 @@ class PodScheduler:
         diagnosis: Diagnosis,
         nodes: npt.NDArray[np.intp],
     ) -> npt.NDArray[np.intp]:
+        """Upstream ``findNodesThatPassFilters``; it records the Filter point (Success, or Error
+        when a filter errs) once per call over all nodes, when the profile has filters."""
+        if not self.fwk.filter_steps or len(nodes) == 0:
+            return self._filter(state, pod, snapshot, diagnosis, nodes)
+        started = perf_counter()
+        status: Status | None = _ERRED
+        try:
+            feasible = self._filter(state, pod, snapshot, diagnosis, nodes)
+            status = None
+            return feasible
+        finally:
+            self.fwk.observe_point(m.FILTER, status, started)
+
+    def _filter(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        diagnosis: Diagnosis,
+        nodes: npt.NDArray[np.intp],
+    ) -> npt.NDArray[np.intp]:
         fwk = self.fwk
         n = len(nodes)
         if n == 0:
@@ -196,21 +221,10 @@ class PodScheduler:
         alive = np.zeros(snapshot.capacity, dtype=np.bool_)
         alive[nodes] = True
         failed_at = np.full(snapshot.capacity, -1, dtype=np.int16)
-        verdicts: list[fw.FilterVerdict | None] = []
-        singles: list[tuple[int, str, SingleFilter]] = []
-        for i, step in enumerate(steps):
-            verdict = None if step.batch is None else step.batch(state, pod, snapshot)
-            if verdict is None:  # a per-node plugin, or a batch one declining for this pod
-                if step.single is None:
-                    msg = f"filter plugin {step.name!r} declined its batch form and has no other"
-                    raise StatusError(Status.error(msg).with_plugin(step.name))
-                verdicts.append(None)
-                singles.append((i, step.name, step.single))
-                continue
-            newly = alive & ~verdict.passed
-            failed_at[newly] = i
-            alive &= verdict.passed
-            verdicts.append(verdict)
+        sampled = state.record_plugin_metrics
+        verdicts, singles = _batch_filters(
+            fwk, steps, state, pod=pod, snapshot=snapshot, alive=alive, failed_at=failed_at
+        )
         # Nodes with nominated pods of >= priority must also pass with those pods added; that
         # first pass's failure is the node's status (RunFilterPluginsWithNominatedPods).
         stage = len(steps)
@@ -224,6 +238,7 @@ class PodScheduler:
             processed, feasible = self._pass_per_node(
                 state, pod, snapshot, rotated, to_find,
                 stage=stage, singles=singles, failed_at=failed_at, explicit=explicit,
+                observe=fwk.observe_plugin if sampled else None,
             )  # fmt: skip
             failed = processed[failed_at[processed] >= 0]
             if len(failed):
@@ -265,6 +280,7 @@ class PodScheduler:
         singles: list[tuple[int, str, SingleFilter]],
         failed_at: npt.NDArray[np.int16],
         explicit: dict[int, Status],
+        observe: Callable[[str, str, Status | None, float], None] | None = None,
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
         """Node by node in rotation order, as upstream's ``findNodesThatPassFilters``: each node
         meets the filters in profile order (the batch ones answered from their verdicts, in
@@ -272,7 +288,8 @@ class PodScheduler:
         passed. Per-node filters (the costly ones, e.g. DynamicResources' allocator) so never
         run on nodes past that point. Records rejections in ``failed_at``/``explicit``;
         returns the processed nodes and the feasible ones. ``stage``: the index meaning "no
-        rejection" (one past the last filter)."""
+        rejection" (one past the last filter). ``observe``: each call's duration is recorded
+        (a sampled cycle), as upstream's per-node Filter calls are."""
         feasible: list[int] = []
         end = len(rotated)
         for position, slot in enumerate(rotated.tolist()):
@@ -286,7 +303,10 @@ class PodScheduler:
                     break
                 if node is None:
                     node = snapshot.node_info(slot)
+                begun = perf_counter() if observe is not None else 0.0
                 s = single(state, pod, node)
+                if observe is not None:
+                    observe(name, m.FILTER, s, begun)
                 if s is None or s.is_success:
                     continue
                 if not s.is_rejected:
@@ -323,18 +343,43 @@ class PodScheduler:
         s = fwk.run_pre_score(state, pod, snapshot, slots)
         if s is not None:
             raise StatusError(s)
+        scoring = ext.scoring_snapshot(snapshot, slots) if as_node_objects else snapshot
+        started = perf_counter()
+        status: Status | None = _ERRED
+        try:
+            total, per_plugin = self._score(state, pod, scoring, slots)
+            status = None
+        finally:
+            fwk.observe_point(m.SCORE, status, started)
+        for name, scores in ext.extender_scores(self.extenders, pod, snapshot, slots).items():
+            per_plugin[name] = scores
+            total += scores
+        return total, per_plugin
+
+    def _score(
+        self, state: CycleState, pod: PodInfo, scoring: Snapshot, slots: npt.NDArray[np.intp]
+    ) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.int64]]]:
+        """Upstream ``RunScorePlugins``: every Score plugin that did not Skip, normalized,
+        checked and weighted; raises :class:`StatusError` on a plugin's error."""
+        fwk = self.fwk
         total = np.zeros(len(slots), dtype=np.int64)
         per_plugin: dict[str, npt.NDArray[np.int64]] = {}
-        scoring = ext.scoring_snapshot(snapshot, slots) if as_node_objects else snapshot
+        sampled = state.record_plugin_metrics
         for step in fwk.score_steps:
             if step.name in state.skip_score_plugins:
                 continue
+            begun = perf_counter() if sampled else 0.0
             scores, s = _score_one(step, state, pod, scoring, slots)
+            if sampled:
+                fwk.observe_plugin(step.name, m.SCORE, s, begun)
             if s is not None and not s.is_success:
                 msg = f'running Score plugins: plugin "{step.name}" failed with: {s.message}'
                 raise StatusError(Status.error(msg).with_plugin(step.name))
             if step.normalize is not None:
+                begun = perf_counter() if sampled else 0.0
                 s = step.normalize(state, pod, scores)
+                if sampled:
+                    fwk.observe_plugin(step.name, m.SCORE_EXTENSION_NORMALIZE, s, begun)
                 if s is not None and not s.is_success:
                     msg = (
                         f'running Normalize on Score plugins: plugin "{step.name}" '
@@ -355,10 +400,41 @@ class PodScheduler:
             weighted = scores * np.int64(step.weight)
             per_plugin[step.name] = weighted
             total += weighted
-        for name, scores in ext.extender_scores(self.extenders, pod, snapshot, slots).items():
-            per_plugin[name] = scores
-            total += scores
         return total, per_plugin
+
+
+def _batch_filters(
+    fwk: Framework,
+    steps: Sequence[FilterStep],
+    state: CycleState,
+    *,
+    pod: PodInfo,
+    snapshot: Snapshot,
+    alive: npt.NDArray[np.bool_],
+    failed_at: npt.NDArray[np.int16],
+) -> tuple[list[fw.FilterVerdict | None], list[tuple[int, str, SingleFilter]]]:
+    """Each step's batch verdict (None for a per-node one, returned among the singles with its
+    index), the nodes it rejects first marked in ``failed_at`` and cleared from ``alive``."""
+    verdicts: list[fw.FilterVerdict | None] = []
+    singles: list[tuple[int, str, SingleFilter]] = []
+    sampled = state.record_plugin_metrics
+    for i, step in enumerate(steps):
+        begun = perf_counter() if sampled else 0.0
+        verdict = None if step.batch is None else step.batch(state, pod, snapshot)
+        if sampled and verdict is not None:  # one call over every node
+            fwk.observe_plugin(step.name, m.FILTER, None, begun)
+        if verdict is None:  # a per-node plugin, or a batch one declining for this pod
+            if step.single is None:
+                msg = f"filter plugin {step.name!r} declined its batch form and has no other"
+                raise StatusError(Status.error(msg).with_plugin(step.name))
+            verdicts.append(None)
+            singles.append((i, step.name, step.single))
+            continue
+        newly = alive & ~verdict.passed
+        failed_at[newly] = i
+        alive &= verdict.passed
+        verdicts.append(verdict)
+    return verdicts, singles
 
 
 def _score_one(

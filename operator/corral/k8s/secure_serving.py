@@ -1,5 +1,5 @@
-"""Secure serving of the engine's endpoints, as kube-scheduler's (k8s.io/apiserver delegated
-authentication and authorization):
+"""Secure serving of the engine's and the operator's endpoints, as kube-scheduler's
+(k8s.io/apiserver delegated authentication and authorization):
 
 - HTTPS with ``--tls-cert-file``/``--tls-private-key-file``, else a self-signed certificate
   made at start (kube-scheduler does the same when given none);
