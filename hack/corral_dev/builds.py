@@ -1,5 +1,6 @@
 """Building what the development harness runs: the control plane, the real node's binaries,
-the storage components of the volume tests, helm and the local-path provisioner.
+the storage components of the volume tests, helm, the local-path provisioner, Prometheus
+(Debian's package, unpacked) and the kstatus reader.
 
 Each build goes from the Go module proxy into ``$CORRAL_BIN_CACHE`` (default
 ``~/.cache/corral/bin``), keyed by the pins in ``corral/testing/versions.env``
@@ -10,9 +11,12 @@ runs them); progress goes to stderr.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -175,3 +179,58 @@ def ensure_local_path_provisioner() -> Path:
     version = load_pins()["LOCAL_PATH_PROVISIONER_VERSION"]
     module = f"github.com/rancher/local-path-provisioner@{version}"
     return _go_installed("local-path-provisioner", version, module)
+
+
+def ensure_prometheus() -> Path:
+    """The directory holding ``prometheus`` and ``promtool``: Debian's package at the pinned
+    PROMETHEUS_DEBIAN_VERSION, downloaded with apt and unpacked into the cache on first use
+    (19 MB, seconds; nothing is installed on the host, no service started)."""
+    version = load_pins()["PROMETHEUS_DEBIAN_VERSION"]
+    directory = cache_root() / f"prometheus-{version}"
+    if (directory / STAMP).is_file():
+        return directory
+    directory.mkdir(parents=True, exist_ok=True)
+    print(f"[binaries] fetching prometheus {version} (apt-get download)", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="corral-prometheus-") as tmp:
+        for command in (
+            ["apt-get", "download", f"prometheus={version}"],
+            ["sh", "-c", "dpkg-deb -x prometheus_*.deb unpacked"],
+        ):
+            result = subprocess.run(command, cwd=tmp, capture_output=True, text=True, check=False)
+            if result.returncode != 0:
+                detail = (result.stderr or result.stdout).strip().splitlines()[-1:] or [""]
+                raise BinariesError(
+                    f"fetching prometheus {version}: {' '.join(command)} failed: {detail[0]} "
+                    "(run `apt-get update` first?)"
+                )
+        for name in ("prometheus", "promtool"):
+            shutil.copy2(Path(tmp, "unpacked", "usr", "bin", name), directory / name)
+    (directory / STAMP).touch()
+    return directory
+
+
+KSTATUS_SOURCE: Final = ASSETS / "kstatus"
+
+
+def ensure_kstatus() -> Path:
+    """``kstatus`` (``assets/kstatus``): sigs.k8s.io/cli-utils' kstatus library, as Flux reads
+    objects' health, behind a JSON-in, JSON-out command. Built from the Go module proxy on
+    first use into a directory keyed by its sources (go.mod pins the library)."""
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum", "main.go"):
+        digest.update((KSTATUS_SOURCE / name).read_bytes())
+    directory = cache_root() / f"kstatus-{digest.hexdigest()[:12]}"
+    binary = directory / "kstatus"
+    if (directory / STAMP).is_file():
+        return binary
+    directory.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
+    print("[binaries] building kstatus (go build)", file=sys.stderr, flush=True)
+    result = subprocess.run(
+        ["go", "build", "-trimpath", "-ldflags=-s -w", "-o", str(binary), "."],
+        cwd=KSTATUS_SOURCE, env=env, stdout=sys.stderr, stderr=sys.stderr, check=False,
+    )  # fmt: skip
+    if result.returncode != 0 or not binary.is_file():
+        raise BinariesError(f"building kstatus failed (exit {result.returncode})")
+    (directory / STAMP).touch()
+    return binary
