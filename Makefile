@@ -112,8 +112,9 @@ bench-full: venv control-plane $(BENCH_STAMP)  ## the protocol at scheduler_perf
 bench-smoke: venv control-plane $(BENCH_STAMP)  ## the protocol's plumbing: 1 pair of SchedulingBasic on 4 nodes, 20 pods (~1 min; no figures)
 	$(BIN)/python -m bench protocol --pairs 1 --workload SchedulingBasic --nodes 4 --init-pods 4 --pods 20 $(_protocol_out) $(PROTOCOL_ARGS)
 
-bench-operator: venv control-plane  ## the operator at fleet size: 200 SchedulerProfiles on their own cluster (~5 min)
-	$(BIN)/python -m bench.operator_apply --profiles 200 $(BENCH_ARGS)
+OPERATOR_PROFILES ?= 1000
+bench-operator: venv control-plane  ## the operator at fleet size: 1,000 SchedulerProfiles on their own cluster (OPERATOR_PROFILES)
+	$(BIN)/python -m bench.operator_apply --profiles $(OPERATOR_PROFILES) $(BENCH_ARGS)
 
 bench-docs: venv $(BENCH_STAMP)  ## keep PROTOCOL_RUNS="dir ..." in docs/benchmarks/runs/, then docs/benchmarks.md's protocol section and plots from every kept run
 	$(BIN)/python -m bench docs $(PROTOCOL_RUNS)

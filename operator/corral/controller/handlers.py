@@ -195,7 +195,7 @@ class Operator:
         if old is not None:
             versions.append(old)
         self.enqueue(name)
-        for other in guards.related(versions, self.state.claims()):
+        for other in guards.related(versions, self.state.rivals(versions)):
             self.enqueue(other)
 
     def enqueue(self, name: str) -> None:

@@ -89,7 +89,7 @@ class Reconciler:
         self, body: Mapping[str, Any]
     ) -> tuple[status.Outcome, list[status.Extra], dict[str, Any]]:
         name = str(body["metadata"]["name"])
-        claims = self.state.claims()
+        claims = self.state.rivals([guards.claim_of(body)])
         profile, refusal = refusals.check(
             body, settings=self.settings, catalog=self.catalog, claims=claims
         )

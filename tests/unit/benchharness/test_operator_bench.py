@@ -18,9 +18,24 @@ def test_figures_split_apply_to_ready_into_operator_and_rollout() -> None:
     assert got["apply_to_ready_s"]["p95"] == 12.0  # nearest rank: 19th of 20
     assert got["apply_to_ready_s"]["max"] == 42.0
     assert got["rollout_s"]["p95"] == 10.0
-    assert "(target 30s: met)" in operator_apply.line(
-        got | {"operator_rss_mib": {"idle": 80, "end": 120, "peak": 130}, "operator_cpu_s": 3.0}
+    text = operator_apply.line(
+        got
+        | {
+            "operator_rss_mib": {"idle": 80, "end": 120, "peak": 130},
+            "operator_cpu_s": 3.0,
+            "api_requests_per_profile": {"PATCH": 9.5, "GET": 1.0, "total": 10.5},
+        }
     )
+    assert "(target 30s: met)" in text
+    assert "API requests/profile 10.5 GET 1.0 PATCH 9.5" in text
+
+
+@pytest.mark.parametrize(
+    ("count", "target"),
+    [pytest.param(200, 30.0, id="issue 18: 200"), pytest.param(1000, 60.0, id="issue 38: 1,000")],
+)
+def test_the_target_by_fleet_size(count: int, target: float) -> None:
+    assert operator_apply.target_applied_s(count) == target
 
 
 @pytest.mark.parametrize(

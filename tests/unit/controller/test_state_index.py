@@ -1,0 +1,71 @@
+"""The State's indexes answer the guards exactly as a scan of every profile does (they only
+narrow whom the guards look at), and follow profiles and children as they change or go."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from corral.controller import guards
+from corral.controller.state import State
+
+
+def body(name: str, rng: random.Random, rv: int) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if rng.random() < 0.5:
+        spec["schedulerName"] = f"s{rng.randrange(4)}"
+    if rng.random() < 0.4:
+        spec["leaderElection"] = {"resourceName": f"l{rng.randrange(3)}"}
+        if rng.random() < 0.3:
+            spec["leaderElection"]["leaderElect"] = False
+    if rng.random() < 0.3:
+        spec["namespace"] = f"ns{rng.randrange(2)}"
+    if rng.random() < 0.4:
+        spec["tenancy"] = {"nodeSelector": {"pool": f"p{rng.randrange(3)}"}}
+    meta = {
+        "name": name,
+        "resourceVersion": str(rv),
+        "creationTimestamp": f"2026-01-0{rv % 9 + 1}T00:00:00Z",
+    }
+    return {"metadata": meta, "spec": spec}
+
+
+@pytest.mark.parametrize("seed", range(8), ids=lambda s: f"seed {s}")
+def test_rivals_give_the_guards_what_a_full_scan_gives(seed: int) -> None:
+    rng = random.Random(seed)
+    state = State()
+    for rv in range(1, 301):
+        name = f"p{rng.randrange(40)}"
+        if rng.random() < 0.15:
+            state.drop_profile(name)
+        else:
+            state.put_profile(body(name, rng, rv))
+        probe = guards.claim_of(body(f"p{rng.randrange(45)}", rng, rv))
+        versions = [probe]
+        everyone, some = state.claims(), state.rivals(versions)
+        assert guards.related(versions, everyone) == guards.related(versions, some)
+        assert guards.name_holder(probe, everyone) == guards.name_holder(probe, some)
+        assert guards.lease_holder(probe, everyone, "corral-system") == guards.lease_holder(
+            probe, some, "corral-system"
+        )
+        assert guards.overlapping(probe, everyone) == guards.overlapping(probe, some)
+    assert sorted(c.profile for c in state.claims()) == state.profile_names()
+
+
+def test_children_follow_their_profile() -> None:
+    state = State()
+
+    def child(name: str, profile: str, rv: str) -> dict[str, Any]:
+        labels = {"corral.dev/profile": profile}
+        meta = {"name": name, "namespace": "ns", "resourceVersion": rv, "labels": labels}
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}
+
+    state.put_child(child("a", "p1", "1"))
+    state.put_child(child("b", "p1", "2"))
+    state.put_child(child("a", "p2", "3"))  # relabelled: now p2's
+    assert state.children_of("p1") == [("v1", "ConfigMap", "ns", "b")]
+    assert state.children_of("p2") == [("v1", "ConfigMap", "ns", "a")]
+    state.drop_child(child("a", "p2", "4"))
+    assert state.children_of("p2") == []
