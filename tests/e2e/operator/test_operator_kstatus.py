@@ -53,14 +53,14 @@ def test_kstatus_reads_each_outcome_with_its_message(
     # As the API server returns a profile no operator has written yet (status is the CRD's
     # default): kstatus must not call it Current.
     fresh = kstatus(created)[0]
-    assert fresh["status"] == "InProgress", fresh
+    assert fresh.get("status") == "InProgress", fresh
     assert (
         fresh["message"] == "SchedulerProfile generation is 1, but latest observed generation is 0"
     )
 
     start_operator()
     obj = eventually(lambda: is_ready(kube, name), what=f"{name} Ready")
-    assert kstatus(obj)[0] == {"name": name, "status": "Current", "message": "Resource is current"}
+    assert kstatus(obj)[0] == {"name": name, "status": "Current", "message": "Resource is Ready"}
 
     # Rolling out, and never done: the new pods can land on no node.
     patch(kube, name, {"deployment": {"nodeSelector": {"corral-e2e/none": "none"}}})

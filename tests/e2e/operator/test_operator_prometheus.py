@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from corral.k8s import JSON, Client
-from corral.testing.binaries import ensure_prometheus
 from corral.testing.processes import free_port
+from corral_dev.builds import ensure_prometheus
 from support.engine_process import pod
 from support.operator_process import ROOT, OperatorProcess, eventually, is_ready, profile
 

@@ -29,14 +29,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kstatus: reading stdin:", err)
 		os.Exit(2)
 	}
-	var objects []map[string]interface{}
+	var objects []json.RawMessage
 	if err := json.Unmarshal(data, &objects); err != nil {
 		fmt.Fprintln(os.Stderr, "kstatus: stdin is not a JSON array of objects:", err)
 		os.Exit(2)
 	}
 	out := make([]verdict, 0, len(objects))
-	for _, obj := range objects {
-		u := &unstructured.Unstructured{Object: obj}
+	for _, raw := range objects {
+		// Decoded as the API machinery does (integers as int64), not as generic JSON.
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			fmt.Fprintln(os.Stderr, "kstatus: not a Kubernetes object:", err)
+			os.Exit(2)
+		}
 		v := verdict{Name: u.GetName()}
 		result, err := status.Compute(u)
 		if err != nil {

@@ -95,11 +95,13 @@ PREEMPTION_VICTIMS: Final = Metric(
 
 PENDING_PODS: Final = Metric(
     "scheduler_pending_pods",
+    # Upstream's words, including the pod-group queues ('incomplete', 'pending') Corral has not.
     "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
     "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
-    "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+    "unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the "
     "number of unschedulable pods that the scheduler never attempted to schedule because they "
-    "are gated.",
+    "are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' means "
+    "number of pods in pendingPodGroupPods.",
     "gauge",
     ("queue",),
 )

@@ -17,12 +17,13 @@ buckets are the upper bounds of upstream's, ``+Inf`` implied.
 from __future__ import annotations
 
 import bisect
+import decimal
+import math
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prometheus_client import utils as _utils
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -59,12 +60,44 @@ class Metric:
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
-    """Prometheus' ExponentialBuckets, as the Go client computes them (``+Inf`` implied)."""
-    return tuple(start * factor**i for i in range(count))
+    """Prometheus' ExponentialBuckets, computed as the Go client does, by repeated
+    multiplication (``start * factor**i`` rounds differently from the 4th bucket of a 1.5
+    factor, and ``le`` must be the same string), ``+Inf`` implied."""
+    buckets = []
+    for _ in range(count):
+        buckets.append(start)
+        start *= factor
+    return tuple(buckets)
 
 
-# prometheus_client's Go-style float formatting ("1e-05", "0.0001"), as the ``le`` label.
-_go_float: Callable[[float], str] = _utils.floatToGoString
+def go_float(value: float) -> str:
+    """A bucket bound as Go's client writes ``le`` (``strconv.FormatFloat(v, 'g', -1, 64)``):
+    the shortest digits, fixed notation from 1e-4 to below 1e6, else ``1e-05``/``1e+06``; so
+    ``1``, not prometheus_client's ``1.0`` (``le`` is a label: a different spelling is a
+    different series for Prometheus 2 and the queries that name it)."""
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    sign, raw_digits, exponent = decimal.Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)
+    digits = list(raw_digits)
+    while len(digits) > 1 and digits[-1] == 0:
+        digits.pop()
+        exponent += 1
+    text = "".join(map(str, digits))
+    magnitude = len(digits) + exponent - 1
+    prefix = "-" if sign else ""
+    if magnitude < -4 or magnitude >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{prefix}{mantissa}e{'-' if magnitude < 0 else '+'}{abs(magnitude):02d}"
+    if exponent >= 0:
+        return prefix + text + "0" * exponent
+    point = len(text) + exponent
+    if point > 0:
+        return f"{prefix}{text[:point]}.{text[point:]}"
+    return f"{prefix}0.{'0' * -point}{text}"
+
 
 _Cell = list[float]  # a counter: [value]; a histogram: [count per bucket..., +Inf, sum]
 
@@ -165,12 +198,16 @@ class Recorder(Collector):
         for metric, source in sources.items():
             gauges.setdefault(metric, {}).update(source())
         for metric in self.metrics:
+            # A metric without labels is one series, there from the start (0) as in Go's
+            # client; a labelled one has a series per label tuple recorded so far.
+            none: Labels = ()
+            empty = [(none, [0.0] * (len(metric.bounds) + 2))] if not metric.labels else []
             if metric.kind == "gauge":
-                yield _gauge(metric, gauges.get(metric, {}))
+                yield _gauge(metric, gauges.get(metric) or {labels: 0.0 for labels, _ in empty})
             elif metric.kind == "counter":
-                yield _counter(metric, by_metric.get(metric, []))
+                yield _counter(metric, by_metric.get(metric) or empty)
             else:
-                yield _histogram(metric, by_metric.get(metric, []))
+                yield _histogram(metric, by_metric.get(metric) or empty)
 
 
 def _by_labels(item: tuple[Labels, _Cell]) -> Labels:
@@ -193,7 +230,7 @@ def _gauge(metric: Metric, values: Mapping[Labels, float]) -> GaugeMetricFamily:
 
 def _histogram(metric: Metric, cells: list[tuple[Labels, _Cell]]) -> HistogramMetricFamily:
     family = HistogramMetricFamily(metric.name, metric.help, labels=metric.labels)
-    bounds = [*(_go_float(b) for b in metric.bounds), "+Inf"]
+    bounds = [*(go_float(b) for b in metric.bounds), "+Inf"]
     for labels, cell in sorted(cells, key=_by_labels):
         cumulative = 0.0
         buckets = []

@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from corral.scheduler import metrics as m
 from corral.scheduler.metrics import Metric, Recorder, exponential_buckets
+from corral.scheduler.metrics.recorder import go_float
 
 HIST = Metric("t_duration_seconds", "A histogram.", "histogram", ("point",), (0.1, 1.0, 10.0))
 COUNT = Metric("t_things_total", "A counter.", "counter", ("kind", "result"))
@@ -27,8 +28,8 @@ def text(recorder: Recorder) -> str:
     [
         pytest.param(0.05, "0.1", id="below the first bound"),
         pytest.param(0.1, "0.1", id="on a bound: le is inclusive"),
-        pytest.param(0.5, "1.0", id="between bounds"),
-        pytest.param(10.0, "10.0", id="on the last bound"),
+        pytest.param(0.5, "1", id="between bounds"),
+        pytest.param(10.0, "10", id="on the last bound"),
         pytest.param(11.0, "+Inf", id="above every bound"),
     ],
 )
@@ -36,7 +37,7 @@ def test_an_observation_lands_in_the_first_bucket_at_or_above_it(value: float, b
     rec = Recorder((HIST,))
     rec.observe(HIST, ("Filter",), value)
     out = text(rec)
-    bounds = ["0.1", "1.0", "10.0", "+Inf"]
+    bounds = ["0.1", "1", "10", "+Inf"]
     first = bounds.index(bucket)
     for i, le in enumerate(bounds):
         want = 1.0 if i >= first else 0.0
@@ -131,3 +132,20 @@ def test_every_declaration_is_exported_once_with_a_unique_name() -> None:
 )  # fmt: skip
 def test_the_sli_attempts_label_is_capped_as_upstream(attempts: int, label: str) -> None:
     assert m.attempts_label(attempts) == label
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        pytest.param(1.0, "1", id="an integer has no .0"),
+        pytest.param(0.0001, "0.0001", id="fixed down to 1e-4"),
+        pytest.param(1e-05, "1e-05", id="below: exponent, two digits"),
+        pytest.param(1.5e-05, "1.5e-05", id="mantissa digits"),
+        pytest.param(5242.88, "5242.88", id="fraction"),
+        pytest.param(100000.0, "100000", id="fixed below 1e6"),
+        pytest.param(1048576.0, "1.048576e+06", id="from 1e6: exponent"),
+        pytest.param(0.00001 * 1.5**19, "0.022168378200531007", id="shortest round trip"),
+    ],
+)
+def test_le_is_spelled_as_gos_client_spells_it(value: float, text: str) -> None:
+    assert go_float(value) == text
