@@ -14,7 +14,7 @@ from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, Clu
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.priority_sort import PrioritySort
-from support.builders import pod_info
+from corral.testing.builders import pod_info
 
 EVENTS = {
     "NodeResourcesFit": (ClusterEvent(NODE, ActionType.ADD), ClusterEvent(POD, ActionType.DELETE)),

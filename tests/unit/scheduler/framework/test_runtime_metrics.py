@@ -16,7 +16,7 @@ from corral.scheduler.framework.runtime.framework import Framework, sample_plugi
 from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Code, Status
-from support.builders import build_cache, node, pod_info
+from corral.testing.builders import build_cache, node, pod_info
 from support.scheduler_fakes import (
     FakeBatchFilter,
     FakeBatchScore,
