@@ -2,10 +2,12 @@
 :class:`Recorder` that keeps their values and exposes them to ``prometheus_client``.
 
 Why not ``prometheus_client``'s own Counter and Histogram: a labelled child's ``observe`` takes
-a lock per bucket and sum (about 1.3 µs here), and the scheduling cycle records a dozen
-extension points per pod. The recorder keeps one table per recording thread, so a recording is
-a dict lookup, a ``bisect`` and two additions (about 0.15 µs) with no lock at all: only the
-owning thread writes its table; a scrape sums every thread's table. Exposition stays
+a lock per bucket and sum, and a bound pod records about 20 observations (a dozen extension
+points, its attempt, its SLI, its API requests). The recorder keeps one table per recording
+thread, so a recording is a thread-local lookup, a dict lookup, a ``bisect`` and two additions
+with no lock at all: only the owning thread writes its table; a scrape sums every thread's
+table. Measured side by side here: 2 to 5 times cheaper than ``labels(...).observe`` and than
+a cached child's ``observe``. Exposition stays
 ``prometheus_client``'s (the recorder is a collector on the engine's registry), in the exact
 text format kube-scheduler's client writes: ``_total`` counters without ``_created`` series,
 and the same ``le`` spelling.
