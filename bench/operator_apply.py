@@ -57,6 +57,19 @@ def target_applied_s(count: int) -> float:
     return 30.0 if count <= 200 else 60.0
 
 
+def wait_for_metrics(port: int, op: subprocess.Popen[bytes], timeout: float = 180.0) -> None:
+    """Until the operator serves /metrics (it starts serving from kopf's startup handler)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            requests_by_method(port)
+            return
+        except OSError:
+            if op.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def requests_by_method(port: int) -> dict[str, float]:
     """The operator's rest_client_requests_total, summed by method."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
@@ -166,7 +179,8 @@ def run(cluster: LocalCluster, count: int) -> dict[str, Any]:
                      "spec": {"namespace": NAMESPACE, "replicas": 1}})  # fmt: skip
 
     try:
-        time.sleep(3)  # the operator's watches are up
+        wait_for_metrics(metrics_port, op)  # its startup handlers ran: watches are up
+        time.sleep(3)
         idle = rss_mib(op.pid)
         cpu0 = procstat.cpu_seconds(op.pid)
         requests0 = requests_by_method(metrics_port)
