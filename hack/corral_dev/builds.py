@@ -192,10 +192,13 @@ def ensure_prometheus() -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     print(f"[binaries] fetching prometheus {version} (apt-get download)", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="corral-prometheus-") as tmp:
-        for command in (
-            ["apt-get", "download", f"prometheus={version}"],
-            ["sh", "-c", "dpkg-deb -x prometheus_*.deb unpacked"],
-        ):
+        download = ["apt-get", "download", f"prometheus={version}"]
+        if subprocess.run(download, cwd=tmp, capture_output=True, check=False).returncode != 0:
+            # A fresh machine has no package lists yet (as hostpackages, update once).
+            subprocess.run(["apt-get", "update", "-qq"], capture_output=True, check=False)
+        for command in (download, ["sh", "-c", "dpkg-deb -x prometheus_*.deb unpacked"]):
+            if command is download and list(Path(tmp).glob("prometheus_*.deb")):
+                continue  # the first try got it
             result = subprocess.run(command, cwd=tmp, capture_output=True, text=True, check=False)
             if result.returncode != 0:
                 detail = (result.stderr or result.stdout).strip().splitlines()[-1:] or [""]
