@@ -124,10 +124,14 @@ def observe(
                 ready[name] = now
                 applied.setdefault(name, now)
         if now - start > TIMEOUT_S:
-            raise TimeoutError(
-                f"{len(wanted) - len(ready)} of {len(wanted)} profiles not Ready after "
-                f"{TIMEOUT_S:.0f} s ({len(applied)} applied)"
+            # The operator's figures (applied, CPU, requests) still stand: report them, with
+            # what did not become Ready (a rollout outside the operator, on a busy machine).
+            print(
+                f"warning: {len(wanted) - len(ready)} of {len(wanted)} profiles not Ready "
+                f"after {TIMEOUT_S:.0f} s ({len(applied)} applied)",
+                file=sys.stderr,
             )
+            break
         time.sleep(POLL_S)
     return applied, ready
 
@@ -136,14 +140,19 @@ def figures(
     count: int, created: dict[str, float], applied: dict[str, float], ready: dict[str, float]
 ) -> dict[str, Any]:
     start = min(created.values())
-    apply_to_ready = [ready[n] - created[n] for n in created]
-    rollout = [ready[n] - applied[n] for n in created]
+    done = [n for n in created if n in ready]
+    apply_to_ready = [ready[n] - created[n] for n in done] or [float("nan")]
+    rollout = [ready[n] - applied[n] for n in done] or [float("nan")]
+    every = len(applied) == len(created)
     return {
         "profiles": count,
         "created_s": max(created.values()) - start,
-        "all_applied_s": max(applied.values()) - start,
+        # None: not every profile was applied before the timeout (then the target is missed).
+        "all_applied_s": max(applied.values()) - start if every else None,
         "all_applied_target_s": target_applied_s(count),
-        "all_ready_s": max(ready.values()) - start,
+        "not_applied": len(created) - len(applied),
+        "not_ready": len(created) - len(done),
+        "all_ready_s": max(ready.values()) - start if len(done) == len(created) else None,
         "apply_to_ready_s": stats.percentiles(apply_to_ready)
         | {"p95": stats.percentile(apply_to_ready, 95)},
         "rollout_s": stats.percentiles(rollout) | {"p95": stats.percentile(rollout, 95)},
@@ -208,9 +217,12 @@ def run(cluster: LocalCluster, count: int) -> dict[str, Any]:
 
 
 def line(r: dict[str, Any]) -> str:
-    met = "met" if r["all_applied_s"] <= r["all_applied_target_s"] else "MISSED"
+    applied_s = r["all_applied_s"]
+    met = "met" if applied_s is not None and applied_s <= r["all_applied_target_s"] else "MISSED"
+    shown = f"{applied_s:6.1f}s" if applied_s is not None else f"{r['not_applied']} not applied"
+    unready = f"  {r['not_ready']} NOT READY at the timeout" if r.get("not_ready") else ""
     return (
-        f"profiles={r['profiles']:4d}  all applied+status {r['all_applied_s']:6.1f}s "
+        f"profiles={r['profiles']:4d}{unready}  all applied+status {shown} "
         f"(target {r['all_applied_target_s']:.0f}s: {met})  apply->Ready p50 "
         f"{r['apply_to_ready_s']['p50']:.1f}s p95 {r['apply_to_ready_s']['p95']:.1f}s  "
         f"rollout p95 {r['rollout_s']['p95']:.1f}s  operator RSS idle "

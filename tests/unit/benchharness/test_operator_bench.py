@@ -47,3 +47,23 @@ def test_a_count_below_one_is_refused(
     assert operator_apply.main(["--profiles", *counts]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --profiles: every count must be at least 1, got [")
+
+
+def test_a_run_that_times_out_still_reports_the_operators_figures() -> None:
+    created = {f"p{i}": 100.0 + i for i in range(4)}
+    applied = {n: t + 1.0 for n, t in created.items()}  # every profile applied
+    ready = {"p0": 110.0}  # the rollout (not the operator) did not finish for three
+    got = operator_apply.figures(4, created, applied, ready)
+    assert got["all_applied_s"] == 4.0
+    assert (got["not_applied"], got["not_ready"], got["all_ready_s"]) == (0, 3, None)
+    assert got["apply_to_ready_s"]["p95"] == 10.0  # over the Ready ones
+    text = operator_apply.line(
+        got
+        | {
+            "operator_rss_mib": {"idle": 80, "end": 120, "peak": 130},
+            "operator_cpu_s": 3.0,
+            "api_requests_per_profile": {"total": 1.0},
+        }
+    )
+    assert "3 NOT READY at the timeout" in text
+    assert "all applied+status    4.0s (target 30s: met)" in text
