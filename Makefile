@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane node storage image lint unit e2e test fuzz compat demo demo-down clean
+.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode conformance-tests test fuzz compat demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -50,13 +50,23 @@ lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-unit: venv  ## unit tests only (no control plane)
-	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+# The tiers (markers given by tests/conftest.py); `make test` runs every one of them.
+unit: venv  ## the fast unit tier (no control plane, no slow or conformance tests; ~2 min on 2 cores)
+	$(BIN)/python -m pytest tests/unit -m "not slow and not conformance" $(PYTEST_ARGS)
 
-e2e: venv control-plane node storage  ## end-to-end tests against the real local control plane
-	$(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
+slow: venv  ## the slow unit tests: wheel builds, the out-of-tree example, fuzz and property runs
+	$(BIN)/python -m pytest tests/unit -m slow $(PYTEST_ARGS)
 
-test: venv control-plane node storage lint  ## everything: lint, types, import contracts, unit and e2e tests
+e2e: venv control-plane node storage  ## end-to-end tests against the real local control plane (no real node, no conformance)
+	$(BIN)/python -m pytest tests/e2e -m "not realnode and not conformance" $(PYTEST_ARGS)
+
+realnode: venv control-plane node storage  ## the real-node tier: the image, one real node, the operator as real pods (root)
+	$(BIN)/python -m pytest tests/e2e -m realnode $(PYTEST_ARGS)
+
+conformance-tests: venv control-plane  ## the conformance tier: Corral against the pinned kube-scheduler (recorded decisions, live binary)
+	$(BIN)/python -m pytest tests -m conformance $(PYTEST_ARGS)
+
+test: venv control-plane node storage lint  ## everything: lint, types, import contracts and every tier
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
 
 FUZZ_SCALE ?= 20

@@ -1,14 +1,42 @@
-"""Shared fixtures: the real local control plane and its clients (see corral.testing)."""
+"""Shared fixtures: the real local control plane and its clients (see corral.testing), and the
+test tiers (markers, given by where a test lives; docs/architecture.md#tests):
+
+- ``e2e``: everything under tests/e2e (the real local control plane);
+- ``realnode``: tests/e2e/realnode (the machine's one real node);
+- ``conformance``: Corral's decisions and configuration handling against the pinned upstream
+  kube-scheduler's (:data:`CONFORMANCE`);
+- ``slow``: unit tests that take tens of seconds each on 2 cores (:data:`SLOW`).
+
+``make unit`` is tests/unit without ``slow`` and ``conformance``; ``make test`` runs all.
+"""
 
 import pytest
 
 pytest_plugins = ["corral.testing.pytest_plugin", "corral_dev.pytest_plugin", "support.http_peer"]
 
+CONFORMANCE = (
+    "/tests/e2e/test_conformance.py",
+    "/tests/e2e/test_config_acceptance_upstream.py",
+    "/tests/e2e/test_default_profile_upstream.py",
+    "/tests/unit/benchharness/test_upstream_decisions.py",
+)
+# Each builds or installs a wheel, or runs hundreds of fuzz or property cases.
+SLOW = (
+    "/tests/unit/fuzz/",
+    "/tests/unit/packaging/",
+    "/tests/unit/render/test_render_hostile.py",
+    "/tests/unit/scheduler/plugins/test_out_of_tree_example.py",
+)
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Everything under tests/e2e talks to the real control plane.
     for item in items:
-        if "/tests/e2e/" in str(item.path):
+        path = str(item.path)
+        if "/tests/e2e/" in path:
             item.add_marker(pytest.mark.e2e)
-        if "/tests/e2e/realnode/" in str(item.path):
+        if "/tests/e2e/realnode/" in path:
             item.add_marker(pytest.mark.realnode)
+        if any(c in path for c in CONFORMANCE):
+            item.add_marker(pytest.mark.conformance)
+        if any(s in path for s in SLOW):
+            item.add_marker(pytest.mark.slow)
