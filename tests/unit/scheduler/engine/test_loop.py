@@ -1,0 +1,173 @@
+"""The engine loop's ``schedule_one`` (engine/loop.py) with the real default profile, queue and
+cache, a fake binder and a fake clock, after upstream's ``schedule_one_test.go``: a pod that fits
+is bound and reported once; one that fits nowhere is reported with the FitError message, parked
+unschedulable, and retried only when a cluster event its rejecting plugin registered for (and
+whose hint accepts) arrives; a failed Bind forgets the assumed pod and requeues it; a pod of
+another scheduler is dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from corral.scheduler.backend.cache import Cache
+from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
+from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
+from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
+from corral.scheduler.framework.runtime.framework import Framework
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
+from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins.registry import default_profile, in_tree_registry
+from corral.testing.builders import node_record, pod_info
+
+PROFILE = "default-scheduler"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Reported:
+    """The loop's Reporter: what it was told, in order."""
+
+    outcomes: list[Success | Failure] = field(default_factory=list)
+
+    def scheduled(self, outcome: Success) -> None:
+        self.outcomes.append(outcome)
+
+    def failed(self, outcome: Failure) -> None:
+        self.outcomes.append(outcome)
+
+
+class Binder:
+    """Records bindings; ``refuse`` makes Bind fail with that message."""
+
+    def __init__(self, refuse: str = "") -> None:
+        self.bound: list[tuple[str, str]] = []
+        self.refuse = refuse
+
+    def __call__(self, pod: PodInfo, node_name: str) -> None:
+        if self.refuse:
+            raise RuntimeError(self.refuse)
+        self.bound.append((pod.name, node_name))
+
+
+class InlinePool:
+    """Runs each binding cycle at once on the calling thread (the loop's pool, made
+    deterministic)."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        fn(*args)
+
+
+@dataclass
+class Harness:
+    loop: SchedulingLoop
+    queue: SchedulingQueue
+    cache: Cache
+    binder: Binder
+    reported: Reported
+    clock: Clock
+
+    def cycle(self) -> None:
+        """Pop the next pod (the clock past any backoff) and run schedule_one on it."""
+        self.clock.now += 60
+        self.queue.flush_backoff_completed()
+        qpi = self.queue.pop(timeout=0)
+        assert qpi is not None, "nothing to schedule"
+        self.loop.schedule_one(qpi)
+
+
+def harness(*nodes: dict[str, str], refuse: str = "") -> Harness:
+    binder, reported, clock = Binder(refuse), Reported(), Clock()
+    fwk = Framework(default_profile(), in_tree_registry(), pod_binder=binder)
+    queue = SchedulingQueue(
+        less=fwk.less,
+        pre_enqueue=fwk.run_pre_enqueue,
+        events_by_profile={PROFILE: dict(fwk.events_by_plugin())},
+        clock=clock,
+    )
+    cache = Cache()
+    for spec in nodes:
+        cache.add_node(node_record(spec.pop("name"), **spec))
+    loop = SchedulingLoop(queue, cache, {PROFILE: PodScheduler(fwk)}, reported)
+    loop._pool = InlinePool()  # type: ignore[assignment]
+    return Harness(loop, queue, cache, binder, reported, clock)
+
+
+def test_a_pod_that_fits_is_bound_and_reported_once() -> None:
+    h = harness({"name": "small", "cpu": "1"}, {"name": "big", "cpu": "8"})
+    h.queue.add(pod_info("p", cpu="2"))
+    h.cycle()
+    assert h.binder.bound == [("p", "big")]
+    (success,) = h.reported.outcomes
+    assert isinstance(success, Success)
+    assert (success.node, success.evaluated_nodes, success.feasible_nodes) == ("big", 2, 1)
+    assert h.queue.where(pod_info("p").uid) == ""
+    assert h.cache.get_pod(pod_info("p").uid) is not None
+
+
+def test_an_unschedulable_pod_is_reported_parked_and_retried_when_a_node_fits() -> None:
+    h = harness({"name": "small", "cpu": "1"})
+    p = pod_info("p", cpu="2")
+    h.queue.add(p)
+    h.cycle()
+    (failure,) = h.reported.outcomes
+    assert isinstance(failure, Failure)
+    assert failure.reason == REASON_UNSCHEDULABLE
+    assert failure.message == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling."
+    )
+    assert h.queue.where(p.uid) == "unschedulable"
+    # A node update that frees no cpu: NodeResourcesFit's hint skips it, the pod stays parked.
+    small = node_record("small", cpu="1", labels={"relabelled": "yes"})
+    h.queue.move_all_to_active_or_backoff(
+        ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL), node_record("small", cpu="1"), small
+    )
+    assert h.queue.where(p.uid) == "unschedulable"
+    # A node that fits arrives: the hint queues the pod, and the next cycle binds it there.
+    big = node_record("big", cpu="8")
+    h.cache.add_node(big)
+    assert h.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD), None, big)
+    h.cycle()
+    assert h.binder.bound == [("p", "big")]
+    assert isinstance(h.reported.outcomes[-1], Success)
+    assert h.reported.outcomes[-1].attempts == 2
+
+
+def test_a_failed_bind_forgets_the_pod_and_requeues_it() -> None:
+    h = harness({"name": "n", "cpu": "4"}, refuse="connection refused")
+    p = pod_info("p", cpu="1")
+    h.queue.add(p)
+    h.cycle()
+    (failure,) = h.reported.outcomes
+    assert isinstance(failure, Failure)
+    assert failure.reason == REASON_SCHEDULER_ERROR
+    assert "connection refused" in failure.message
+    assert failure.nominated_node == ""  # a failed binding cycle clears the nomination
+    assert h.cache.get_pod(p.uid) is None  # forgotten: the node's cpu is free again
+    assert h.queue.where(p.uid) in ("backoff", "unschedulable", "active")
+    h.binder.refuse = ""
+    h.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD), None, None)
+    h.cycle()
+    assert h.binder.bound == [("p", "n")]
+
+
+def test_a_pod_of_another_scheduler_is_dropped() -> None:
+    h = harness({"name": "n", "cpu": "4"})
+    other = pod_info("p", cpu="1")
+    other_raw = dict(other.raw)
+    other_raw["spec"] = {**other_raw["spec"], "schedulerName": "someone-else"}
+    h.queue.add(pod_from_json(other_raw))
+    h.cycle()
+    assert (h.binder.bound, h.reported.outcomes) == ([], [])
+    assert h.queue.where(other.uid) == ""
