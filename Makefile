@@ -44,11 +44,12 @@ storage:  ## build (or reuse, cached by version) the CSI external-provisioner an
 image: venv  ## build the image from the Dockerfile with buildah: dist/corral-<version>.tar (localhost/corral:<version>)
 	@hack/image --out dist
 
-lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts
+lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts, vulture (dead code)
 	$(BIN)/ruff check operator tests bench hack examples
 	$(BIN)/ruff format --check operator tests bench hack examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/vulture operator/corral hack/corral_dev hack/demo.py bench hack/vulture_whitelist.py --min-confidence 60
 
 # The tiers (markers given by tests/conftest.py); `make test` runs every one of them.
 unit: venv  ## the fast unit tier (no control plane, no slow or conformance tests; ~2 min on 2 cores)

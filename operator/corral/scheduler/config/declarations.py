@@ -280,7 +280,7 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         default_weight=1,
     ),
     _upstream("DefaultBinder", "default_binder", "bind", "Binds through pods/binding."),
-    # issue 15 (1.37 config parity): NodeDeclaredFeatures is GA and in the default set; the
+    # 1.37 config parity: NodeDeclaredFeatures is GA and in the default set; the
     # other four are in upstream's registry behind gates that are off by default (GenericWorkload,
     # TopologyAwareWorkloadScheduling, InPlacePodVerticalScalingSchedulerPreemption), so a profile
     # may name them; Corral runs them as upstream does with their gates off.

@@ -36,8 +36,6 @@ EXTENSION_POINTS: Final = (
     "placementScore",
     "podGroupPostFilter",
 )
-# Points whose plugins carry a weight (upstream getValidScoreWeights).
-WEIGHTED_POINTS: Final = ("score", "placementScore")
 MULTI_POINT: Final = "multiPoint"
 ALL_PLUGINS: Final = "*"
 

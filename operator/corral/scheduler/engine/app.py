@@ -60,7 +60,7 @@ from corral.scheduler.engine.metrics import (
 )
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.object_updater import ApiObjectUpdater
-from corral.scheduler.engine.podstatus import record_failure
+from corral.scheduler.engine.podstatus import REASON_UNSCHEDULABLE, record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
 from corral.scheduler.engine.resource_claims import ApiClaimWriter
@@ -221,7 +221,6 @@ class Engine:
             if cfg.leader_election.leader_elect
             else None
         )
-        self.leading = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- wiring -----------------------------------------------------------------------------
@@ -370,14 +369,12 @@ class Engine:
             await self._shutdown()
 
     async def _lead(self) -> None:
-        self.leading = True
         self._set_leader(1)
         log.info("starting to schedule for profiles %s", ", ".join(self.schedulers))
         self.loop.start()
         await asyncio.Event().wait()
 
     def _stop_leading(self) -> None:
-        self.leading = False
         self._set_leader(0)
         self._close_frameworks()
         self.loop.stop(wait_for_bindings=False)
@@ -480,7 +477,7 @@ class _Reporter:
 
     def failed(self, outcome: Failure) -> None:
         rec = self.engine.recorder
-        result = RESULT_UNSCHEDULABLE if outcome.reason == "Unschedulable" else RESULT_ERROR
+        result = RESULT_UNSCHEDULABLE if outcome.reason == REASON_UNSCHEDULABLE else RESULT_ERROR
         rec.inc(m.SCHEDULE_ATTEMPTS, (result, outcome.profile))
         rec.observe(m.SCHEDULING_ATTEMPT_DURATION, (result, outcome.profile), outcome.duration)
         self.on_loop(self._failed_on_loop, outcome)

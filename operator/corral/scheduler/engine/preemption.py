@@ -40,6 +40,7 @@ from typing import Final
 from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.records import REASON_PREEMPTION_BY_SCHEDULER
+from corral.scheduler.engine.event_recorder import REASON_PREEMPTED
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
@@ -198,7 +199,7 @@ class ApiPreemptionExecutor:
                 return False  # already gone (or replaced by a namesake): nothing to preempt
             raise VictimError(f"preempting {victim.key}: {exc}") from exc
         note = f"Preempted by pod {preemptor.uid} on node {node_name}"
-        self.events(victim, "Normal", "Preempted", "Preempting", note)
+        self.events(victim, "Normal", REASON_PREEMPTED, "Preempting", note)
         log.info('Preempted pod pod="%s" preemptor="%s" node="%s"',
                  victim.key, preemptor.key, node_name)  # fmt: skip
         return True

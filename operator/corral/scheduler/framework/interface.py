@@ -228,7 +228,8 @@ class PostBindPlugin(Plugin, Protocol):
 
 
 class PodBinder(Protocol):
-    """Posts the binding of ``pod`` to ``node_name``; raises on failure. (corral.k8s later.)"""
+    """Posts the binding of ``pod`` to ``node_name``; raises on failure (the engine's,
+    ``engine/binding.py``, posts it through corral.k8s)."""
 
     def __call__(self, pod: PodInfo, node_name: str) -> None: ...
 

@@ -69,7 +69,6 @@ class Selector:
 
 
 NOTHING: Final = Selector(nothing=True)
-EVERYTHING: Final = Selector()
 
 
 def parse(raw: Mapping[str, Any] | None) -> Selector:

@@ -59,10 +59,6 @@ class PodAffinity:
     error: str = ""
 
     @property
-    def has_required_terms(self) -> bool:
-        return bool(self.required_affinity or self.required_anti_affinity)
-
-    @property
     def has_preferred_terms(self) -> bool:
         return bool(self.preferred_affinity or self.preferred_anti_affinity)
 

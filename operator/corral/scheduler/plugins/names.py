@@ -21,7 +21,7 @@ VOLUME_BINDING: Final = "VolumeBinding"
 VOLUME_ZONE: Final = "VolumeZone"
 DYNAMIC_RESOURCES: Final = "DynamicResources"
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
-# issue 15 (1.37): NodeDeclaredFeatures in upstream's default set; the rest in its registry,
+# 1.37: NodeDeclaredFeatures in upstream's default set; the rest in its registry,
 # behind gates that are off by default.
 NODE_DECLARED_FEATURES: Final = "NodeDeclaredFeatures"
 GANG_SCHEDULING: Final = "GangScheduling"

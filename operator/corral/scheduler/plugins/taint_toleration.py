@@ -35,7 +35,6 @@ from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.taints import (
     DO_NOT_SCHEDULE_EFFECTS,
     PREFER_NO_SCHEDULE,
-    Taint,
     Toleration,
     find_untolerated,
     tolerations_tolerate,
@@ -52,11 +51,6 @@ _NONE: Final = Status(Code.SUCCESS)  # describes nothing: every node passes
 # One reason for every taint, as kube-scheduler 1.36 words it (older releases named the taint,
 # which split the FailedScheduling counts per taint).
 ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
-
-
-def untolerated_taint_reason(taint: Taint) -> str:
-    del taint  # the message no longer names it
-    return ERR_REASON_UNTOLERATED
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +74,7 @@ class TaintToleration(helper.NoOpPreFilter):
         taint = find_untolerated(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
         if taint is None:
             return None
-        return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_taint_reason(taint))
+        return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdict:
         matrix = snapshot.taints
@@ -102,11 +96,9 @@ class TaintToleration(helper.NoOpPreFilter):
             newly = bad & ~failed
             np.copyto(reasons, column, where=newly)
             failed |= bad
-        taints = vocab.taints
 
-        def describe(code: int) -> Status:
-            reason = untolerated_taint_reason(taints[code])
-            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+        def describe(code: int) -> Status:  # one reason for every taint (see above)
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED)
 
         return FilterVerdict(~failed, reasons, describe)
 

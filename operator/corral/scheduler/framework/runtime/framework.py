@@ -409,10 +409,6 @@ class Framework:
     def has_score_plugins(self) -> bool:
         return bool(self.score)
 
-    @property
-    def has_filter_plugins(self) -> bool:
-        return bool(self.filter)
-
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self.queue_sort.less(a, b)
 

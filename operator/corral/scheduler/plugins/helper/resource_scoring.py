@@ -22,7 +22,6 @@ import numpy.typing as npt
 LEAST_ALLOCATED: Final = "LeastAllocated"
 MOST_ALLOCATED: Final = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
-STRATEGIES: Final = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
 MAX_UTILIZATION: Final = 100
 # Shape scores are 0..10 in the config (MaxCustomPriorityScore) and scaled to 0..100.

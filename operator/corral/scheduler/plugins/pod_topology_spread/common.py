@@ -36,7 +36,6 @@ SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
 HONOR: Final = "Honor"
 IGNORE: Final = "Ignore"
 SYSTEM: Final = "System"
-LIST: Final = "List"
 
 Mask = npt.NDArray[np.bool_]
 

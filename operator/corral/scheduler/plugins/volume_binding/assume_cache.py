@@ -112,7 +112,3 @@ class AssumeCache:
             assumed = self._assumed.get(key)
             if assumed is not None and vm.resource_version(assumed) == vm.resource_version(obj):
                 del self._assumed[key]
-
-    def assumed_count(self) -> int:
-        with self._lock:
-            return len(self._assumed)

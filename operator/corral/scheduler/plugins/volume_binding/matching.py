@@ -189,21 +189,6 @@ def topology_mask(terms: Sequence[Mapping[str, Any]] | None, snap: Snapshot) -> 
     return out
 
 
-def topology_matches(
-    terms: Sequence[Mapping[str, Any]] | None, node_labels: Mapping[str, str]
-) -> bool:
-    if not terms:
-        return True
-    for term in terms:
-        exprs = term.get("matchLabelExpressions") or ()
-        if all(
-            node_labels.get(str(e.get("key", ""))) in {str(v) for v in e.get("values") or ()}
-            for e in exprs
-        ):
-            return True
-    return False
-
-
 # --- claims against PVs --------------------------------------------------------------------------
 
 
