@@ -93,17 +93,23 @@ clean:  ## remove the venv and caches (the control-plane binary cache under ~/.c
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
 
 # --- benchmarks and conformance (bench/, docs/benchmarks.md) ---------------------------------
-.PHONY: bench conformance bench-protocol bench-full bench-smoke bench-operator bench-docs
+.PHONY: bench conformance bench-protocol bench-full bench-smoke bench-operator bench-docs \
+	bench-scaling
 BENCH_STAMP := $(VENV)/.bench-installed
 BENCH_ARGS ?=
 CONFORMANCE_ARGS ?=
 CONFORMANCE_KINDS ?= pod-level,extended,profiles,preemption,extenders,large
-# The protocol (docs/benchmarks.md): PROTOCOL_OUT names the results directory (default
-# bench/results/protocol-<time>); PROTOCOL_ARGS passes more options, e.g. "--resume".
+# The protocol (docs/benchmarks/method.md): PROTOCOL_OUT names the results directory (default
+# bench/results/protocol-<time>); PROTOCOL_ARGS passes more options, e.g. "--resume". It exits
+# 1 when a workload misses a goal (bench/goals.py). The scaling curve: SCALING_OUT (default
+# bench/results/scaling), SCALING_PAIRS, SCALING_ARGS (e.g. "--workload SchedulingBasic").
 PROTOCOL_OUT ?=
 PROTOCOL_ARGS ?=
 FULL_PAIRS ?= 3
 PROTOCOL_RUNS ?=
+SCALING_OUT ?= bench/results/scaling
+SCALING_PAIRS ?= 3
+SCALING_ARGS ?=
 _protocol_out = $(if $(PROTOCOL_OUT),--out $(PROTOCOL_OUT),)
 
 $(BENCH_STAMP): $(STAMP)
@@ -116,7 +122,7 @@ bench: venv control-plane $(BENCH_STAMP)  ## Corral vs upstream kube-scheduler, 
 conformance: venv control-plane  ## Corral's decisions vs upstream kube-scheduler's: 6 scenario kinds x 6 seeds, 2,172 pods
 	$(BIN)/python -m bench.conformance --kinds $(CONFORMANCE_KINDS) --seeds 1-6 --candidates corral $(CONFORMANCE_ARGS)
 
-bench-protocol: venv control-plane $(BENCH_STAMP)  ## the protocol, default sizes: 6 ABBA pairs per workload, lean and pinned (~31 min, idle machine)
+bench-protocol: venv control-plane $(BENCH_STAMP)  ## the protocol, default sizes: 6 ABBA pairs per workload, lean and pinned; exit 1 on a missed goal (~31 min, idle machine)
 	$(BIN)/python -m bench protocol --pairs 6 $(_protocol_out) $(PROTOCOL_ARGS)
 
 bench-full: venv control-plane $(BENCH_STAMP)  ## the protocol at scheduler_perf's sizes (5,000 nodes): FULL_PAIRS=3 pairs (~55 min; --resume to 6)
@@ -129,5 +135,8 @@ OPERATOR_PROFILES ?= 1000
 bench-operator: venv control-plane  ## the operator at fleet size: 1,000 SchedulerProfiles on their own cluster (OPERATOR_PROFILES)
 	$(BIN)/python -m bench.operator_apply --profiles $(OPERATOR_PROFILES) $(BENCH_ARGS)
 
-bench-docs: venv $(BENCH_STAMP)  ## keep PROTOCOL_RUNS="dir ..." in docs/benchmarks/runs/, then docs/benchmarks.md's protocol section and plots from every kept run
+bench-scaling: venv control-plane $(BENCH_STAMP)  ## the scaling curve: the protocol at 100-5,000 nodes, one plot per workload (hours; SCALING_ARGS="--workload W")
+	$(BIN)/python -m bench scaling --pairs $(SCALING_PAIRS) --out $(SCALING_OUT) $(SCALING_ARGS)
+
+bench-docs: venv $(BENCH_STAMP)  ## keep PROTOCOL_RUNS="dir ..." (protocol or scaling runs) in docs/benchmarks/, then regenerate docs/benchmarks.md, history.md and the plots
 	$(BIN)/python -m bench docs $(PROTOCOL_RUNS)

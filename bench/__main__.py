@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import ceiling, compare, docs, procstat, protocol, report, summary
+from bench import ceiling, compare, docs, procstat, protocol, report, scaling, summary
 from bench.cluster import interruptible
 from bench.driver import run_one
 from bench.schedulers import SCHEDULERS, SchedulerConfig, corral_unavailable_reason
@@ -178,12 +178,14 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _docs(args: argparse.Namespace) -> int:
     try:
-        docs.write([Path(r) for r in args.runs], Path(args.doc), Path(args.plots),
-                   Path(args.records))  # fmt: skip
+        docs.write([Path(r) for r in args.runs], Path(args.records), page=Path(args.doc),
+                   history=Path(args.history), curve=Path(args.scaling),
+                   plots=None if args.no_plots else Path(args.plots))  # fmt: skip
     except docs.DocsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"updated {args.doc} and the plots in {args.plots}")
+    print(f"updated {args.doc}, {args.history}"
+          + ("" if args.no_plots else f" and the plots in {args.plots}"))  # fmt: skip
     return 0
 
 
@@ -236,13 +238,25 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("--out", help="also write the markdown here")
     cmp.set_defaults(handler=_compare)
     protocol.add_parser(sub)
-    gen = sub.add_parser("docs", help="docs/benchmarks.md's protocol section from protocol runs")
+    scaling.add_parser(sub)
+    gen = sub.add_parser("docs", help="docs/benchmarks.md's latest verdicts and "
+                         "docs/benchmarks/history.md from the recorded protocol runs")  # fmt: skip
     gen.add_argument("runs", nargs="*", help="protocol results directories to add to the "
-                     "records first (both sizes; the runs of one size are compared)")  # fmt: skip
+                     "records first (both sizes; the runs of one size are compared), or a "
+                     "scaling run's directory (`bench scaling --out`)")  # fmt: skip
     gen.add_argument("--records", default=str(docs.RECORDS),
                      help="where every run is kept (default %(default)s)")  # fmt: skip
-    gen.add_argument("--doc", default="docs/benchmarks.md")
-    gen.add_argument("--plots", default="docs/benchmarks")
+    gen.add_argument("--doc", default=str(docs.PAGE))
+    gen.add_argument("--history", default=str(docs.HISTORY))
+    gen.add_argument("--plots", default=str(docs.PLOTS))
+    gen.add_argument("--scaling", default=str(docs.SCALING),
+                     help="the scaling curve's plots, its records in runs/ below (default "
+                     "%(default)s)")  # fmt: skip
+    gen.add_argument(
+        "--no-plots",
+        action="store_true",
+        help="the pages only (the plots need the `bench` extra's matplotlib)",
+    )
     gen.set_defaults(handler=_docs)
     args = parser.parse_args(argv)
     interruptible()

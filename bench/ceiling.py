@@ -15,6 +15,10 @@ API server answers (``CONCURRENCY`` in flight, no client-side limit). Three figu
   Python binder was tried first: on 2 cores it, not the API server, was the limit, below
   upstream kube-scheduler's own throughput.)
 
+The protocol measures the ceiling differently (``bench.schedulers``, kind ``ceiling``): the
+same binder in place of the scheduler of an API-bound workload's run, on the scheduler's CPU,
+between the pair's two schedulers.
+
 ``create`` and ``bind`` are measured from this Python process, so they too are lower bounds of
 what the API server accepts.
 
@@ -25,8 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import os
 import subprocess
 import tempfile
 import time
@@ -35,6 +37,7 @@ from typing import Final
 
 from bench.cluster import make_schedulable
 from bench.driver import BoundWatcher, create_all
+from bench.schedulers import go_binder
 from bench.workloads import JSON, MEASURED_NAMESPACE, default_pod
 from corral.k8s import Client
 from corral.k8s.aio import AsyncClient
@@ -42,19 +45,6 @@ from corral.testing import LocalCluster
 
 CONCURRENCY: Final = 32
 NOBODY: Final = "no-scheduler"
-
-
-def go_binder() -> Path:
-    """The compiled ceiling binder, rebuilt when its source changes (cached by content)."""
-    source = Path(__file__).with_name("ceiling_binder") / "main.go"
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    binary = Path.home() / ".cache" / "corral" / "bench" / f"ceiling-binder-{digest}"
-    if not binary.exists():
-        binary.parent.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": ""}
-        subprocess.run(["go", "build", "-o", str(binary), str(source)], check=True, env=env,
-                       cwd=source.parent)  # fmt: skip
-    return binary
 
 
 def _binding(name: str, node: str) -> JSON:

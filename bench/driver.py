@@ -34,7 +34,7 @@ from typing import Any, Final
 from bench import dra_scene, pinning, probe, procstat, profiling, scrape, stats
 from bench.cluster import make_schedulable
 from bench.pinning import Pinning
-from bench.schedulers import SchedulerConfig, SchedulerProcess
+from bench.schedulers import CEILING, SchedulerConfig, SchedulerProcess
 from bench.workloads import (
     INIT_NAMESPACE,
     JSON,
@@ -436,7 +436,8 @@ async def _ready(
         body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
     )
     await _wait_gone(admin, "/api/v1/namespaces/default/pods/canary")
-    pending = workload.init_pods if not workload.init_bound else 0
+    # The ceiling tries no pod: Unschedulable's init pods stay as they were created.
+    pending = workload.init_pods if not workload.init_bound and scheduler.kind != CEILING else 0
     if pending and not await _all_tried(admin, INIT_NAMESPACE, pending, READY_TIMEOUT):
         result.notes.append("not every unschedulable init pod was tried before measuring")
 
@@ -591,6 +592,8 @@ def _scrape(
         out["apiserver"] = scrape.parse(text, scrape.APISERVER)
     except OSError as exc:
         result.notes.append(f"kube-apiserver /metrics: {exc}")
+    if scheduler.kind == CEILING:
+        return out  # the ceiling's binder serves no metrics
     try:
         text = _scheduler_metrics(cluster, scheduler)
         if scheduler.kind.startswith("corral"):
@@ -686,8 +689,10 @@ def run_one(
             result.setup_s = time.monotonic() - t
             path = config.write(cluster)
             with pinning.on_cpus(pin.scheduler if pin else None):
-                extra = list(config.corral_args) if kind != "upstream" else None
-                scheduler = SchedulerProcess.start(kind, cluster, path, extra_args=extra)
+                extra = list(config.corral_args) if kind.startswith("corral") else None
+                scheduler = SchedulerProcess.start(
+                    kind, cluster, path, extra_args=extra, scheduler_name=config.scheduler_name
+                )
             result.cpus = _cpus(cluster, scheduler)
             asyncio.run(
                 _measure(

@@ -6,26 +6,29 @@ workload before any workload's pair ``r + 1``, so a slow hour of the host falls 
 workloads alike instead of on one. Inside a workload the order alternates pair by pair (AB, BA,
 AB, ...: ABBA), and successive workloads of a round start with alternating schedulers, so
 neither scheduler systematically runs first, after a particular workload, or later in a round.
+On the workloads named in ``ceiling`` the pair has a third run between the two: the ceiling
+(``bench.schedulers``, no scheduler at all), the same distance in time from each.
 
 **Duration.** A run costs cluster start and stop, nodes, init pods, the scheduler's start, and
 the measured pods at the workload's throughput. :data:`PRIOR_PODS_PER_S` holds rough
-throughputs from the earlier runs in docs/benchmarks.md; :class:`Progress` rescales the estimate
+throughputs from the earlier runs (docs/benchmarks/history.md); :class:`Progress` rescales the estimate
 by what the finished runs actually took, so the ETA sharpens as the run goes.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from bench.schedulers import CEILING
 from bench.workloads import Workload
 
 SCHEDULERS: Final = ("upstream", "corral")
 
 # Pods/s per workload (the slower scheduler's, so estimates err long), from the runs recorded
-# in docs/benchmarks.md: default sizes from final-s3c, 5,000 nodes from issue 18's figures
+# in docs/benchmarks/history.md: default sizes from final-s3c, 5,000 nodes from issue 18's figures
 # where measured (SchedulingBasic, TopologySpreading, PreemptionBasic), else a guess of half
 # the default size's rate.
 PRIOR_PODS_PER_S: Final[dict[tuple[str, bool], float]] = {
@@ -61,11 +64,14 @@ class Slot:
     round: int  # == pair: every workload's pair r runs in round r
     workload: str
     scheduler: str
-    position: int  # 0: first of its pair
+    position: int  # 0: first of its pair (1: the ceiling, between the two, where there is one)
 
 
 def order(
-    workloads: Sequence[str], pairs: int, schedulers: Sequence[str] = SCHEDULERS
+    workloads: Sequence[str],
+    pairs: int,
+    schedulers: Sequence[str] = SCHEDULERS,
+    ceiling: Collection[str] = (),
 ) -> list[Slot]:
     """Every run of the protocol in the order it is run (see the module docstring)."""
     if len(schedulers) != 2:
@@ -76,7 +82,10 @@ def order(
     for r in range(pairs):
         for w, workload in enumerate(workloads):
             first = (r + w) % 2
-            for position, kind in enumerate((schedulers[first], schedulers[1 - first])):
+            kinds = [schedulers[first], schedulers[1 - first]]
+            if workload in ceiling:
+                kinds.insert(1, CEILING)
+            for position, kind in enumerate(kinds):
                 slots.append(Slot(len(slots), r, workload, kind, position))
     return slots
 

@@ -32,7 +32,7 @@ class ProtocolError(ValueError):
     """Arguments or an existing results directory the protocol cannot run with."""
 
 
-def _mode(args: argparse.Namespace, pin: pinning.Pinning | None) -> dict[str, Any]:
+def mode(args: argparse.Namespace, pin: pinning.Pinning | None) -> dict[str, Any]:
     mode: dict[str, Any] = {
         "full": args.full,
         "lean": not args.full_cluster,
@@ -41,7 +41,16 @@ def _mode(args: argparse.Namespace, pin: pinning.Pinning | None) -> dict[str, An
     }
     if args.corral_arg:  # only when given: runs without it keep the mode they were run with
         mode["corral_args"] = list(args.corral_arg)
+    if not args.no_ceiling:  # likewise: runs before the ceiling keep theirs
+        mode["ceiling"] = True
     return mode
+
+
+def ceiling_workloads(args: argparse.Namespace, names: list[str]) -> list[str]:
+    """The workloads whose pairs also run the ceiling: the API-bound ones (bench.goals), unless
+    ``--no-ceiling``."""
+    available = workloads(full=args.full)
+    return [] if args.no_ceiling else [n for n in names if available[n].goals.ceiling is not None]
 
 
 def _document(args: argparse.Namespace, out: Path, mode: dict[str, Any]) -> dict[str, Any]:
@@ -93,9 +102,11 @@ def _command() -> str:
     return "python -m bench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
-def run(args: argparse.Namespace) -> int:
+def checked(args: argparse.Namespace) -> tuple[list[str], pinning.Pinning | None]:
+    """The workloads named (all by default) and the pinning, or the reason the protocol cannot
+    run with these arguments (``ProtocolError``)."""
     available = workloads(full=args.full)
-    names = args.workload or list(available)
+    names: list[str] = args.workload or list(available)
     unknown = [n for n in names if n not in available]
     if unknown:
         raise ProtocolError(f"unknown workload(s) {unknown}; known: {', '.join(available)}")
@@ -105,9 +116,30 @@ def run(args: argparse.Namespace) -> int:
     reason = corral_unavailable_reason()
     if reason:
         raise ProtocolError(reason)
+    return names, pin
+
+
+def run(args: argparse.Namespace) -> int:
+    names, pin = checked(args)
+    available = workloads(full=args.full)
     out = Path(args.out or RESULTS / time.strftime("protocol-%Y%m%d-%H%M%S"))
+    sized = {n: available[n].sized(args.nodes, args.init_pods, args.pods) for n in names}
+    document = measure(args, out, sized, mode(args, pin), pin)
+    print((out / "protocol.md").read_text())
+    return _judged(args, document)
+
+
+def measure(
+    args: argparse.Namespace,
+    out: Path,
+    sized: dict[str, Workload],
+    mode: dict[str, Any],
+    pin: pinning.Pinning | None,
+) -> dict[str, Any]:
+    """Run (or resume) the protocol over ``sized`` into ``out``; the finished document, also
+    written as ``results.json`` and ``protocol.md`` there."""
     out.mkdir(parents=True, exist_ok=True)
-    session = _Session(args, out, _document(args, out, _mode(args, pin)), pin)
+    session = _Session(args, out, _document(args, out, mode), pin)
     if session.pprof is not None:
         session.document["notes"].append(
             f"kube-apiserver was CPU-profiled for {session.pprof.seconds} s of each measured "
@@ -119,15 +151,25 @@ def run(args: argparse.Namespace) -> int:
                 "its figures measure the other load as much as the schedulers")  # fmt: skip
         print(f"*** warning: {note} ***", file=sys.stderr)
         session.document["notes"].append(note)
-    sized = {n: available[n].sized(args.nodes, args.init_pods, args.pods) for n in names}
     session.run(sized)
     document = session.document
     document["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     document["summary"] = [s.to_json() for s in summary.summarize(document)]
     session.save()
     (out / "protocol.md").write_text(summary.markdown(document))
-    print((out / "protocol.md").read_text())
-    return 0
+    return document
+
+
+def _judged(args: argparse.Namespace, document: dict[str, Any]) -> int:
+    """1 when a workload missed one of its goals (bench.goals), else 0. The goals hold for a
+    workload's own sizes: with sizes given on the command line nothing is judged."""
+    if (args.nodes, args.init_pods, args.pods) != (None, None, None):
+        print("goals not judged: --nodes, --init-pods or --pods changed the workloads' sizes")
+        return 0
+    lines = summary.missed(summary.summarize(document))
+    for line in lines:
+        print(f"goal missed: {line}", file=sys.stderr)
+    return 1 if lines else 0
 
 
 class _Session:
@@ -152,7 +194,8 @@ class _Session:
 
     def run(self, sized: dict[str, Workload]) -> None:
         pairs = int(self.document["pairs"])
-        slots = order(list(sized), pairs)
+        ceiling = ceiling_workloads(self.args, list(sized))
+        slots = order(list(sized), pairs, ceiling=ceiling)
         progress = Progress([estimate_s(sized[s.workload], self.args.full) for s in slots])
         done = {(r["workload"], r["repetition"], r["scheduler"]): r for r in self.document["runs"]}
         for s in slots:
@@ -208,6 +251,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--corral-arg", action="append", metavar="ARG",
                    help="pass ARG to `corral scheduler` (repeatable), e.g. --corral-arg="
                    "--pod-watch-encoding=protobuf; recorded in the results")  # fmt: skip
+    p.add_argument("--no-ceiling", action="store_true",
+                   help="leave out the ceiling run (no scheduler: the same pods bound by a "
+                   "minimal binder) that API-bound workloads' pairs have between their two "
+                   "schedulers")  # fmt: skip
     p.add_argument("--apiserver-pprof", type=int, metavar="SECONDS",
                    help="diagnosis, not measurement: CPU-profile kube-apiserver for SECONDS "
                    "of each measured phase into OUT/pprof/ (go tool pprof -top -cum)")  # fmt: skip

@@ -2,6 +2,9 @@
 
 - ``upstream``: the pinned kube-scheduler binary of the local control plane.
 - ``corral``: ``corral scheduler`` (the embedded engine), a Python process.
+- ``ceiling``: no scheduler at all, the ceiling's binder (``ceiling_binder/main.go``): every
+  pod of the profile's schedulerName bound as it appears, round-robin, with no scheduling. The
+  protocol runs it between the two on API-bound workloads (``bench.goals``).
 
 Both run as ``system:kube-scheduler`` (the cluster's ``scheduler.kubeconfig``, bootstrap RBAC
 only), from one KubeSchedulerConfiguration v1 file, as children of the harness so their CPU
@@ -12,6 +15,8 @@ callers (a canary pod gets bound), not by each scheduler's own health endpoint.
 from __future__ import annotations
 
 import copy
+import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +28,7 @@ from typing import Any, Final
 import yaml
 
 from bench import procstat
+from corral.k8s import Client
 from corral.testing import LocalCluster
 from corral.testing.processes import free_port, spawn, terminate
 
@@ -31,6 +37,12 @@ SCHEDULERS: Final = ("upstream", "corral")
 # queue), to count the attempts hints save.
 CORRAL_NO_HINTS: Final = "corral-nohints"
 SCHEDULER_NAME: Final = "bench-scheduler"
+CEILING: Final = "ceiling"
+CEILING_CONCURRENCY: Final = 32  # bindings in flight (as bench.ceiling)
+# The namespaces the ceiling binds pods in: the canary's and the measured pods' (bench.driver).
+# Not the init namespace: Unschedulable's init pods and MixedChurn's churn pods must stay
+# unbound, as a scheduler leaves them.
+CEILING_NAMESPACES: Final = ("default", "sched-1")
 
 
 @dataclass
@@ -81,6 +93,36 @@ class SchedulerConfig:
         return path
 
 
+def go_binder() -> Path:
+    """The compiled ceiling binder, rebuilt when its source changes (cached by content)."""
+    source = Path(__file__).with_name("ceiling_binder") / "main.go"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    binary = Path.home() / ".cache" / "corral" / "bench" / f"ceiling-binder-{digest}"
+    if not binary.exists():
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": ""}
+        partial = binary.with_name(f"{binary.name}.{os.getpid()}.tmp")  # two builders race
+        subprocess.run(["go", "build", "-o", str(partial), str(source)], check=True, env=env,
+                       cwd=source.parent)  # fmt: skip
+        partial.replace(binary)
+    return binary
+
+
+def ceiling_argv(cluster: LocalCluster, scheduler_name: str) -> list[str]:
+    """The ceiling binder's command line: the scheduler's identity (so API Priority and
+    Fairness treats it as the scheduler), the pods of ``scheduler_name``, the cluster's nodes
+    as they are now."""
+    nodes = cluster.directory / "ceiling-nodes.txt"
+    nodes.write_text(
+        "\n".join(n["metadata"]["name"] for n in cluster.admin.list_items("v1", "Node"))
+    )
+    identity = Client.from_kubeconfig(str(cluster.directory / "scheduler.kubeconfig"))
+    token = (identity.authorization() or "").removeprefix("Bearer ")
+    namespaces = ",".join(CEILING_NAMESPACES)
+    return [str(go_binder()), identity.server, token, identity.ca_file or "", namespaces,
+            scheduler_name, str(CEILING_CONCURRENCY), str(nodes)]  # fmt: skip
+
+
 def corral_executable() -> Path | None:
     beside = Path(sys.executable).parent / "corral"
     if beside.exists():
@@ -125,6 +167,7 @@ class SchedulerProcess:
         *,
         extra_args: list[str] | None = None,
         log_name: str | None = None,
+        scheduler_name: str = SCHEDULER_NAME,
     ) -> SchedulerProcess:
         port = free_port()
         kubeconfig = cluster.directory / "scheduler.kubeconfig"
@@ -154,8 +197,11 @@ class SchedulerProcess:
             ]
             if kind == CORRAL_NO_HINTS:
                 argv.append("--feature-gates=SchedulerQueueingHints=false")
+        elif kind == CEILING:
+            argv = ceiling_argv(cluster, scheduler_name)
+            executable = argv[0]
         else:
-            known = (*SCHEDULERS, CORRAL_NO_HINTS)
+            known = (*SCHEDULERS, CORRAL_NO_HINTS, CEILING)
             raise ValueError(f"unknown scheduler {kind!r}; expected one of {known}")
         name = log_name or f"bench-{kind}"
         process = spawn(

@@ -11,22 +11,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from bench.intervals import Interval, agree, median_interval, overlap, verdict
+from bench.goals import MISSED
+from bench.intervals import Interval, agree, median_interval, overlap
+from bench.schedulers import CEILING
+from bench.workloads import goals_of
 
 Run = dict[str, Any]
 Document = dict[str, Any]
 
-# Bounds of issue 18's goal: throughput at or above 1.0x upstream, CPU per pod at or below
-# 0.9x, peak RSS at or below 1.0x.
-GOALS: dict[str, tuple[float, bool]] = {
-    "throughput": (1.0, True),
-    "cpu_per_1000": (0.9, False),
-    "rss": (1.0, False),
-}
+
 # Starts the note that marks a run kept only as its tables (``bench.transcribe``).
 TRANSCRIBED_NOTE = "this run's record was "
 LABELS = {
@@ -68,6 +65,15 @@ def pairs(document: Document) -> dict[str, list[tuple[Run, Run]]]:
     return dict(out)
 
 
+def ceilings(document: Document) -> dict[str, dict[int, Run]]:
+    """workload -> round -> its complete ceiling run (API-bound workloads only)."""
+    out: dict[str, dict[int, Run]] = defaultdict(dict)
+    for run in document["runs"]:
+        if run["scheduler"] == CEILING and run.get("complete") and throughput(run) > 0:
+            out[run["workload"]][run["repetition"]] = run
+    return dict(out)
+
+
 @dataclass(frozen=True)
 class WorkloadSummary:
     workload: str
@@ -79,13 +85,13 @@ class WorkloadSummary:
     corral: dict[str, Interval]
     requests_per_pod: dict[str, float | None]  # scheduler -> median (None: not scraped)
     phases_ms_per_pod: dict[str, dict[str, float]]  # Corral: phase -> {wall, cpu} ms per pod
+    # API-bound workloads, over the pairs whose ceiling run completed too: "pods_s" (the
+    # ceiling's throughput), "corral" and "upstream" (each scheduler's fraction of it).
+    ceiling: dict[str, Interval] = field(default_factory=dict)
 
     def verdicts(self) -> dict[str, str]:
-        return {
-            figure: verdict(self.ratios[figure], bound, higher_is_better=higher)
-            for figure, (bound, higher) in GOALS.items()
-            if figure in self.ratios
-        }
+        """figure -> met / missed / undecided against the workload's goals (bench.goals)."""
+        return goals_of(self.workload).judge(self.ratios, self.ceiling.get("corral"))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -96,6 +102,8 @@ class WorkloadSummary:
             "corral": {k: v.to_json() for k, v in self.corral.items()},
             "verdicts": self.verdicts(), "requests_per_pod": self.requests_per_pod,
             "phases_ms_per_pod": self.phases_ms_per_pod,
+            **({"ceiling": {k: v.to_json() for k, v in self.ceiling.items()}}
+               if self.ceiling else {}),
         }  # fmt: skip
 
     @classmethod
@@ -119,7 +127,25 @@ class WorkloadSummary:
             {k: Interval.from_json(v) for k, v in data["ratios"].items()},
             absolute(data["upstream"]), absolute(data["corral"]),
             dict(data["requests_per_pod"]), dict(data["phases_ms_per_pod"]),
+            {k: Interval.from_json(v) for k, v in (data.get("ceiling") or {}).items()},
         )  # fmt: skip
+
+
+def missed(summaries: list[WorkloadSummary]) -> list[str]:
+    """One line per goal a workload missed (bench.goals), naming the ratio and the bar."""
+    out = []
+    for s in summaries:
+        goals = goals_of(s.workload)
+        for figure, given in s.verdicts().items():
+            if given != MISSED:
+                continue
+            bar, higher = goals.bound(figure)
+            line = (f"{s.workload} ({size(s)}): {LABELS[figure]} ratio "
+                    f"{_iv(s.ratios[figure])}, goal {'≥' if higher else '≤'} {bar:g}x")  # fmt: skip
+            if figure == "throughput" and (wall := s.ceiling.get("corral")) is not None:
+                line += f"; Corral at {_iv(wall)} of the ceiling"
+            out.append(line)
+    return out
 
 
 def _requests(runs: list[Run]) -> float | None:
@@ -149,6 +175,7 @@ def of(document: Document) -> list[WorkloadSummary]:
 
 def summarize(document: Document) -> list[WorkloadSummary]:
     complete = pairs(document)
+    walls = ceilings(document)
     planned: dict[str, int] = defaultdict(int)
     params: dict[str, dict[str, Any]] = {}
     for run in document["runs"]:
@@ -175,9 +202,23 @@ def summarize(document: Document) -> list[WorkloadSummary]:
                 {"upstream": _requests([u for u, _ in got]),
                  "corral": _requests([c for _, c in got])},
                 _phases([c for _, c in got]),
+                _ceiling(got, walls.get(workload, {})),
             )
         )  # fmt: skip
     return out
+
+
+def _ceiling(got: list[tuple[Run, Run]], walls: dict[int, Run]) -> dict[str, Interval]:
+    """The ceiling's throughput and each scheduler's fraction of it, over the pairs whose
+    ceiling run completed (none: an empty dict)."""
+    triples = [(up, co, walls[up["repetition"]]) for up, co in got if up["repetition"] in walls]
+    if not triples:
+        return {}
+    return {
+        "pods_s": median_interval([throughput(c) for _, _, c in triples]),
+        "corral": median_interval([throughput(co) / throughput(c) for _, co, c in triples]),
+        "upstream": median_interval([throughput(up) / throughput(c) for up, _, c in triples]),
+    }
 
 
 # --- markdown -------------------------------------------------------------------------------
@@ -194,6 +235,12 @@ def _iv(interval: Interval | None, fmt: str = "{:.2f}") -> str:
     return text
 
 
+def fmt_interval(interval: Interval | None, fmt: str = "{:.2f}") -> str:
+    """An interval as the tables show it: ``median [low, high]``, its coverage beside when
+    below 95%."""
+    return _iv(interval, fmt)
+
+
 def _abs(s: WorkloadSummary, figure: str, fmt: str) -> str:
     up, co = s.upstream.get(figure), s.corral.get(figure)
     if up is None or co is None:
@@ -206,14 +253,19 @@ def _req(value: float | None) -> str:
 
 
 def table(summaries: list[WorkloadSummary]) -> str:
-    """The verdict table: ratios with intervals, verdicts, absolute medians beside."""
+    """The verdict table: ratios with intervals, verdicts, absolute medians beside; where a
+    run measured the ceiling, each scheduler's fraction of it (the throughput verdict then
+    follows bench.goals' ceiling rule)."""
+    walls = any(s.ceiling for s in summaries)
     lines = [
         "| workload (nodes / init / measured) | pairs | throughput ratio [95% CI] | ≥ 1.0x "
         "| CPU/1,000 pods ratio [95% CI] | ≤ 0.9x | peak RSS ratio [95% CI] | ≤ 1.0x "
         "| pods/s up / Corral | CPU s per 1,000 pods up / Corral | peak RSS MB up / Corral "
-        "| API requests per pod up / Corral |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+        "| API requests per pod up / Corral |"
+        + (" Corral of the ceiling [95% CI] | upstream of the ceiling | ceiling pods/s |"
+           if walls else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if walls else ""),
+    ]  # fmt: skip
     for s in summaries:
         v = s.verdicts()
         pairs_cell = f"{s.pairs}" if s.pairs == s.planned else f"{s.pairs} of {s.planned}"
@@ -225,7 +277,9 @@ def table(summaries: list[WorkloadSummary]) -> str:
             f"| {_abs(s, 'throughput', '{:.1f}')} | {_abs(s, 'cpu_per_1000', '{:.2f}')} "
             f"| {_abs(s, 'rss', '{:.0f}')} "
             f"| {_req(s.requests_per_pod['upstream'])} / {_req(s.requests_per_pod['corral'])} |"
-        )
+            + (f" {_iv(s.ceiling.get('corral'))} | {_iv(s.ceiling.get('upstream'))} "
+               f"| {_iv(s.ceiling.get('pods_s'), '{:.0f}')} |" if walls else "")
+        )  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from bench.dra_scene import claim_name
+from bench.goals import API_BOUND, DEFAULT_GOALS, Goals
 
 JSON = dict[str, Any]
 
@@ -175,6 +176,14 @@ class Workload:
     # for the pods, init claims allocated on the nodes their bound pods are on.
     devices_per_node: int = 0
     description: str = ""
+    # The bars its protocol run is judged against (scheduler_perf's ``threshold:``); they hold
+    # for the workload's own sizes (default and ``--full``), not for sizes given on the command
+    # line.
+    goals: Goals = DEFAULT_GOALS
+    # Scaling (``python -m bench scaling``): at most this many measured pods per node, where
+    # the scene's capacity bounds them (one preemptor per node, one anti-affine pod per node,
+    # the devices left for claims); None: unbounded.
+    measured_per_node: float | None = None
 
     def sized(
         self, nodes: int | None, init_pods: int | None, measured_pods: int | None
@@ -185,6 +194,19 @@ class Workload:
             init_pods=self.init_pods if init_pods is None else init_pods,
             measured_pods=self.measured_pods if measured_pods is None else measured_pods,
         )
+
+    def at_nodes(self, nodes: int, measured_pods: int | None = None) -> Workload:
+        """This workload's scene on ``nodes`` nodes, for the scaling curve: the init pods keep
+        their count per node (but Unschedulable's, a fixed queue, keep their count); the
+        measured pods keep theirs, or ``measured_pods``, at most ``measured_per_node`` per
+        node where the scene bounds them."""
+        init = self.init_pods
+        if self.init_bound:
+            init = round(self.init_pods * nodes / self.nodes)
+        measured = self.measured_pods if measured_pods is None else measured_pods
+        if self.measured_per_node is not None:
+            measured = min(measured, max(1, int(self.measured_per_node * nodes)))
+        return replace(self, nodes=nodes, init_pods=init, measured_pods=measured)
 
     def params(self) -> JSON:
         return {
@@ -204,25 +226,28 @@ DEFAULT: Final[dict[str, Workload]] = {
     w.name: w
     for w in (
         Workload("SchedulingBasic", 500, 500, 3000, default_pod, default_pod,
-                 description="default pods (100m/500Mi)"),
+                 description="default pods (100m/500Mi)", goals=API_BOUND),
         Workload("SchedulingPodAntiAffinity", 1000, 100, 800, anti_affinity_pod,
-                 anti_affinity_pod,
+                 anti_affinity_pod, measured_per_node=0.8,
                  description="required anti-affinity on hostname, color=green"),
         Workload("SchedulingPodAffinity", 500, 500, 1500, affinity_pod, affinity_pod,
                  node_labels=_ZONE1, description="required affinity on zone, color=blue"),
         Workload("SchedulingNodeAffinity", 500, 500, 3000, node_affinity_pod,
-                 node_affinity_pod, node_labels=_ZONE1,
+                 node_affinity_pod, node_labels=_ZONE1, goals=API_BOUND,
                  description="required node affinity zone In [zone1, zone2]"),
         Workload("TopologySpreading", 500, 500, 2000, spreading_pod, default_pod, zones=3,
                  description="3 zones, DoNotSchedule maxSkew 5 on zone"),
         Workload("PreemptionBasic", 200, 800, 200, high_priority_pod, low_priority_pod,
+                 measured_per_node=1.0,
                  description="4 low-priority pods (900m) per node, then 3-cpu high-priority pods"),
         Workload("Unschedulable", 500, 100, 3000, default_pod, large_cpu_pod, init_bound=False,
+                 goals=API_BOUND,
                  description="unschedulable 9-cpu pods in the queue, then default pods"),
         Workload("SchedulingWithMixedChurn", 500, 0, 3000, default_pod, churn_interval=1.0,
+                 goals=API_BOUND,
                  description="a node, a Service and an unschedulable pod recreated every second"),
         Workload("SchedulingWithResourceClaim", 200, 1000, 1000, claim_pod, claim_pod,
-                 devices_per_node=2,
+                 devices_per_node=2, measured_per_node=5.0,
                  description="2 devices per node; 5 pods share each ResourceClaim; init claims "
                  "use half the devices"),
     )
@@ -257,3 +282,10 @@ def workloads(full: bool = False) -> dict[str, Workload]:
     if not full:
         return dict(DEFAULT)
     return {name: w.sized(*FULL_SIZES[name]) for name, w in DEFAULT.items()}
+
+
+def goals_of(name: str) -> Goals:
+    """The bars of the workload named ``name`` (the default bars for a name not defined here,
+    such as a test's)."""
+    found = DEFAULT.get(name) or OPT_IN.get(name)
+    return found.goals if found else DEFAULT_GOALS

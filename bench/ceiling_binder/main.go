@@ -1,12 +1,14 @@
 // ceiling-binder: the minimal scheduler of the benchmark's ceiling (see bench/ceiling.py).
 //
-// It watches one namespace for unbound pods of one schedulerName and posts a pods/binding for
-// each as soon as it appears, round-robin over the given nodes, CONCURRENCY in flight. No
-// filtering, no scoring, no rate limit: what is left is the API server's cost of a binding.
+// It watches the given namespaces (comma-separated) for unbound pods of one schedulerName and
+// posts a pods/binding for each as soon as it appears, round-robin over the given nodes,
+// CONCURRENCY in flight. No filtering, no scoring, no rate limit: what is left is the API
+// server's cost of a binding. The protocol runs it in place of a scheduler (bench/schedulers.py),
+// on the scheduler's CPU, for the same pods.
 // Go and the standard library only (HTTP/2 over TLS, as client-go), so the client is not the
 // bottleneck the way a Python one is on a 2-core machine.
 //
-// usage: ceiling-binder SERVER TOKEN CAFILE NAMESPACE SCHEDULER CONCURRENCY NODESFILE
+// usage: ceiling-binder SERVER TOKEN CAFILE NAMESPACES SCHEDULER CONCURRENCY NODESFILE
 package main
 
 import (
@@ -35,10 +37,11 @@ type event struct {
 
 func main() {
 	if len(os.Args) != 8 {
-		fmt.Fprintln(os.Stderr, "usage: ceiling-binder SERVER TOKEN CAFILE NAMESPACE SCHEDULER CONCURRENCY NODESFILE")
+		fmt.Fprintln(os.Stderr, "usage: ceiling-binder SERVER TOKEN CAFILE NAMESPACES SCHEDULER CONCURRENCY NODESFILE")
 		os.Exit(2)
 	}
-	server, token, caFile, namespace, scheduler := os.Args[1], os.Args[2], os.Args[3], os.Args[4], os.Args[5]
+	server, token, caFile, scheduler := os.Args[1], os.Args[2], os.Args[3], os.Args[5]
+	namespaces := strings.Split(os.Args[4], ",")
 	concurrency, err := strconv.Atoi(os.Args[6])
 	must(err)
 	nodeText, err := os.ReadFile(os.Args[7])
@@ -63,44 +66,56 @@ func main() {
 		return resp
 	}
 
-	podsPath := "/api/v1/namespaces/" + namespace + "/pods"
-	var list struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-	}
-	resp := do("GET", podsPath+"?limit=1", nil)
-	must(json.NewDecoder(resp.Body).Decode(&list))
-	resp.Body.Close()
-
-	names := make(chan string, 1<<20)
+	type pod struct{ namespace, name string }
+	pods := make(chan pod, 1<<20)
 	var count int64
 	for i := 0; i < concurrency; i++ {
 		go func() {
-			for name := range names {
+			for p := range pods {
 				node := nodes[int(atomic.AddInt64(&count, 1)-1)%len(nodes)]
 				body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":%q},`+
-					`"target":{"apiVersion":"v1","kind":"Node","name":%q}}`, name, node)
-				r := do("POST", podsPath+"/"+name+"/binding", []byte(body))
+					`"target":{"apiVersion":"v1","kind":"Node","name":%q}}`, p.name, node)
+				r := do("POST", "/api/v1/namespaces/"+p.namespace+"/pods/"+p.name+"/binding", []byte(body))
 				io.Copy(io.Discard, r.Body)
 				r.Body.Close()
 			}
 		}()
 	}
 	selector := url.QueryEscape("spec.nodeName=,spec.schedulerName=" + scheduler)
-	watch := do("GET", fmt.Sprintf("%s?watch=true&resourceVersion=%s&fieldSelector=%s&timeoutSeconds=3600",
-		podsPath, list.Metadata.ResourceVersion, selector), nil)
-	fmt.Println("ready")
-	decoder := json.NewDecoder(watch.Body)
-	for {
-		var ev event
-		if err := decoder.Decode(&ev); err != nil {
-			return
+	var watches []*http.Response
+	for _, namespace := range namespaces {
+		podsPath := "/api/v1/namespaces/" + namespace + "/pods"
+		var list struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
 		}
-		if ev.Type == "ADDED" {
-			names <- ev.Object.Metadata.Name
-		}
+		resp := do("GET", podsPath+"?limit=1", nil)
+		must(json.NewDecoder(resp.Body).Decode(&list))
+		resp.Body.Close()
+		watches = append(watches, do("GET", fmt.Sprintf(
+			"%s?watch=true&resourceVersion=%s&fieldSelector=%s&timeoutSeconds=3600",
+			podsPath, list.Metadata.ResourceVersion, selector), nil))
 	}
+	fmt.Println("ready")
+	done := make(chan struct{})
+	for i, watch := range watches {
+		namespace := namespaces[i]
+		go func(body io.Reader) {
+			decoder := json.NewDecoder(body)
+			for {
+				var ev event
+				if err := decoder.Decode(&ev); err != nil {
+					done <- struct{}{}
+					return
+				}
+				if ev.Type == "ADDED" {
+					pods <- pod{namespace, ev.Object.Metadata.Name}
+				}
+			}
+		}(watch.Body)
+	}
+	<-done // a watch ended (its timeout, or the API server went away): so does the binder
 }
 
 func must(err error) {

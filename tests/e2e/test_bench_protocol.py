@@ -1,6 +1,7 @@
 """The benchmark protocol's plumbing on a few nodes and pods (no figures are judged): one pair
 on fresh lean control planes, the scheduler pinned apart from the control plane, the API
-server's request counters and Corral's phase counters scraped around the measured phase."""
+server's request counters and Corral's phase counters scraped around the measured phase, and on
+an API-bound workload the ceiling run between the two schedulers."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def test_one_pair_on_lean_pinned_clusters(tmp_path: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     assert document["mode"]["corral_args"] == [variant]
     runs = {r["scheduler"]: r for r in document["runs"]}
-    assert [r["scheduler"] for r in document["runs"]] == ["upstream", "corral"]  # pair 1: AB
+    # Pair 1: AB, with the ceiling between them (SchedulingBasic is API-bound).
+    assert [r["scheduler"] for r in document["runs"]] == ["upstream", "ceiling", "corral"]
     top = str(max(before))
     for kind, run in runs.items():
         assert run["complete"], (kind, run["error"])
@@ -49,10 +51,13 @@ def test_one_pair_on_lean_pinned_clusters(tmp_path: Path) -> None:
     assert phases["span:binding_cycle"]["count"] == PODS
     assert phases["filter"]["count"] >= PODS
     assert phases["pop"]["wall"] > phases["pop"]["cpu"]  # mostly waiting for pods
-    assert runs["upstream"]["engine_phases"] == {}
+    assert runs["upstream"]["engine_phases"] == runs["ceiling"]["engine_phases"] == {}
+    (summary,) = document["summary"]
+    assert set(summary["ceiling"]) == {"pods_s", "corral", "upstream"}
     table = (out / "protocol.md").read_text()
     assert f"Corral ran with `{variant}`" in table
     assert "| SchedulingBasic (3 / 3 / 10) | 1 |" in table
+    assert "Corral of the ceiling [95% CI]" in table
     assert "(0%)" in table  # one pair: the interval is the value itself, coverage 0
 
 
@@ -79,12 +84,32 @@ def test_apiserver_pprof_profiles_each_measured_phase(tmp_path: Path) -> None:
     out = tmp_path / "run"
     code = main(["protocol", "--pairs", "1", "--workload", "SchedulingBasic", "--nodes", "3",
                  "--init-pods", "0", "--pods", str(PODS), "--out", str(out),
-                 "--apiserver-pprof", "1"])  # fmt: skip
+                 "--apiserver-pprof", "1", "--no-ceiling"])  # fmt: skip
     assert code == 0
     document = json.loads((out / "results.json").read_text())
+    assert [r["scheduler"] for r in document["runs"]] == ["upstream", "corral"]  # --no-ceiling
     assert any("--apiserver-pprof" in note for note in document["notes"])
     for run in document["runs"]:
         assert run["complete"], run
         assert not run["notes"], run
         profile = out / "pprof" / f"SchedulingBasic-{run['scheduler']}-r0.pprof"
         assert profile.read_bytes()[:2] == b"\x1f\x8b"  # Go writes profiles gzipped
+
+
+@pytest.mark.timeout(400)
+def test_the_scaling_curve_at_tiny_sizes(tmp_path: Path) -> None:
+    """One pair of SchedulingBasic at 2 and at 3 nodes (its init pods one per node), each size
+    a protocol run of its own, then one plot of the curve."""
+    out = tmp_path / "scaling"
+    code = main(["scaling", "--sizes", "3,2", "--pairs", "1", "--workload", "SchedulingBasic",
+                 "--pods", "5", "--no-ceiling", "--out", str(out)])  # fmt: skip
+    assert code == 0
+    for nodes in (2, 3):
+        document = json.loads((out / f"nodes-{nodes}" / "results.json").read_text())
+        assert document["mode"]["scaling"]
+        assert [r["scheduler"] for r in document["runs"]] == ["upstream", "corral"]
+        for run in document["runs"]:
+            assert run["complete"], (run["scheduler"], run["error"])
+            assert run["params"]["nodes"] == run["params"]["init_pods"] == nodes
+            assert run["params"]["measured_pods"] == 5
+    assert (out / "SchedulingBasic.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

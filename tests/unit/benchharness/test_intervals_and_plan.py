@@ -141,6 +141,19 @@ def test_order_is_abba_within_a_workload_and_across_a_round() -> None:
     assert Counter(s.scheduler for s in slots if s.position == 0) == {"upstream": 6, "corral": 6}
 
 
+def test_the_ceiling_runs_between_the_two_schedulers_of_its_workloads_pairs() -> None:
+    slots = plan.order(WORKLOADS, 2, ceiling={"W2"})
+    kinds = [(s.round, s.workload, s.scheduler[0], s.position) for s in slots]
+    assert kinds[:7] == [(0, "W1", "u", 0), (0, "W1", "c", 1),
+                         (0, "W2", "c", 0), (0, "W2", "c", 1), (0, "W2", "u", 2),
+                         (0, "W3", "u", 0), (0, "W3", "c", 1)]  # fmt: skip
+    ceilings = [s for s in slots if s.scheduler == "ceiling"]
+    assert [(s.round, s.workload, s.position) for s in ceilings] == [(0, "W2", 1), (1, "W2", 1)]
+    # The pairs themselves are as without the ceiling.
+    plain = [(s.workload, s.scheduler, s.round) for s in plan.order(WORKLOADS, 2)]
+    assert [(s.workload, s.scheduler, s.round) for s in slots if s.scheduler != "ceiling"] == plain
+
+
 @pytest.mark.parametrize(
     ("schedulers", "pairs", "message"),
     [

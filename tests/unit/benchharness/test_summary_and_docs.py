@@ -97,42 +97,6 @@ def test_compare_two_protocol_runs(second: list[float], want: str) -> None:
     assert want in text
 
 
-def test_docs_section_shows_both_sizes_and_compares_each_run_with_the_ones_before() -> None:
-    a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
-    b = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])  # throughput moved
-    c = _doc([136.0, 141.0, 149.0, 146.0, 158.0, 139.0])  # as b
-    full = _doc([150.0, 160.0, 170.0], full=True)
-    text = docs.section([a, full, b, c], {"throughput": "benchmarks/protocol-throughput.png"})
-    assert re.findall(r"^#+ .*$", text, re.M) == [
-        "### default sizes",
-        "#### default sizes: run 2",
-        "#### default sizes: run 3",
-        "### 5,000 nodes (scheduler_perf's sizes)",
-    ]
-    run2, run3 = text.split("#### default sizes: run 3")
-    assert "**Does run 2 agree with the runs before it?**" in run2
-    assert "**2 of 3 ratios agree.**" in run2  # b against a
-    assert "**Does run 3 agree with the runs before it?**" in run3
-    assert "**3 of 3 ratios agree.**" in run3  # c against b (against a: 2 of 3)
-    assert "1.60 [1.50, 1.70] (75%)" in text  # three pairs at full size: 75% only
-    assert "![throughput](benchmarks/protocol-throughput.png)" in text
-
-
-def test_plot_labels_number_the_runs_as_the_section_does() -> None:
-    # The plots label each interval with its run, so that runs of one day stay apart.
-    a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
-    other = _doc([100.0] * 6)
-    for run in other["runs"]:
-        run["workload"] = "V"  # disjoint from a: joined with it into run 1
-    full = _doc([150.0, 160.0, 170.0], full=True)
-    b = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])
-    a["code"], other["code"] = "aaaaaaa", "bbbbbbb"
-    numbered = docs.numbered([a, other, full, b])
-    assert [name for name, _ in numbered] == ["default run 1", "default run 2", "5k run 1"]
-    # The joined run's header names the commits of both parts.
-    assert "code `aaaaaaa`, `bbbbbbb`; " in summary.markdown(numbered[0][1]).split("\n")[0]
-
-
 @pytest.mark.parametrize(
     ("code", "resumed", "shown"),
     [
@@ -228,39 +192,10 @@ def test_compare_command_judges_protocol_runs_and_refuses_a_mix(
     assert capsys.readouterr().err == "cannot compare a protocol run with a `bench run` run\n"
 
 
-def test_docs_joins_same_size_runs_over_other_workloads() -> None:
-    a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
-    other = _doc([90.0, 95.0, 99.0, 92.0, 97.0, 94.0])
-    for run in other["runs"]:
-        run["workload"] = "V"
-    other["command"], other["notes"] = "python -m bench protocol --workload V", ["busy"]
-    (joined,) = docs.join([a, other])
-    assert [s.workload for s in summary.of(joined)] == ["W", "V"]
-    text = docs.section([a, other], {})
-    assert re.findall(r"^#+ .*$", text, re.M) == ["### default sizes"]  # one table, no "again"
-    assert "python -m bench protocol; then python -m bench protocol --workload V" in text
-    assert "Note: busy" in text
-    assert len(docs.join([a, other, a])) == 2  # a repeated workload starts the next run
-
-
 def _renamed(doc: Any, workload: str) -> Any:
     for run in doc["runs"]:
         run["workload"] = workload
     return doc
-
-
-def test_each_workload_is_compared_with_its_latest_earlier_measurement() -> None:
-    # Run 2 measured W alone; run 3 measures W and V: W against run 2, V against run 1.
-    run1 = docs.join([_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0]),
-                      _renamed(_doc([100.0] * 6), "V")])[0]  # fmt: skip
-    run2 = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])
-    run3 = docs.join([_doc([136.0, 141.0, 149.0, 146.0, 158.0, 139.0]),
-                      _renamed(_doc([100.0] * 6), "V")])[0]  # fmt: skip
-    text = docs.section([run1, run2, run3], {}).split("#### default sizes: run 3")[1]
-    rows = {tuple(line.split(" | ")[:3]) for line in text.splitlines() if "ratio |" in line}
-    assert ("| W", "throughput ratio", "run 2") in rows
-    assert ("| V", "throughput ratio", "run 1") in rows
-    assert "**6 of 6 ratios agree.**" in text  # against run 1, W's throughput would not
 
 
 def test_a_workload_measured_at_other_sizes_is_not_compared() -> None:
@@ -311,49 +246,18 @@ def test_transcribe_refuses_a_coverage_that_does_not_fit_the_pairs() -> None:
         transcribe.run("### default sizes\n\n" + shown.replace("(94%)", "(75%)", 1))
 
 
-def test_docs_keeps_every_run_as_a_record_and_builds_the_page_from_the_records(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import json  # noqa: PLC0415
-
-    monkeypatch.setattr(docs, "forest", lambda documents, out: {})  # plots: the bench extra
-
-    doc = tmp_path / "doc.md"
-    doc.write_text(f"intro\n{docs.BEGIN}\n{docs.END}\n")
-    records = tmp_path / "runs"
-    later, earlier = tmp_path / "protocol-b", tmp_path / "protocol-a"
-    for path, pods_s, started in ((later, 135.0, "2026-11-25T01:00:00+0000"),
-                                  (earlier, 105.0, "2026-11-24T01:00:00+0000")):  # fmt: skip
-        path.mkdir()
-        (path / "results.json").write_text(json.dumps({**_doc([pods_s] * 6), "started": started}))
-    docs.write([later, earlier], doc, tmp_path / "plots", records)
-    assert sorted(p.name for p in records.iterdir()) == [
-        "2026-11-24-protocol-a.json", "2026-11-25-protocol-b.json"]  # fmt: skip
-    first = doc.read_text()
-    assert first.index("### default sizes") < first.index("#### default sizes: run 2")
-    assert "2026-11-24T01:00:00+0000 to" in first.split("#### default sizes: run 2")[0]
-    # The results directories can go: the page is made again from the records alone.
-    for path in (later, earlier):
-        (path / "results.json").unlink()
-    docs.write([], doc, tmp_path / "plots", records)
-    assert doc.read_text() == first
-
-
-def test_a_record_joins_a_run_over_other_workloads_by_its_summary() -> None:
-    shown = summary.markdown(_doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0]))
-    record = transcribe.run("### default sizes\n\n" + shown)
-    (joined,) = docs.join([record, _renamed(_doc([100.0] * 6), "V")])
-    assert joined["runs"] == []
-    assert [s.workload for s in summary.of(joined)] == ["W", "V"]
-    assert summary.of(joined)[1].ratios["throughput"].median == pytest.approx(1.0)
-
-
 def _variant(doc: Any, *args: str) -> Any:
     doc["mode"] = {**doc["mode"], "corral_args": list(args)}
     return doc
 
 
 PROTOBUF = "--pod-watch-encoding=protobuf"
+
+
+def _records(*documents: Any) -> list[docs.Record]:
+    """The runs as records named "run 1", "run 2", ... that started in that order."""
+    return [(f"run {i}", {**d, "started": f"2026-11-{i:02d}T01:00:00+0000"})
+            for i, d in enumerate(documents, start=1)]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -375,14 +279,116 @@ def test_a_run_is_judged_against_the_latest_run_with_the_same_corral_arguments(
     throughputs = ([105.0, 110.0, 120.0, 101.0, 130.0, 115.0], [150.0] * 6,
                    [106.0, 111.0, 119.0, 102.0, 129.0, 114.0])  # fmt: skip
     runs = [_variant(_doc(t), *(v or ())) for t, v in zip(throughputs, variants, strict=True)]
-    text = docs.section(runs, {}).split("#### default sizes: run 3")[1]
+    text = docs.history_block(_records(*runs)).split("### run 2")[0]  # newest first: run 3
     names = {line.split(" | ")[2] for line in text.splitlines() if "ratio |" in line}
     assert names == {want[0]}
     assert want[1] in text
 
 
-def test_runs_with_other_corral_arguments_are_not_joined() -> None:
+def test_history_is_newest_first_and_compares_each_run_with_the_runs_before_it() -> None:
     a = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
-    other = _variant(_renamed(_doc([90.0] * 6), "V"), PROTOBUF)
-    assert len(docs.join([a, other])) == 2
-    assert len(docs.join([a, _variant(_renamed(_doc([90.0] * 6), "V"))])) == 1
+    b = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])  # throughput moved
+    c = _doc([136.0, 141.0, 149.0, 146.0, 158.0, 139.0])  # as b
+    full = _doc([150.0, 160.0, 170.0], full=True)
+    text = docs.history_block(_records(a, full, b, c))
+    assert re.findall(r"^#+ .*$", text, re.M) == ["### run 4", "### run 3", "### run 2",
+                                                  "### run 1"]  # fmt: skip
+    run4, run3, run2, run1 = re.split(r"^### run \d\n\n", text, flags=re.M)[1:]
+    assert run4.startswith("Default sizes. Command: ")
+    assert "**3 of 3 ratios agree.**" in run4  # c against b (against a: 2 of 3)
+    assert "**2 of 3 ratios agree.**" in run3  # b against a
+    assert run2.startswith("5,000 nodes (scheduler_perf's sizes). Command: ")
+    assert "1.60 [1.50, 1.70] (75%)" in run2  # three pairs at full size: 75% only
+    assert "agree with the runs before it" not in run2 + run1  # first of their sizes
+
+
+def test_each_workload_is_compared_with_its_latest_earlier_measurement() -> None:
+    # Run 2 measured W alone; run 3 measures W and V: W against run 2, V against run 1.
+    v = _renamed(_doc([100.0] * 6), "V")
+    run1 = {**v, "runs": _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])["runs"] + v["runs"]}
+    run2 = _doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0])
+    run3 = {**v, "runs": _doc([136.0, 141.0, 149.0, 146.0, 158.0, 139.0])["runs"] + v["runs"]}
+    text = docs.history_block(_records(run1, run2, run3)).split("### run 2")[0]
+    rows = {tuple(line.split(" | ")[:3]) for line in text.splitlines() if "ratio |" in line}
+    assert ("| W", "throughput ratio", "run 2") in rows
+    assert ("| V", "throughput ratio", "run 1") in rows
+    assert "**6 of 6 ratios agree.**" in text  # against run 1, W's throughput would not
+
+
+def test_the_page_shows_each_workloads_latest_default_engine_run_per_size() -> None:
+    v = _renamed(_doc([90.0] * 6), "V")
+    old = {**_doc([105.0] * 6), "code": "aaaaaaa"}
+    newer = {**_doc([135.0, 140.0, 150.0, 145.0, 160.0, 138.0]), "code": "bbbbbbb"}
+    variant = _variant(_doc([200.0] * 6), PROTOBUF)  # newest, but a variant: not shown
+    full = {**_doc([150.0, 160.0, 170.0], full=True), "code": "ccccccc",
+            "resumed": [{"command": "--resume", "code": "ddddddd"}]}  # fmt: skip
+    records = _records(old, v, full, newer, variant)
+    rows = docs.latest(records)
+    assert [(r.size, r.summary.workload, r.name) for r in rows] == [
+        (docs.SIZES[0], "V", "run 2"),
+        (docs.SIZES[0], "W", "run 4"),
+        (docs.SIZES[1], "W", "run 3"),
+    ]  # fmt: skip  (names not in bench.workloads: by name)
+    table = docs.latest_table(rows).splitlines()
+    assert table[3] == (
+        "| default | W (500 / 500 / 1000) | [run 4](benchmarks/history.md#run 4) | 2026-11-04 "
+        "| `bbbbbbb` | 6 | 1.42 [1.35, 1.60] met | 0.80 [0.80, 0.80] met "
+        "| 0.90 [0.90, 0.90] met |"
+    )
+    assert table[2].startswith("| default | V (500 / 500 / 1000) | [run 2](")
+    assert "| 0.90 [0.90, 0.90] **missed** | 0.80" in table[2]  # V: 0.9x throughput
+    assert "| `ccccccc`, `ddddddd` | 3 | 1.60 [1.50, 1.70] (75%) met |" in table[4]
+    assert docs.tally(rows) == (
+        "- **default sizes**, 2 workloads: throughput met on 1, undecided on 0, missed on 1; "
+        "CPU per pod met on 2, undecided on 0, missed on 0; peak RSS met on 2, undecided on 0, "
+        "missed on 0.\n"
+        "- **5,000 nodes (scheduler_perf's sizes)**, 1 workloads: throughput met on 1, "
+        "undecided on 0, missed on 0; CPU per pod met on 1, undecided on 0, missed on 0; peak "
+        "RSS met on 1, undecided on 0, missed on 0.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        pytest.param("2026-11-29-protocol-full-31", "full-31", id="a protocol directory"),
+        pytest.param("2026-11-24-default-1", "default-1", id="a transcribed record"),
+        pytest.param("run 4", "run 4", id="no date"),
+    ],
+)
+def test_the_page_links_a_run_by_its_short_name(name: str, shown: str) -> None:
+    assert docs.short(name) == shown
+
+
+def test_docs_keeps_every_run_as_a_record_and_builds_the_pages_from_the_records(
+    tmp_path: Path,
+) -> None:
+    import json  # noqa: PLC0415
+
+    page, history = tmp_path / "page.md", tmp_path / "history.md"
+    for path in (page, history):
+        path.write_text(f"intro\n{docs.BEGIN}\n{docs.END}\n")
+    records = tmp_path / "runs"
+    later, earlier = tmp_path / "protocol-b", tmp_path / "protocol-a"
+    for path, pods_s, started in ((later, 135.0, "2026-11-25T01:00:00+0000"),
+                                  (earlier, 105.0, "2026-11-24T01:00:00+0000")):  # fmt: skip
+        path.mkdir()
+        (path / "results.json").write_text(json.dumps({**_doc([pods_s] * 6), "started": started}))
+    docs.write(
+        [later, earlier],
+        records,
+        page=page,
+        history=history,
+        plots=None,
+        curve=tmp_path / "scaling",
+    )
+    assert sorted(p.name for p in records.iterdir()) == [
+        "2026-11-24-protocol-a.json", "2026-11-25-protocol-b.json"]  # fmt: skip
+    first = page.read_text(), history.read_text()
+    assert "[b](benchmarks/history.md#2026-11-25-protocol-b)" in first[0]
+    assert first[1].index("### 2026-11-25-protocol-b") < first[1].index("### 2026-11-24-protocol-a")
+    # The results directories can go: the pages are made again from the records alone.
+    for path in (later, earlier):
+        (path / "results.json").unlink()
+    docs.write([], records, page=page, history=history, plots=None, curve=tmp_path / "scaling")
+    assert (page.read_text(), history.read_text()) == first
