@@ -11,8 +11,8 @@ On the workloads named in ``ceiling`` the pair has a third run between the two: 
 
 **Duration.** A run costs cluster start and stop, nodes, init pods, the scheduler's start, and
 the measured pods at the workload's throughput. :data:`PRIOR_PODS_PER_S` holds rough
-throughputs from the earlier runs (docs/benchmarks/history.md); :class:`Progress` rescales the estimate
-by what the finished runs actually took, so the ETA sharpens as the run goes.
+throughputs from the earlier runs (docs/benchmarks/history.md); :class:`Progress` rescales the
+estimate by what the finished runs actually took, so the ETA sharpens as the run goes.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 ``bench docs`` generated, for runs whose results directories are gone.
 
 The first protocol runs (2026-11-24) lived only in ``bench/results/`` on a machine that did not
-outlive its session; their figures survive in docs/benchmarks.md. This reads each run's header,
+outlive its session; their figures survived in docs/benchmarks.md (in the format of `git show
+651f5af:docs/benchmarks.md`, which this reads). This reads each run's header,
 verdict table, phase table and notes from the generated section and writes one record per run
 (``bench docs``'s format, with ``runs`` empty and the summaries in ``summary``), so later runs
 can be compared with them. What a table does not show is not invented: the absolute figures

@@ -1,5 +1,5 @@
 """Conformance: does a candidate scheduler decide like upstream kube-scheduler?
 
 See ``harness`` (lockstep method), ``compare`` (tie-aware verdicts), ``generate`` (scenarios)
-and docs/benchmarks.md.
+and docs/benchmarks/conformance.md.
 """

@@ -1,7 +1,7 @@
 """Conformance, small: random scenarios of every kind scheduled by upstream kube-scheduler and
 by a candidate from the same state must get tie-equivalent placements, identical
 FailedScheduling messages and, for preemption, identical nominated nodes and victims (method:
-bench/conformance, docs/benchmarks.md). ``make conformance`` is the large run.
+bench/conformance, docs/benchmarks/conformance.md). ``make conformance`` is the large run.
 
 Each scenario needs a cluster with exactly its nodes, so each test starts its own control plane
 rather than sharing the session's.

@@ -6,7 +6,7 @@ to create), and optionally: services to start beside the schedulers (their confi
 extras, e.g. an extender's URL), how a candidate's decision is compared with upstream's, and
 whether the harness must record and restore preemption victims. Adding a kind is one module
 in this package calling :func:`register`, plus its name in ``_MODULES`` (see the recipe in
-docs/benchmarks.md, "Scenario kinds").
+docs/benchmarks/conformance.md, "Scenario kinds").
 
 The same (kind, seed, sizes) gives the same scenario on any machine: a kind draws only from
 the ``random.Random`` it is given.

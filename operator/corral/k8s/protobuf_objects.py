@@ -1,10 +1,11 @@
 """Watched objects read from Kubernetes' protobuf, as the dicts their JSON would have given.
 
 Why: the API server encodes a pod for a protobuf watch at about half the CPU of JSON, and at
-5,000 nodes its core is what paces the engine (``docs/benchmarks.md``, "The API server's cost per
-pod"). The engine's plugins read pods as JSON dicts (``PodInfo.raw``), so the protobuf form must
-decode to exactly that dict (equal as a dict: keys may come in another order than JSON's struct
-order, which only a re-serialized document shows, e.g. a pod sent to an HTTP extender).
+5,000 nodes its core is what paces the engine (``docs/benchmarks/findings.md``, "The API
+server's cost per pod"). The engine's plugins read pods as JSON dicts (``PodInfo.raw``), so the
+protobuf form must decode to exactly that dict (equal as a dict: keys may come in another order
+than JSON's struct order, which only a re-serialized document shows, e.g. a pod sent to an HTTP
+extender).
 
 The schema (``wire_schema.json``) is generated from the pinned ``k8s.io/api`` Go types by
 ``hack/gen-wire-schema``: per struct field its protobuf number, and its JSON name and omission

@@ -392,3 +392,14 @@ def test_docs_keeps_every_run_as_a_record_and_builds_the_pages_from_the_records(
         (path / "results.json").unlink()
     docs.write([], records, page=page, history=history, plots=None, curve=tmp_path / "scaling")
     assert (page.read_text(), history.read_text()) == first
+
+
+def test_the_committed_pages_are_what_the_records_make() -> None:
+    """docs/benchmarks.md and docs/benchmarks/history.md, byte for byte, from the records in
+    docs/benchmarks/runs/ (after a new record: `make bench-docs`)."""
+    root = Path(__file__).resolve().parents[3]
+    page, history = root / docs.PAGE, root / docs.HISTORY
+    curve = docs.recorded(root / docs.SCALING / "runs")
+    made = docs.generated(docs.recorded(root / docs.RECORDS), page, history, curve)
+    assert made[page] == page.read_text()
+    assert made[history] == history.read_text()

@@ -111,7 +111,7 @@ class EngineOptions:
     freeze_gc_after_sync: bool = False
     # The pod watch as protobuf (corral.k8s.protobuf_objects): about half the API server's
     # encoding cost per event, at some of this process's CPU to decode it. Off until the
-    # benchmark protocol has measured it (docs/benchmarks.md).
+    # benchmark protocol has measured it (docs/benchmarks/findings.md).
     pod_watch_protobuf: bool = False
 
 

@@ -5,7 +5,7 @@ the cycle states and the request bodies as soon as the last reference goes. What
 collector does instead is traverse the objects the engine keeps (the informers' pods and nodes,
 the cache's views), again and again: with CPython's default thresholds (700, 10, 10) it took 15%
 of the engine's CPU at 5,000 nodes (SchedulingBasic, 10,000 pods), 70% of that in full
-collections of ~190 ms each that found nearly nothing (``docs/benchmarks.md``).
+collections of ~190 ms each that found nearly nothing (``docs/benchmarks/journal.md``, day 3).
 
 So the ``corral scheduler`` process (never a library user's process: these are process-wide):
 
