@@ -49,6 +49,10 @@ lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts, vultur
 	$(BIN)/ruff format --check operator tests bench hack examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	@# Every tier collected as one run, as `make test` does (two test modules of one basename
+	@# outside packages collide only then).
+	@$(BIN)/python -m pytest tests --collect-only -q >/dev/null || { \
+	  $(BIN)/python -m pytest tests --collect-only -q 2>&1 | tail -20; exit 1; }
 	@# Dead code in the product, the harness and bench (tests/ read as users of it, not checked).
 	@dead=$$($(BIN)/vulture operator/corral hack/corral_dev hack/demo.py bench tests hack/vulture_whitelist.py --min-confidence 60 | grep -v '^tests/' || true); \
 	  if [[ -n $$dead ]]; then echo "$$dead"; echo 'vulture: delete it, or list it in hack/vulture_whitelist.py with the reason' >&2; exit 1; fi
