@@ -6,19 +6,28 @@ Contract:
   rows at or beyond it are invisible to the outstanding snapshots and are written in place.
 - New pods are therefore *appended* while capacity lasts (an assume costs no copy); freed rows
   are reused only when the arrays are full, and the arrays double when nothing is free.
-- Vocabularies (label values, namespaces, affinity specs) only grow, so ids stay valid in every
-  snapshot.
+- Vocabularies (label values, namespaces, affinity specs) grow by appending, so ids stay valid
+  in every snapshot. Once one holds twice the entries it kept at the last rebuild, plus
+  :data:`VOCABULARY_SLACK`, they are rebuilt from the rows that still use them
+  (:meth:`PodColumns.compact`; amortized O(1) per pod): new objects throughout (vocabularies,
+  re-encoded columns), never a change to ones a snapshot holds.
+  Without it, every value ever seen stayed for the process's life: each Job's
+  ``controller-uid`` and ``job-name``, each pod's own label, each Job's anti-affinity spec (an
+  hour of churn at 50 pods/s grew them by hundreds of thousands; docs/reliability.md).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Final, TypeVar
 
 import numpy as np
 
 from corral.scheduler.framework import pod_table, podaffinity, types
 
 _INITIAL_CAPACITY = 256
+VOCABULARY_SLACK: Final = 1024
+_T = TypeVar("_T")
 _ARRAYS = (
     "node_slot", "namespace", "deleting", "affinity_id", "has_ports", "scheduler", "terminal",
 )  # fmt: skip
@@ -46,6 +55,9 @@ class PodColumns:
         self._spec_ids: dict[podaffinity.PodAffinity, int] = {}
         self._shared: set[str] = set()
         self._shared_size = 0
+        self._label_entries = 0  # keys and values in label_ids
+        self._compact_at = VOCABULARY_SLACK  # the largest vocabulary's size that rebuilds them
+        self.compactions = 0  # vocabulary rebuilds so far (for tests and the soak)
         self.num_affinity = 0  # rows whose pod has pod (anti-)affinity
 
     # --- copy-on-write ----------------------------------------------------------------------
@@ -85,6 +97,18 @@ class PodColumns:
             num_affinity=self.num_affinity,
         )
 
+    def sizes(self) -> dict[str, int]:
+        """Rows, capacity and every vocabulary's entries (they grow with what was ever seen)."""
+        return {
+            "rows": len(self.row_of),
+            "capacity": self.capacity,
+            "free_rows": len(self._free),
+            "label_keys": len(self.labels),
+            "label_values": sum(len(ids) for ids in self.label_ids.values()),
+            "namespaces": len(self.namespace_ids),
+            "affinity_specs": len(self.affinity_specs),
+        }
+
     # --- rows -------------------------------------------------------------------------------
 
     def _grow(self) -> None:
@@ -118,6 +142,17 @@ class PodColumns:
             found = vocab[value] = len(vocab)
         return found
 
+    def _label_id(self, key: str, value: str) -> int:
+        ids = self.label_ids.get(key)
+        if ids is None:
+            ids = self.label_ids[key] = {}
+            self._label_entries += 1
+        found = ids.get(value)
+        if found is None:
+            found = ids[value] = len(ids)
+            self._label_entries += 1
+        return found
+
     def add(self, pod: types.PodInfo, slot: int) -> None:
         """Add ``pod`` (not yet present) on the node at ``slot`` (-1: node not in the cache)."""
         row = self._new_row()
@@ -138,10 +173,7 @@ class PodColumns:
             self._own(name, row)
             getattr(self, name)[row] = value
         for key, label in pod.labels.items():
-            ids = self.label_ids.get(key)
-            if ids is None:
-                ids = self.label_ids[key] = {}
-            vid = self._id(ids, label)
+            vid = self._label_id(key, label)
             if key not in self.labels:
                 if "labels" in self._shared:
                     self._shared.discard("labels")
@@ -150,6 +182,8 @@ class PodColumns:
             else:
                 self._own_label(key, row)
             self.labels[key][row] = vid
+        if self._largest_vocabulary() > self._compact_at:
+            self.compact()
 
     def remove(self, uid: str) -> None:
         row = self.row_of.pop(uid, None)
@@ -191,3 +225,46 @@ class PodColumns:
             found = self._spec_ids[spec] = len(self.affinity_specs)
             self.affinity_specs.append(spec)
         return found
+
+    # --- vocabularies -----------------------------------------------------------------------
+
+    def _largest_vocabulary(self) -> int:
+        return max(self._label_entries, len(self.affinity_specs), len(self.namespace_ids))
+
+    def compact(self) -> None:
+        """Rebuild the vocabularies from the rows that use them: label keys no row has are
+        dropped, values and specs renumbered densely, the columns that hold their ids
+        re-encoded. Every object replaced is a new one: outstanding snapshots keep theirs."""
+        size = self.size
+        labels: dict[str, np.ndarray[Any, np.dtype[np.int32]]] = {}
+        label_ids: dict[str, dict[str, int]] = {}
+        for key, column in self.labels.items():
+            values = self.label_ids.get(key, {})
+            encoded, kept = _renumber(column, size, list(values))
+            if kept:
+                labels[key], label_ids[key] = encoded, {v: i for i, v in enumerate(kept)}
+        self.labels, self.label_ids = labels, label_ids
+        self._label_entries = len(label_ids) + sum(len(ids) for ids in label_ids.values())
+        self.namespace, names = _renumber(self.namespace, size, list(self.namespace_ids))
+        self.namespace_ids = {name: i for i, name in enumerate(names)}
+        self.affinity_id, specs = _renumber(self.affinity_id, size, self.affinity_specs)
+        self.affinity_specs = list(specs)
+        self._spec_ids = {spec: i for i, spec in enumerate(self.affinity_specs)}
+        self._shared -= {"labels", "namespace", "affinity_id", *(f"label:{k}" for k in labels)}
+        self._compact_at = 2 * self._largest_vocabulary() + VOCABULARY_SLACK
+        self.compactions += 1
+
+
+def _renumber(
+    column: np.ndarray[Any, np.dtype[np.int32]], size: int, vocabulary: Sequence[_T]
+) -> tuple[np.ndarray[Any, np.dtype[np.int32]], list[_T]]:
+    """``column`` (ids into ``vocabulary``, -1 for none) as a new array whose ids index the
+    returned vocabulary: only the entries rows ``[0, size)`` use, in their old order."""
+    rows = column[:size]
+    present = rows >= 0
+    used = np.unique(rows[present])
+    remap = np.full(len(vocabulary), -1, dtype=np.int32)
+    remap[used] = np.arange(len(used), dtype=np.int32)
+    encoded = np.full(len(column), -1, dtype=np.int32)
+    encoded[:size][present] = remap[rows[present]]
+    return encoded, [vocabulary[i] for i in used.tolist()]

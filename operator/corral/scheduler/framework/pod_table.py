@@ -4,7 +4,8 @@ Contract:
 - Rows ``[0, size)`` are the snapshot's; a row whose ``node_slot`` is -1 is free (or its pod is
   on a node the snapshot does not have) and never counts. The arrays may be longer than
   ``size``: rows beyond it belong to later snapshots and are never read through this view.
-- Label values and namespaces are ids in append-only vocabularies shared with the cache;
+- Label values and namespaces are ids in vocabularies shared with the cache, appended to but
+  never changed while a snapshot holds them (the cache rebuilds them as new objects);
   ``affinity_id`` indexes ``affinity_specs`` (interned :class:`PodAffinity`), -1 for none.
 - Counting "matching pods per topology domain" is ``np.bincount`` of the domain ids of the
   matching rows' nodes (:meth:`domain_counts`), never a loop over pods.
