@@ -215,6 +215,20 @@ class Cache:
                 self._bump()
         return expired
 
+    def sizes(self) -> dict[str, int]:
+        """Entries of every structure that grows with the cluster (for the soak's leak watch
+        and ``scheduler_scheduler_cache_size``)."""
+        with self._lock:
+            return {
+                "pods": len(self._pods),
+                "assumed_pods": sum(state.assumed for state in self._pods.values()),
+                "nodes": len(self._columns.slot_of),
+                "expiring": len(self._expiring),
+                "node_pod_lists": len(self._node_pods),
+                **{f"nodes.{k}": v for k, v in self._columns.sizes().items()},
+                **{f"pods.{k}": v for k, v in self._pod_rows.sizes().items()},
+            }
+
     def is_assumed(self, uid: str) -> bool:
         with self._lock:
             state = self._pods.get(uid)

@@ -45,6 +45,15 @@ class NodeColumns:
         self.images: dict[str, dict[int, int]] = {}
         self._shared: set[str] = set()
 
+    def sizes(self) -> dict[str, int]:
+        """Slots, capacity and vocabularies (label values, taints, images ever seen)."""
+        return {
+            "slots": len(self.slot_of),
+            "capacity": self.capacity,
+            "label_keys": len(self.labels),
+            "images": len(self.images),
+        }
+
     # --- copy-on-write ----------------------------------------------------------------------
 
     def _own(self, name: str) -> None:

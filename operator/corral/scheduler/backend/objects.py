@@ -172,6 +172,11 @@ class ObjectStore:
 
     # --- ObjectLister -----------------------------------------------------------------------
 
+    def sizes(self) -> dict[str, int]:
+        """Objects held, by kind."""
+        with self._lock:
+            return {kind: len(objects) for kind, objects in self._objects.items()}
+
     def get(self, kind: str, namespace: str, name: str) -> Object | None:
         with self._lock:
             return self._objects.get(kind, {}).get((namespace, name))

@@ -554,6 +554,25 @@ class SchedulingQueue:
             ("gated",): pending.gated,
         }
 
+    def sizes(self) -> dict[str, int]:
+        """Entries of every internal structure, lazily deleted heap entries included (for the
+        soak's leak watch)."""
+        with self._cond:
+            return {
+                "active_heap": len(self._active),
+                "active": len(self._active_index),
+                "backoff_heap": len(self._backoff),
+                "backoff_poppable": len(self._backoff_poppable),
+                "backoff": len(self._backoff_index),
+                "unschedulable": len(self._unschedulable),
+                "in_flight": len(self._in_flight),
+                "deleted_in_flight": len(self._deleted_in_flight),
+                "in_flight_events": len(self._seen),
+                "memo": len(self._match_memo)
+                + len(self._narrowing_memo)
+                + len(self._registered_memo),
+            }
+
     def where(self, uid: str) -> str:
         """Which queue holds the pod: active, backoff, unschedulable, gated, in-flight or ""."""
         with self._cond:

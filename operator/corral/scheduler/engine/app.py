@@ -65,6 +65,7 @@ from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
 from corral.scheduler.engine.resource_claims import ApiClaimWriter
 from corral.scheduler.engine.server import HealthServer
+from corral.scheduler.engine.sizes import StructureSizes
 from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cluster_events import WILDCARD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import EXTENDER_NAME
@@ -209,6 +210,7 @@ class Engine:
             announcer=ApiNominatedNodeWriter(client, self.bucket),
         )
         self.informers = self._informers()
+        self.metrics.registry.register(StructureSizes(self._size_sources()))
         secure = None
         if options.secure_serving:
             context = server_context(options.tls_cert_file, options.tls_private_key_file)
@@ -313,6 +315,24 @@ class Engine:
             slices, rules_before, rules_after, (old, new)
         ):
             self.queue.move_all_to_active_or_backoff(event, before, after)
+
+    def _size_sources(self) -> dict[str, Callable[[], Mapping[str, int]]]:
+        def recorders() -> dict[str, int]:
+            total: dict[str, int] = {}
+            for recorder in self.recorders.values():
+                for name, value in recorder.sizes().items():
+                    total[name] = total.get(name, 0) + value
+            return total
+
+        return {
+            "cache": self.cache.sizes,
+            "queue": self.queue.sizes,
+            "objects": self.objects.sizes,
+            "informers": lambda: {i.path: len(i) for i in self.informers},
+            "handlers": self.state.sizes,
+            "nominator": lambda: {"pods": len(self.nominator)},
+            "events": recorders,
+        }
 
     def _event_from_thread(
         self, pod: PodInfo, event_type: str, reason: str, action: str, note: str

@@ -162,6 +162,11 @@ class EventRecorder:
         self._queue: asyncio.Queue[JSON] = asyncio.Queue(QUEUE_SIZE)
         self._writes: set[asyncio.Task[None]] = set()
 
+    def sizes(self) -> dict[str, int]:
+        """The series cache, queued Events and writes in flight."""
+        return {"series": len(self.series), "queued": self._queue.qsize(),
+                "writes": len(self._writes)}  # fmt: skip
+
     def event(self, pod: PodRef, event_type: str, reason: str, action: str, note: str) -> None:
         now = self._clock()
         body: JSON = {

@@ -186,3 +186,8 @@ class ClusterState:
     @property
     def pending_count(self) -> int:
         return len(self._pending)
+
+    def sizes(self) -> dict[str, int]:
+        """Pods and nodes the event handlers remember (event loop thread)."""
+        return {"pending": len(self._pending), "assigned": len(self._assigned),
+                "nodes": len(self._nodes)}  # fmt: skip

@@ -23,6 +23,10 @@ class Nominator:
         self._node_of: dict[str, str] = {}
         self._by_node: dict[str, dict[str, PodInfo]] = {}
 
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._node_of)
+
     def nominate(self, pod: PodInfo, node_name: str) -> None:
         with self._lock:
             self._remove(pod.uid)
