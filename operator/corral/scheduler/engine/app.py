@@ -9,6 +9,9 @@ Leadership: with ``leaderElection.leaderElect`` (the default) only the holder of
 schedules; informers run on standbys too, so a new leader starts with warm caches. A leader that
 loses its Lease stops scheduling at once and ``run`` returns 1, as kube-scheduler exits: its
 in-memory assumptions may no longer hold, and the restart policy brings it back as a candidate.
+Bindings and evictions pass a :class:`~.leaderelection.WriteFence` right before they are sent,
+open only while the Lease is held by the clock: binding threads of a leader whose event loop is
+late to see the loss send nothing past ``renewDeadline``.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from corral.scheduler.engine.frameworks import (
     load_extenders,
 )
 from corral.scheduler.engine.handlers import ClusterState
-from corral.scheduler.engine.leaderelection import LeaderElector
+from corral.scheduler.engine.leaderelection import LeaderElector, WriteFence
 from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
 from corral.scheduler.engine.metrics import (
     RESULT_ERROR,
@@ -138,6 +141,8 @@ class Engine:
         self.objects = ObjectStore()
         self.nominator = Nominator()
         self.cache = Cache()
+        # Bindings and evictions are sent only while this is open (leaderelection.WriteFence).
+        self.fence = WriteFence()
         self.preemption = ApiPreemptionExecutor(
             client,
             self.bucket,
@@ -147,13 +152,18 @@ class Engine:
             activate=lambda pod: self.queue.activate(pod.uid),
             on_preempt=self._count_preemption,
             may_evict=lambda pod: self._serves_namespace(pod.namespace),
+            fence=self.fence,
         )
         self.declarations = engine_declarations()
         frameworks = build_frameworks(
             engine,
             engine_registry(self.declarations),
             ApiBinder(
-                client, self.bucket, self.timing.tallies["api_bind"], content_type=content_type
+                client,
+                self.bucket,
+                self.timing.tallies["api_bind"],
+                content_type=content_type,
+                fence=self.fence,
             ),
             objects=self.objects,
             nominator=self.nominator,
@@ -381,6 +391,7 @@ class Engine:
                 await self._lead()
                 return 0
             elector = LeaderElector(self.aio, self.election)
+            self.fence.guard(elector.holds_lease)
             log.info("attempting to acquire leader lease %s", elector.path)
             await elector.run(self._lead, self._stop_leading)
             log.error("leaderelection lost")
@@ -395,6 +406,7 @@ class Engine:
         await asyncio.Event().wait()
 
     def _stop_leading(self) -> None:
+        self.fence.close()  # first: binding threads still running send nothing more
         self._set_leader(0)
         self._close_frameworks()
         self.loop.stop(wait_for_bindings=False)
@@ -408,6 +420,7 @@ class Engine:
         self.recorder.set(m.LEADER, (name,), value)
 
     async def _shutdown(self) -> None:
+        self.fence.close()
         self._close_frameworks()
         if self.loop.running:
             await asyncio.to_thread(self.loop.stop)

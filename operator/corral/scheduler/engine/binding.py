@@ -10,6 +10,10 @@ posted again: up to 4 attempts, 10 ms, 50 ms and 250 ms apart (client-go's ``Def
 each wait up to 10% longer at random), when the answer is an InternalError or ServiceUnavailable
 (by reason, or by status 500/503 with a reason the API does not define) or the connection was
 refused. Any other error, or the last attempt's, fails the binding as before.
+
+With leader election, a Binding is posted only while the engine's :class:`WriteFence` is
+open, checked after the rate limiter's wait, right before each attempt: an engine that lost its
+Lease (or is shutting down) sends no more, even from a binding thread that was waiting then.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Final
 from corral.k8s import CONTENT_JSON, CONTENT_STRATEGIC_MERGE_PATCH, Client
 from corral.k8s.client import ApiError
 from corral.k8s.ratelimit import TokenBucket
+from corral.scheduler.engine.leaderelection import WriteFence
 from corral.scheduler.engine.timing import Tally
 from corral.scheduler.framework.types import PodInfo
 
@@ -101,9 +106,11 @@ class ApiBinder:
         content_type: str = CONTENT_JSON,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        fence: WriteFence | None = None,
     ) -> None:
         self.client = client
         self.bucket = bucket
+        self.fence = fence or WriteFence()
         self.content_type = content_type  # clientConnection.contentType: protobuf upstream
         self.tally = tally or Tally()  # the calls' wall and CPU time, rate-limiter wait included
         self._sleep = sleep
@@ -121,6 +128,7 @@ class ApiBinder:
         def post() -> None:
             with self.tally.span():
                 self.bucket.wait()
+                self.fence.check(f"the Binding of {pod.key} to {node_name}")
                 self.client.send(path, body, content_type=self.content_type)
 
         on_error(post, retriable, sleep=self._sleep, rng=self._rng)

@@ -5,7 +5,15 @@
   change (clocks of different machines are never compared).
 - Every write carries the ``resourceVersion`` last read, so two candidates cannot both win.
 - Candidates retry every ``retryPeriod`` with jitter (factor 1.2); the leader renews every
-  ``retryPeriod`` and gives up leadership if it has not renewed within ``renewDeadline``.
+  ``retryPeriod`` and gives up leadership once ``renewDeadline`` has passed since the attempt
+  that last renewed began. client-go counts it from the start of each round of attempts, a
+  ``retryPeriod`` after that success, so its leader may lead up to ``retryPeriod`` longer: with
+  ``leaseDuration - renewDeadline < retryPeriod`` (which validation allows) past the moment a
+  standby may take the Lease. Counted from the success, the leader stops before any standby
+  can acquire, whatever the three durations.
+- :meth:`LeaderElector.holds_lease` says the same from any thread, by the clock alone: the
+  writers on the binding threads check it (:class:`WriteFence`) right before each request, so
+  a leader whose event loop is late to notice the loss sends nothing past the deadline.
 - On a graceful stop the leader releases the Lease (empty holder, 1 s duration) so a standby
   takes over at once instead of waiting out the lease.
 """
@@ -29,6 +37,39 @@ from corral.k8s.aio import AsyncClient
 
 JITTER_FACTOR: Final = 1.2
 log = logging.getLogger(__name__)
+
+
+class NotLeaderError(RuntimeError):
+    """A write this process did not send: it may no longer act as the leader."""
+
+
+class WriteFence:
+    """Whether this process may write as the scheduler (Bindings, victim deletions), checked
+    on the writing thread right before each request, after the rate limiter's wait.
+
+    Open until :meth:`guard` gives it a holder check (the elector's :meth:`holds_lease`: no
+    leader election, no guard) or :meth:`close` shuts it for good (leadership lost, shutdown).
+    Thread-safe: both are single attribute writes read by :meth:`check`."""
+
+    def __init__(self) -> None:
+        self._holds: Callable[[], bool] | None = None
+        self._closed = False
+
+    def guard(self, holds: Callable[[], bool]) -> None:
+        self._holds = holds
+
+    def close(self) -> None:
+        self._closed = True
+
+    @property
+    def open(self) -> bool:
+        holds = self._holds
+        return not self._closed and (holds is None or holds())
+
+    def check(self, what: str) -> None:
+        """Raise :class:`NotLeaderError` (its message names ``what``) when closed."""
+        if not self.open:
+            raise NotLeaderError(f"{what} not sent: this engine no longer holds its Lease")
 
 
 def default_identity() -> str:
@@ -78,6 +119,9 @@ class LeaderElector:
         self._lease: JSON | None = None  # the object last read or written (for its version)
         self._observed: JSON = {}  # the spec last observed
         self._observed_at = 0.0  # when it last changed, on our clock
+        # When the attempt that last acquired or renewed began, on our clock; None when not
+        # leading. Read from other threads (holds_lease): one attribute, written whole.
+        self._renewed_at: float | None = None
 
     # --- state -------------------------------------------------------------------------------
 
@@ -88,6 +132,13 @@ class LeaderElector:
     @property
     def is_leader(self) -> bool:
         return self.holder == self.config.identity
+
+    def holds_lease(self) -> bool:
+        """Leading, and ``renewDeadline`` has not passed since the attempt that last renewed
+        began: no standby can have taken the Lease (they wait ``leaseDuration`` from a change
+        they saw, which that attempt's write preceded). Any thread; the clock alone decides."""
+        renewed = self._renewed_at
+        return renewed is not None and self.clock() < renewed + self.config.renew_deadline
 
     def _lease_valid(self, now: float) -> bool:
         duration = float(self._observed.get("leaseDurationSeconds") or 0)
@@ -113,6 +164,7 @@ class LeaderElector:
             desired["acquireTime"] = self._observed.get("acquireTime", wall)
             desired["leaseTransitions"] = self._observed.get("leaseTransitions", 0)
             if await self._update(desired):
+                self._renewed_at = now
                 return True
         # 2. Read the current record, or create it.
         try:
@@ -122,7 +174,7 @@ class LeaderElector:
                 log.warning("leader election: reading %s: %s", self.path, exc)
                 return False
             desired["leaseTransitions"] = 0
-            return await self._create(desired)
+            return self._renewed(now, await self._create(desired))
         self._lease = lease
         spec: JSON = lease.get("spec") or {}
         if spec != self._observed:
@@ -136,7 +188,12 @@ class LeaderElector:
             desired["leaseTransitions"] = spec.get("leaseTransitions", 0)
         else:
             desired["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
-        return await self._update(desired)
+        return self._renewed(now, await self._update(desired))
+
+    def _renewed(self, began: float, ok: bool) -> bool:
+        if ok:
+            self._renewed_at = began
+        return ok
 
     async def _create(self, spec: JSON) -> bool:
         body = {
@@ -176,19 +233,27 @@ class LeaderElector:
         log.info("leader election: %s acquired %s", self.config.identity, self.path)
 
     async def renew(self) -> None:
-        """Renew until a renewal fails for ``renewDeadline``; then return (leadership lost)."""
+        """Renew every ``retryPeriod`` until ``renewDeadline`` has passed since the attempt
+        that last renewed began (:meth:`holds_lease`); then return (leadership lost)."""
         while True:
-            deadline = self.clock() + self.config.renew_deadline
-            while not await self._renew_once(deadline):
-                if self.clock() >= deadline:
+            while not await self._renew_once():
+                if not self.holds_lease():
                     log.error("leader election: %s lost %s", self.config.identity, self.path)
+                    self._renewed_at = None
                     self._observed = {}
                     return
-                await asyncio.sleep(self.config.retry_period)
+                # Not past the deadline: the loss is noticed as it comes, not a period later.
+                await asyncio.sleep(min(self.config.retry_period, self._time_left()))
             await asyncio.sleep(self.config.retry_period)
 
-    async def _renew_once(self, deadline: float) -> bool:
-        remaining = deadline - self.clock()
+    def _time_left(self) -> float:
+        renewed = self._renewed_at
+        if renewed is None:
+            return 0.0
+        return max(0.0, renewed + self.config.renew_deadline - self.clock())
+
+    async def _renew_once(self) -> bool:
+        remaining = self._time_left()
         if remaining <= 0:
             return False
         # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result of an attempt
@@ -225,6 +290,7 @@ class LeaderElector:
         try:
             await self.renew()
         finally:
+            self._renewed_at = None  # nothing is written as the leader from now on
             work.cancel()
             on_stopped_leading()
             if self.config.release_on_cancel:

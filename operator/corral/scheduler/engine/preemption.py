@@ -26,6 +26,8 @@ One preemption, on a worker:
    at worst one more attempt.
 
 Victims already terminating get no call. With none left the preemptor is not marked at all.
+With leader election every call waits for the engine's :class:`WriteFence` to be open, checked
+right before it is sent: an engine that lost its Lease evicts no more pods.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.records import REASON_PREEMPTION_BY_SCHEDULER
 from corral.scheduler.engine.event_recorder import REASON_PREEMPTED
+from corral.scheduler.engine.leaderelection import NotLeaderError, WriteFence
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
@@ -76,9 +79,11 @@ class ApiPreemptionExecutor:
         activate: Callable[[PodInfo], object],
         on_preempt: Callable[[int], None] = lambda _victims: None,
         may_evict: Callable[[PodInfo], bool] = lambda _pod: True,
+        fence: WriteFence | None = None,
     ) -> None:
         self.client = client
         self.bucket = bucket
+        self.fence = fence or WriteFence()
         self.nominator = nominator
         self.events = events
         self.lookup = lookup
@@ -198,6 +203,8 @@ class ApiPreemptionExecutor:
             if exc.not_found or exc.conflict:
                 return False  # already gone (or replaced by a namesake): nothing to preempt
             raise VictimError(f"preempting {victim.key}: {exc}") from exc
+        except NotLeaderError as exc:
+            raise VictimError(f"preempting {victim.key}: {exc}") from exc
         note = f"Preempted by pod {preemptor.uid} on node {node_name}"
         self.events(victim, "Normal", REASON_PREEMPTED, "Preempting", note)
         log.info('Preempted pod pod="%s" preemptor="%s" node="%s"',
@@ -206,6 +213,7 @@ class ApiPreemptionExecutor:
 
     def _call(self, method: str, path: str, body: object) -> None:
         self.bucket.wait()
+        self.fence.check(f"{method} {path}")
         content = CONTENT_STRATEGIC_MERGE_PATCH if method == "PATCH" else "application/json"
         self.client.request(method, path, body=body, content_type=content)
 
@@ -215,6 +223,8 @@ class ApiPreemptionExecutor:
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
             try:
                 self._call("PATCH", path, {"status": {"nominatedNodeName": None}})
+            except NotLeaderError as exc:
+                log.warning("clearing the nomination of %s: %s", pod.key, exc)
             except ApiError as exc:
                 if not exc.not_found:
                     log.warning("clearing the nomination of %s: %s", pod.key, exc)

@@ -15,6 +15,7 @@ from corral.k8s.client import ApiError
 from corral.k8s.protobuf import CONTENT_PROTOBUF
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter, retriable
+from corral.scheduler.engine.leaderelection import NotLeaderError, WriteFence
 from corral.testing.builders import pod_info
 
 
@@ -138,3 +139,39 @@ def test_nominated_node_patch_retries(
                              {"status": {"nominatedNodeName": "n1"}},
                              CONTENT_STRATEGIC_MERGE_PATCH)] * attempts  # fmt: skip
     assert len(waits) == attempts - 1
+
+
+class ClosingBucket:
+    """A rate limiter whose wait ends after the Lease was lost (the fence closes meanwhile)."""
+
+    def __init__(self, fence: WriteFence) -> None:
+        self.fence = fence
+
+    def wait(self) -> None:
+        self.fence.close()
+
+
+@pytest.mark.parametrize(
+    ("holds", "closed_while_waiting", "sent"),
+    [
+        pytest.param(None, False, True, id="no leader election: always sent"),
+        pytest.param(True, False, True, id="holding the Lease: sent"),
+        pytest.param(False, False, False, id="past renewDeadline: not sent"),
+        pytest.param(True, True, False, id="lost while waiting for a token: not sent"),
+    ],
+)
+def test_bindings_pass_the_leader_fence(
+    holds: bool | None, closed_while_waiting: bool, sent: bool
+) -> None:
+    fence = WriteFence()
+    if holds is not None:
+        fence.guard(lambda: holds)
+    client = ScriptedClient([None])
+    bucket = ClosingBucket(fence) if closed_while_waiting else TokenBucket(0, 1)
+    binder = ApiBinder(client, bucket, fence=fence, sleep=lambda _: None)  # type: ignore[arg-type]
+    if sent:
+        binder(pod_info("p", namespace="ns"), "n1")
+    else:
+        with pytest.raises(NotLeaderError, match="the Binding of ns/p to n1 not sent"):
+            binder(pod_info("p", namespace="ns"), "n1")
+    assert len(client.calls) == (1 if sent else 0)

@@ -17,6 +17,7 @@ from corral.k8s import ApiError
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.engine.leaderelection import WriteFence
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.framework.cluster_events import ASSIGNED_POD_DELETE
@@ -53,7 +54,7 @@ class Calls:
 
 
 class Harness:
-    def __init__(self, calls: Calls) -> None:
+    def __init__(self, calls: Calls, fence: WriteFence | None = None) -> None:
         self.calls = calls
         self.alive: dict[str, PodInfo] = {}
         self.activated: list[str] = []
@@ -65,6 +66,7 @@ class Harness:
             lambda pod, *_: self.events.append(pod.name),
             lookup=self.alive.get,
             activate=lambda pod: self.activated.append(pod.name),
+            fence=fence,
         )
 
     def victims(self, *names: str, deleting: bool = False) -> list[PodInfo]:
@@ -181,3 +183,17 @@ def test_a_preemptor_whose_last_victim_went_while_it_was_gated_is_not_stranded()
     calls.release.set()
     h.wait(lambda: queue.where(PREEMPTOR.uid) == "active")
     h.executor.close()
+
+
+def test_an_engine_that_lost_its_lease_evicts_nothing() -> None:
+    """The fence closed (leadership lost) before the worker's calls: no DELETE, no Event, and
+    the preemptor is activated (no deletion event of ours will requeue it)."""
+    fence = WriteFence()
+    fence.close()
+    h = Harness(Calls(), fence)
+    h.executor.preempt(PREEMPTOR, "n1", h.victims("v1", "v2"), [])
+    h.wait(lambda: not h.executor._preempting)
+    h.executor.close()
+    assert h.calls.sent == []
+    assert h.events == []
+    assert h.activated == ["vip"]
