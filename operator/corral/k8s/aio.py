@@ -3,7 +3,9 @@
 as kopf uses.
 
 Same contract as :mod:`corral.k8s.client`: plain JSON in and out (``send`` may write protobuf),
-:class:`ApiError` for every non-2xx answer. Credentials and trust come from the synchronous
+:class:`ApiError` for every non-2xx answer, an answer with a ``Retry-After`` sent again as the
+synchronous client does (each attempt takes its own token from the bucket, as client-go's
+retries pass its rate limiter). Credentials and trust come from the synchronous
 :class:`Client`'s configuration (kubeconfig or in-cluster). Requests other than watches pass a
 client-side token bucket (:mod:`corral.k8s.ratelimit`) honouring ``clientConnection.qps`` /
 ``burst``.
@@ -28,6 +30,7 @@ from corral.k8s.client import (
     CONTENT_APPLY_PATCH,
     CONTENT_JSON,
     JSON,
+    RETRY_AFTER_ATTEMPTS,
     ApiError,
     Client,
     api_error,
@@ -166,23 +169,49 @@ class AsyncClient:
         accept: str,
         timeout: float,
     ) -> bytes:
-        """One rate-limited request; the answer's body, or :class:`ApiError`."""
+        """One rate-limited request, sent again when the server asks to; the answer's body, or
+        :class:`ApiError`."""
+        waited = 0.0
+        for attempt in range(RETRY_AFTER_ATTEMPTS + 1):
+            try:
+                return await self._exchange_once(
+                    method, path, params, payload, content_type, accept=accept, timeout=timeout
+                )
+            except ApiError as err:
+                wait = err.retry_wait
+                if wait is None or attempt == RETRY_AFTER_ATTEMPTS or waited + wait > timeout:
+                    raise
+                waited += wait
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _exchange_once(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str | int | bool] | None,
+        payload: bytes | None,
+        content_type: str,
+        *,
+        accept: str,
+        timeout: float,
+    ) -> bytes:
         delay = self.bucket.reserve()
         if delay:
             await asyncio.sleep(delay)
         headers = self._headers(content_type if payload is not None else None, accept)
         observer = self._sync.observer
         sent = time.perf_counter() if observer is not None else 0.0
-        code = NO_ANSWER
+        code, answer_headers = NO_ANSWER, None
         try:
-            code, reason, body = await self._send(
+            code, reason, body, answer_headers = await self._send(
                 method, path, params=params, payload=payload, headers=headers, timeout=timeout
             )
         finally:
             if observer is not None:
                 observer.requested(method, self._sync.host, code, time.perf_counter() - sent)
         if code >= 300:
-            raise api_error(code, reason, body)
+            raise api_error(code, reason, body, answer_headers)
         return body
 
     async def _send(
@@ -194,9 +223,9 @@ class AsyncClient:
         payload: bytes | None,
         headers: dict[str, str],
         timeout: float,
-    ) -> tuple[int, str, bytes]:
-        """One request on the lean transport (or aiohttp): its status, reason and body; raises
-        :class:`ApiError` only when no answer came."""
+    ) -> tuple[int, str, bytes, Mapping[str, str]]:
+        """One request on the lean transport (or aiohttp): its status, reason, body and
+        headers; raises :class:`ApiError` only when no answer came."""
         if self._lean_args is not None:
             if self._lean is None or self._lean.loop is not asyncio.get_running_loop():
                 server, context, sni = self._lean_args
@@ -211,7 +240,7 @@ class AsyncClient:
             except (TransportError, ValueError) as exc:
                 url = self._url(path, params)
                 raise ApiError(0, "TransportError", f"{method} {url}: {exc}") from exc
-            return answer.status, answer.reason, answer.body
+            return answer.status, answer.reason, answer.body, answer.headers
         url = self._url(path, params)
         try:
             async with self._session_for_loop().request(
@@ -221,7 +250,8 @@ class AsyncClient:
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as response:
-                return response.status, response.reason or "", await response.read()
+                body = await response.read()
+                return response.status, response.reason or "", body, response.headers
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise ApiError(0, "TransportError", f"{method} {url}: {exc!r}") from exc
 
@@ -265,7 +295,8 @@ class AsyncClient:
                     elapsed = time.perf_counter() - sent
                     observer.requested("GET", self._sync.host, response.status, elapsed)
                 if response.status >= 300:
-                    raise api_error(response.status, response.reason or "", await response.read())
+                    body = await response.read()
+                    raise api_error(response.status, response.reason or "", body, response.headers)
                 if response.content_type == protobuf.CONTENT_PROTOBUF:
                     async for event in _protobuf_events(response.content):
                         yield event

@@ -6,6 +6,12 @@ used only for what it does well: reading kubeconfig / in-cluster credentials and
 connection pool. Every non-2xx answer raises :class:`ApiError` carrying the API's ``Status``.
 The one exception to JSON is :meth:`Client.send`, a write whose answer is not read, which may go
 as protobuf (:mod:`corral.k8s.protobuf`).
+
+An answer the server asks to retry — 429 (API Priority and Fairness, a shutting-down server) or
+a 5xx, with an integer ``Retry-After`` — is sent again after that many seconds, up to
+:data:`RETRY_AFTER_ATTEMPTS` more times, as client-go's rest client does, for every verb (the
+server did not act on a 429; a write it may have acted on answers 409 on the retry). The waits
+together stay within the request's ``timeout``; past it, or past the attempts, the error raises.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ CONTENT_APPLY_PATCH: Final = "application/apply-patch+yaml"
 ACCEPT_PROTOBUF: Final = f"{protobuf.CONTENT_PROTOBUF}, {CONTENT_JSON}"
 
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
+RETRY_AFTER_ATTEMPTS: Final = 10  # client-go's rest.Request maxRetries
 # How long a bearer token is reused before the loaders' refresh hook runs again: client-go's
 # cached token file source re-reads a rotating (in-cluster) token once a minute as well. The hook
 # is costly (it rebuilds the proxy settings from the environment), and ran on every request.
@@ -81,12 +88,29 @@ vars(exec_provider)["subprocess"] = types.SimpleNamespace(Popen=_TimedPopen, PIP
 class ApiError(Exception):
     """A non-2xx answer from the API server, or a transport failure (``status`` 0)."""
 
-    def __init__(self, status: int, reason: str, message: str, body: JSON | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        body: JSON | None = None,
+        *,
+        retry_after: int | None = None,
+    ) -> None:
         super().__init__(f"{status} {reason}: {message}" if status else message)
         self.status = status
         self.reason = reason
         self.message = message
         self.body = body or {}
+        self.retry_after = retry_after  # the answer's Retry-After, whole seconds
+
+    @property
+    def retry_wait(self) -> float | None:
+        """Seconds to wait before sending the request again (client-go's ``checkWait``: a 429
+        or 5xx with a Retry-After), or None when it is not to be retried."""
+        if self.retry_after is None or not (self.status == 429 or self.status >= 500):
+            return None
+        return float(max(0, self.retry_after))
 
     @property
     def not_found(self) -> bool:
@@ -156,6 +180,7 @@ class Client:
         # Told about every request (corral.k8s.observer); AsyncClients over this one use it too.
         self.observer: RequestObserver | None = None
         self.host = urlsplit(self.server).netloc
+        self._sleep = time.sleep  # the Retry-After waits (tests replace it)
 
     # --- construction -------------------------------------------------------------------------
 
@@ -314,7 +339,36 @@ class Client:
         timeout: float | None,
         accept: str,
     ) -> bytes:
-        """One request whose whole answer is read: its body, or :class:`ApiError`."""
+        """One request whose whole answer is read, sent again when the server asks to (see
+        the module's docstring): its body, or :class:`ApiError`."""
+        waited = 0.0
+        for attempt in range(RETRY_AFTER_ATTEMPTS + 1):
+            try:
+                return self._exchange_once(
+                    method, path, body=body, params=params, content_type=content_type,
+                    timeout=timeout, accept=accept,
+                )  # fmt: skip
+            except ApiError as err:
+                wait = err.retry_wait
+                if wait is None or attempt == RETRY_AFTER_ATTEMPTS:
+                    raise
+                if timeout is not None and waited + wait > timeout:
+                    raise
+                waited += wait
+                self._sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _exchange_once(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any,
+        params: Mapping[str, str | int | bool] | None,
+        content_type: str,
+        timeout: float | None,
+        accept: str,
+    ) -> bytes:
         lean = self._lean
         if lean is None:
             response = self._send(
@@ -337,7 +391,7 @@ class Client:
         if observer is not None:
             observer.requested(method, self.host, answer.status, time.perf_counter() - sent)
         if answer.status >= 300:
-            raise api_error(answer.status, answer.reason, answer.body)
+            raise api_error(answer.status, answer.reason, answer.body, answer.headers)
         return answer.body
 
     def _prepare(
@@ -398,7 +452,7 @@ class Client:
         if response.status >= 300:
             data = response.data
             response.release_conn()
-            raise api_error(response.status, response.reason or "", data)
+            raise api_error(response.status, response.reason or "", data, response.headers)
         return response
 
     # --- typed conveniences -------------------------------------------------------------------
@@ -545,13 +599,32 @@ def _param(value: str | int | bool) -> str:
     return str(value)
 
 
-def api_error(status: int, reason: str, data: bytes) -> ApiError:
-    """The error for a non-2xx answer: from its ``Status`` (JSON or protobuf) when it is one."""
+def retry_after(headers: Mapping[str, str] | None) -> int | None:
+    """The ``Retry-After`` header's whole seconds (client-go reads only that form)."""
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    if value is None:
+        value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def api_error(
+    status: int, reason: str, data: bytes, headers: Mapping[str, str] | None = None
+) -> ApiError:
+    """The error for a non-2xx answer: from its ``Status`` (JSON or protobuf) when it is one;
+    ``headers`` give its Retry-After."""
+    wait = retry_after(headers)
     try:
         body = protobuf.decode_status(data) or (orjson.loads(data) if data else {})
     except ValueError:
         body = {}
     if isinstance(body, dict) and body.get("kind") == "Status":
-        return ApiError(status, body.get("reason") or reason, body.get("message", ""), body)
+        return ApiError(
+            status, body.get("reason") or reason, body.get("message", ""), body, retry_after=wait
+        )
     text = data.decode(errors="replace").strip()
-    return ApiError(status, reason, text or reason)
+    return ApiError(status, reason, text or reason, retry_after=wait)
