@@ -98,6 +98,10 @@ class Cache:
             self._order_dirty = True
             self._bump()
 
+    def has_node(self, name: str) -> bool:
+        with self._lock:
+            return name in self._columns.slot_of
+
     def node_names(self) -> list[str]:
         with self._lock:
             return list(self._columns.slot_of)

@@ -164,6 +164,7 @@ class Engine:
                 self.timing.tallies["api_bind"],
                 content_type=content_type,
                 fence=self.fence,
+                node_exists=self.cache.has_node,
             ),
             objects=self.objects,
             nominator=self.nominator,

@@ -10,11 +10,18 @@ from typing import Any
 
 import pytest
 
-from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, Client
+from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, JSON, Client
 from corral.k8s.client import ApiError
 from corral.k8s.protobuf import CONTENT_PROTOBUF
 from corral.k8s.ratelimit import TokenBucket
-from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter, retriable
+from corral.scheduler.engine.binding import (
+    VERIFY_SECONDS,
+    VERIFY_WAITS,
+    ApiBinder,
+    ApiNominatedNodeWriter,
+    NodeGoneError,
+    retriable,
+)
 from corral.scheduler.engine.leaderelection import NotLeaderError, WriteFence
 from corral.testing.builders import pod_info
 
@@ -24,6 +31,14 @@ def transport_error(cause: BaseException) -> ApiError:
     err = ApiError(0, "TransportError", f"POST /x: {cause}")
     err.__cause__ = cause
     return err
+
+
+def bound_to(node: str, uid: str = "uid-default-p") -> JSON:
+    return {"metadata": {"name": "p", "uid": uid}, "spec": {"nodeName": node}}
+
+
+def unbound() -> JSON:
+    return {"metadata": {"name": "p", "uid": "uid-default-p"}, "spec": {}}
 
 
 INTERNAL = ApiError(500, "InternalError", "etcd is busy")
@@ -37,18 +52,31 @@ RESET = transport_error(ConnectionResetError(104, "Connection reset by peer"))
 
 
 class ScriptedClient:
-    """Answers each POST with the next scripted outcome (an ApiError is raised)."""
+    """Answers each POST or PATCH with the next scripted outcome (an ApiError is raised); a GET
+    (the binder reading a pod back) with the next of ``reads`` (a pod or an ApiError), else
+    the pod unbound."""
 
-    def __init__(self, outcomes: list[ApiError | None]) -> None:
+    def __init__(
+        self, outcomes: list[ApiError | None], reads: list[ApiError | JSON] | None = None
+    ) -> None:
         self.outcomes = list(outcomes)
+        self.reads = list(reads or [])
         self.calls: list[tuple[Any, ...]] = []
+        self.gets = 0
         self.content_types: list[str] = []
 
-    def request(self, method: str, path: str, *, body: Any = None, **options: Any) -> None:
+    def request(self, method: str, path: str, *, body: Any = None, **options: Any) -> Any:
+        if method == "GET":
+            self.gets += 1
+            read = self.reads.pop(0) if self.reads else unbound()
+            if isinstance(read, ApiError):
+                raise read
+            return read
         self.calls.append((method, path, body, *options.values()))
         outcome = self.outcomes.pop(0)
         if outcome is not None:
             raise outcome
+        return None
 
     def send(self, path: str, body: Any, *, content_type: str) -> None:
         self.content_types.append(content_type)
@@ -175,3 +203,62 @@ def test_bindings_pass_the_leader_fence(
         with pytest.raises(NotLeaderError, match="the Binding of ns/p to n1 not sent"):
             binder(pod_info("p", namespace="ns"), "n1")
     assert len(client.calls) == (1 if sent else 0)
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "reads", "bound", "gets"),
+    [
+        pytest.param([RESET], [bound_to("n1")], True, 1,
+                     id="answer lost, the pod bound here: a success"),
+        pytest.param([RESET], [unbound()], False, 1, id="answer lost, the pod unbound: failed"),
+        pytest.param([GATEWAY], [bound_to("n1")], True, 1, id="a 504 the server had taken"),
+        pytest.param([INTERNAL, CONFLICT], [bound_to("n1")], True, 1,
+                     id="the retry of a taken Binding answers 409: a success"),
+        pytest.param([CONFLICT], [bound_to("n2")], False, 1,
+                     id="409, bound to another node: failed"),
+        pytest.param([RESET], [bound_to("n1", uid="other")], False, 1,
+                     id="a namesake bound there is not this pod"),
+        pytest.param([RESET], [REFUSED, UNAVAILABLE, bound_to("n1")], True, 3,
+                     id="read back once the server answers again"),
+        pytest.param([RESET], [ApiError(404, "NotFound", "gone")], False, 1,
+                     id="the pod is gone: failed"),
+        pytest.param([REFUSED] * 4, [], False, 0, id="never sent (refused): not read back"),
+        pytest.param([TIMEOUT_500], [bound_to("n1")], True, 1, id="any 5xx is unknown"),
+    ],
+)  # fmt: skip
+def test_a_binding_of_unknown_outcome_is_read_back(
+    outcomes: list[ApiError | None], reads: list[ApiError | JSON], bound: bool, gets: int
+) -> None:
+    client = ScriptedClient(outcomes, reads)
+    binder = ApiBinder(client, TokenBucket(0, 1), sleep=lambda _: None)  # type: ignore[arg-type]
+    if bound:
+        binder(pod_info("p"), "n1")
+    else:
+        with pytest.raises(ApiError):
+            binder(pod_info("p"), "n1")
+    assert client.gets == gets
+
+
+def test_reading_back_gives_up_after_its_budget() -> None:
+    """The server stays down: after VERIFY_SECONDS of reads the binding fails as it was."""
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    client = ScriptedClient([RESET], [REFUSED] * 1000)
+    binder = ApiBinder(client, TokenBucket(0, 1), sleep=sleep, clock=lambda: now[0])  # type: ignore[arg-type]
+    with pytest.raises(ApiError) as raised:
+        binder(pod_info("p"), "n1")
+    assert raised.value is RESET
+    assert VERIFY_SECONDS - VERIFY_WAITS[1] <= now[0] <= VERIFY_SECONDS
+
+
+def test_no_binding_to_a_node_deleted_since_the_pod_was_placed() -> None:
+    client = ScriptedClient([None])
+    binder = ApiBinder(client, TokenBucket(0, 1), node_exists=lambda name: name != "gone")  # type: ignore[arg-type]
+    with pytest.raises(NodeGoneError, match=r"^node gone was deleted: default/p not bound$"):
+        binder(pod_info("p"), "gone")
+    assert client.calls == []
+    binder(pod_info("p"), "n1")
+    assert len(client.calls) == 1
