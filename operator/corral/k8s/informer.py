@@ -6,7 +6,10 @@ Semantics follow client-go's reflector:
   seen (events and ``BOOKMARK``s both advance it), so a dropped connection loses nothing;
 - ``410 Gone`` (the HTTP status, or an ``ERROR`` event with code 410) means the version fell out
   of etcd's window: list again and diff against what was known, so objects deleted meanwhile are
-  reported ``DELETED`` and unchanged ones are not reported at all;
+  reported ``DELETED`` and unchanged ones are not reported at all. Such a deletion's object is a
+  tombstone holding what the informer kept of it: namespace, name, UID and last
+  resourceVersion (client-go's ``DeletedFinalStateUnknown`` holds the last object seen);
+  handlers that key objects by UID (the engine's pods) find theirs;
 - other failures back off (jittered, doubling to 30 s) and resume;
 - an ``optional`` kind the server does not serve (``404`` on the list: an older API server) is
   synced as empty, and listed again after each backoff in case it gets served;
@@ -15,8 +18,8 @@ Semantics follow client-go's reflector:
   server) switches this informer to JSON for good, and the watch resumes from the last version
   handled, so that object arrives again, as JSON.
 
-The informer keeps only ``key -> resourceVersion``: turning JSON into compact records, and
-remembering whatever else is needed, is the handler's business.
+The informer keeps only ``key -> (resourceVersion, uid)``: turning JSON into compact records,
+and remembering whatever else is needed, is the handler's business.
 """
 
 from __future__ import annotations
@@ -52,6 +55,16 @@ def object_key(obj: Mapping[str, object]) -> str:
     return f"{namespace}/{meta['name']}" if namespace else str(meta["name"])
 
 
+def _tombstone(key: str, known: tuple[str, str]) -> JSON:
+    """What the informer kept of a deleted object: namespace, name, UID, last version."""
+    namespace, _, name = key.rpartition("/")
+    version, uid = known
+    meta: JSON = {"name": name, "uid": uid, "resourceVersion": version}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"metadata": meta}
+
+
 class Informer:
     def __init__(
         self,
@@ -77,7 +90,7 @@ class Informer:
         self.synced = asyncio.Event()
         self.resource_version = ""
         self.lists = 0  # how many times it listed (1 + relists); for tests and metrics
-        self._known: dict[str, str] = {}
+        self._known: dict[str, tuple[str, str]] = {}  # key -> (resourceVersion, uid)
 
     def __len__(self) -> int:
         return len(self._known)
@@ -115,16 +128,20 @@ class Informer:
                 await asyncio.sleep(delay)
 
     async def _list(self) -> None:
-        listed: dict[str, str] = {}
+        listed: dict[str, tuple[str, str]] = {}
         params: dict[str, str | int | bool] = {**self.selectors, "limit": PAGE_SIZE}
         while True:
             page = await self.client.request("GET", self.path, params=params)
             for item in page.get("items", []):
                 key = object_key(item)
-                version = item["metadata"]["resourceVersion"]
-                listed[key] = version
+                meta = item["metadata"]
+                listed[key] = (meta["resourceVersion"], str(meta.get("uid") or ""))
                 previous = self._known.get(key)
-                if previous != version:
+                if previous is not None and previous[1] != listed[key][1]:
+                    # Deleted and created again under its name meanwhile: two objects.
+                    self._emit("DELETED", _tombstone(key, previous))
+                    previous = None
+                if previous != listed[key]:
                     self._emit("ADDED" if previous is None else "MODIFIED", item)
             meta = page.get("metadata", {})
             token = meta.get("continue")
@@ -133,11 +150,7 @@ class Informer:
                 break
             params = {**self.selectors, "limit": PAGE_SIZE, "continue": token}
         for key in self._known.keys() - listed.keys():
-            namespace, _, name = key.rpartition("/")
-            tombstone: JSON = {"metadata": {"name": name}}
-            if namespace:
-                tombstone["metadata"]["namespace"] = namespace
-            self._emit("DELETED", tombstone)
+            self._emit("DELETED", _tombstone(key, self._known[key]))
         self._known = listed
         self.lists += 1
         self.synced.set()
@@ -170,7 +183,7 @@ class Informer:
                 self._known.pop(key, None)
                 self._emit("DELETED", obj)
             elif kind in ("ADDED", "MODIFIED"):
-                self._known[key] = version or ""
+                self._known[key] = (version or "", str(obj["metadata"].get("uid") or ""))
                 self._emit(kind, obj)
 
     def _emit(self, kind: EventType, obj: JSON) -> None:
