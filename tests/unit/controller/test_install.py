@@ -66,6 +66,15 @@ ALL_PLUGINS = sorted(default_catalog().plugins)
                 "pluginConfig": [
                     {"name": "CheckPodCountLimit", "args": {"podCountLimit": 1}},
                     {"name": "CheckPodLimitResources", "args": {"limitRatio": {"cpu": 1.0}}},
+                    {
+                        "name": "NodeMetadata",
+                        "args": {
+                            "metadataKey": "k",
+                            "metadataSource": "Label",
+                            "metadataType": "Number",
+                            "scoringStrategy": "Highest",
+                        },
+                    },
                 ],
             },
             id="every built-in plugin",

@@ -174,6 +174,24 @@ class LvmVolumeCapacityArgs:
     default_device_class: str | None = None
 
 
+# --- scheduler-plugins' args (sigs.k8s.io/scheduler-plugins apis/config/v1/types.go) --------
+
+
+@dataclass(slots=True)
+class NodeResourcesAllocatableArgs:
+    resources: list[ResourceSpec] = field(default_factory=list, metadata=_OMIT)
+    mode: str | None = None  # Least | Most
+
+
+@dataclass(slots=True)
+class NodeMetadataArgs:
+    metadata_key: str | None = None
+    metadata_source: str | None = None  # Label | Annotation
+    metadata_type: str | None = None  # Number | Timestamp
+    scoring_strategy: str | None = None  # Highest | Lowest (Number), Newest | Oldest (Timestamp)
+    timestamp_format: str | None = None  # a Go time layout; RFC3339 for Timestamp by default
+
+
 _TYPE_META_KEYS: Final = ("kind", "apiVersion")
 
 

@@ -85,3 +85,21 @@ def default_lvm_volume_capacity(a: args.LvmVolumeCapacityArgs) -> None:
         a.provisioners = list(DEFAULT_LVM_PROVISIONERS)
     if not a.default_device_class:
         a.default_device_class = DEFAULT_LVM_DEVICE_CLASS
+
+
+# --- scheduler-plugins (apis/config/v1/defaults.go) -------------------------------------------
+
+GO_RFC3339: Final = "2006-01-02T15:04:05Z07:00"
+
+
+def default_node_resources_allocatable(a: args.NodeResourcesAllocatableArgs) -> None:
+    # A millicore weighs as much as a MiB.
+    if not a.resources:
+        a.resources = [args.ResourceSpec("cpu", 1 << 20), args.ResourceSpec("memory", 1)]
+    if not a.mode:
+        a.mode = "Least"
+
+
+def default_node_metadata(a: args.NodeMetadataArgs) -> None:
+    if not a.timestamp_format and a.metadata_type == "Timestamp":
+        a.timestamp_format = GO_RFC3339

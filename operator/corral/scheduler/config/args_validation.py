@@ -372,3 +372,79 @@ def validate_lvm_volume_capacity(path: FieldPath, args: a.LvmVolumeCapacityArgs)
         for m in check_qualified_name(key)
     ]
     return errs
+
+
+# --- scheduler-plugins (apis/config/validation/validation_pluginargs.go) ------------------------
+# SP validates these in each plugin's New; Corral validates them where it validates every args
+# block (config load, SchedulerProfile admission), with SP's messages.
+
+SP_ALLOCATABLE_MODES: Final = ("Least", "Most")
+SP_METADATA_SOURCES: Final = ("Label", "Annotation")
+SP_METADATA_TYPES: Final = ("Number", "Timestamp")
+SP_METADATA_STRATEGIES: Final = ("Highest", "Lowest", "Newest", "Oldest")
+
+
+def validate_node_resources_allocatable(
+    path: FieldPath, args: a.NodeResourcesAllocatableArgs
+) -> _Errs:
+    errs: _Errs = []
+    for i, r in enumerate(args.resources):
+        w = r.weight or 0
+        if w <= 0:
+            msg = f"{w}: resource weight of {r.name} should be a positive value, got :{w}"
+            errs.append(field_error(path.child("resources").index(i).child("weight"), msg))
+    if args.mode not in SP_ALLOCATABLE_MODES:
+        errs.append(
+            field_error(path.child("mode"), f"{quote(args.mode)}: invalid support ModeType")
+        )
+    return errs
+
+
+def validate_node_metadata(path: FieldPath, args: a.NodeMetadataArgs) -> _Errs:
+    errs: _Errs = []
+    key, source = args.metadata_key or "", args.metadata_source or ""
+    kind, strategy = args.metadata_type or "", args.scoring_strategy or ""
+    if not key:
+        errs.append(
+            field_error(path.child("metadataKey"), f"{quote(key)}: metadataKey cannot be empty")
+        )
+    if source not in SP_METADATA_SOURCES:
+        errs.append(
+            field_error(
+                path.child("metadataSource"),
+                f'{quote(source)}: metadataSource must be either "Label" or "Annotation"',
+            )
+        )
+    if kind not in SP_METADATA_TYPES:
+        errs.append(
+            field_error(
+                path.child("metadataType"),
+                f'{quote(kind)}: metadataType must be either "Number" or "Timestamp"',
+            )
+        )
+    sp = path.child("scoringStrategy")
+    if strategy not in SP_METADATA_STRATEGIES:
+        errs.append(
+            field_error(
+                sp,
+                f"{quote(strategy)}: scoringStrategy must be one of "
+                '"Highest", "Lowest", "Newest", or "Oldest"',
+            )
+        )
+    if kind == "Number" and strategy in ("Newest", "Oldest"):
+        errs.append(
+            field_error(
+                sp,
+                f'{quote(strategy)}: scoringStrategy "Newest" and "Oldest" are only valid for '
+                'metadataType "Timestamp"',
+            )
+        )
+    if kind == "Timestamp" and strategy in ("Highest", "Lowest"):
+        errs.append(
+            field_error(
+                sp,
+                f'{quote(strategy)}: scoringStrategy "Highest" and "Lowest" are only valid for '
+                'metadataType "Number"',
+            )
+        )
+    return errs

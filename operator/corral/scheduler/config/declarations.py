@@ -111,6 +111,14 @@ def _corral(name: str, module: str, points: str, description: str, **kw: Any) ->
     return _in_tree(name, module, points, description, source="corral", **kw)
 
 
+SCHEDULER_PLUGINS: Final = "scheduler-plugins"
+
+
+def _sp(name: str, module: str, points: str, description: str, **kw: Any) -> PluginDeclaration:
+    """A kubernetes-sigs/scheduler-plugins plugin: its name, args and semantics, Corral's code."""
+    return _in_tree(name, module, points, description, source=SCHEDULER_PLUGINS, **kw)
+
+
 IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
     _upstream(
         "SchedulingGates",
@@ -363,6 +371,25 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
             a.LvmVolumeCapacityArgs, d.default_lvm_volume_capacity, v.validate_lvm_volume_capacity
         ),
         cluster_reads=(*_PV, ("storage.k8s.io", "storageclasses")),
+    ),
+    # kubernetes-sigs/scheduler-plugins (v0.35), docs/plugins/<Name>.md each.
+    _sp(
+        "NodeResourcesAllocatable",
+        "node_resources_allocatable",
+        "score",
+        "Prefers nodes with the least (or most) allocatable resources, weighted.",
+        args=PluginArgs(
+            a.NodeResourcesAllocatableArgs,
+            d.default_node_resources_allocatable,
+            v.validate_node_resources_allocatable,
+        ),
+    ),
+    _sp(
+        "NodeMetadata",
+        "node_metadata",
+        "score",
+        "Scores nodes by a numeric or timestamp label or annotation.",
+        args=PluginArgs(a.NodeMetadataArgs, d.default_node_metadata, v.validate_node_metadata),
     ),
 )
 

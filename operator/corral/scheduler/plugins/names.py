@@ -34,3 +34,6 @@ CHECK_POD_LIMIT_RESOURCES: Final = "CheckPodLimitResources"
 TENANT_SPREAD: Final = "TenantSpread"
 CHECK_CSI_STORAGE_CAPACITY: Final = "CheckCSIStorageCapacity"
 LVM_VOLUME_CAPACITY: Final = "LvmVolumeCapacity"
+# kubernetes-sigs/scheduler-plugins' plugins (their semantics; Corral's code).
+NODE_RESOURCES_ALLOCATABLE: Final = "NodeResourcesAllocatable"
+NODE_METADATA: Final = "NodeMetadata"

@@ -30,6 +30,12 @@ ARGS = {
     "CheckPodCountLimit": {"podCountLimit": 3},
     "CheckPodLimitResources": {"limitRatio": {"cpu": 0.7}},
     "TenantSpread": {"labelKey": "tenant"},
+    "NodeMetadata": {
+        "metadataKey": "k",
+        "metadataSource": "Label",
+        "metadataType": "Number",
+        "scoringStrategy": "Highest",
+    },
 }
 
 
