@@ -196,7 +196,7 @@ class SchedulerProcess:
                 f"--bind-address=127.0.0.1:{port}",
             ]
             if kind == CORRAL_NO_HINTS:
-                argv.append("--feature-gates=SchedulerQueueingHints=false")
+                argv.append("--queueing-hints=false")
         elif kind == CEILING:
             argv = ceiling_argv(cluster, scheduler_name)
             executable = argv[0]

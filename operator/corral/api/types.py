@@ -107,6 +107,8 @@ class SchedulerProfileSpec:
     replicas: int | None = None
     image: str | None = None
     log_level: LogLevel | None = None
+    # kube-scheduler's --feature-gates for this scheduler (upstream's gate names and table).
+    feature_gates: dict[str, bool] = field(default_factory=dict, metadata=_OMIT)
     leader_election: LeaderElectionSpec | None = None
     percentage_of_nodes_to_score: int | None = None
     pod_initial_backoff_seconds: int | None = field(default=None, metadata={"bits": 64})
@@ -136,3 +138,8 @@ class SchedulerProfile:
     @property
     def name(self) -> str:
         return self.metadata.name
+
+    @property
+    def gates(self) -> cfg.FeatureGates:
+        """The feature gates its engine runs with."""
+        return cfg.FeatureGates(dict(self.spec.feature_gates))

@@ -14,7 +14,7 @@ from corral.api import validation_k8s as k8s
 from corral.api.catalog import Catalog, default_catalog
 from corral.api.types import DeploymentSpec, SchedulerProfile, Tenancy
 from corral.api.validation_plugins import validate_extenders, validate_plugins
-from corral.scheduler.config import FieldError, FieldPath, parse_duration
+from corral.scheduler.config import FieldError, FieldPath, features, parse_duration
 from corral.scheduler.config.errors import field_error, quote
 from corral.scheduler.config.names import (
     check_dns1035_label,
@@ -94,6 +94,7 @@ def validate_profile(profile: SchedulerProfile, catalog: Catalog | None = None) 
                 f"podInitialBackoffSeconds ({initial})",
             )
         )
+    errs += validate_feature_gates(sp.child("featureGates"), spec.feature_gates)
     errs += validate_plugins(sp, spec, cat)
     errs += validate_extenders(sp.child("extenders"), spec.extenders)
     if spec.tenancy is not None:
@@ -101,6 +102,15 @@ def validate_profile(profile: SchedulerProfile, catalog: Catalog | None = None) 
     if spec.deployment is not None:
         errs += _validate_deployment(sp.child("deployment"), spec.deployment)
     return errs
+
+
+def validate_feature_gates(path: FieldPath, gates: dict[str, bool]) -> _Errs:
+    """kube-scheduler's refusals, then Corral's (a gate its engine runs only at its default),
+    each at the gate's own key (a dependency that is off: at the gate that needs it)."""
+    return [
+        field_error(path.key(p.gate) if p.gate in gates else path, p.message)
+        for p in features.problems(gates)
+    ]
 
 
 def _validate_leader_election(sp: FieldPath, profile: SchedulerProfile) -> _Errs:

@@ -43,7 +43,7 @@ def validate_plugins(path: FieldPath, spec: SchedulerProfileSpec, catalog: Catal
                             "(0 means the default weight 1)",
                         )
                     )
-    merged = cfg.merge_plugins(cfg.default_plugins(), plugins)
+    merged = cfg.merge_plugins(cfg.default_plugins(cfg.FeatureGates(spec.feature_gates)), plugins)
     enabled = {
         p.name
         for point in (cfg.MULTI_POINT, *cfg.EXTENSION_POINTS)

@@ -23,7 +23,7 @@ from corral.cli import UsageError
 from corral.k8s import Client
 from corral.k8s.client import KubeconfigError
 from corral.k8s.secure_serving import server_context
-from corral.scheduler.config import ValidationError
+from corral.scheduler.config import FeatureGates, ValidationError, features
 from corral.scheduler.engine import gc_tuning
 from corral.scheduler.engine.app import Engine, EngineOptions
 from corral.scheduler.engine.frameworks import load_engine_config
@@ -84,8 +84,17 @@ def register(subparsers: Any) -> None:
         "--feature-gates",
         default="",
         metavar="NAME=BOOL[,...]",
-        help="as kube-scheduler's; only SchedulerQueueingHints (default true) is known: false "
-        "retries a rejected pod on every event its rejectors registered, without hints",
+        help="kube-scheduler's gates of the pinned release (its names, defaults, locks and "
+        "dependencies); a gate at its default is accepted, another value only for one the "
+        "engine implements (GenericWorkload)",
+    )
+    parser.add_argument(
+        "--queueing-hints",
+        choices=("true", "false"),
+        default="true",
+        help="false: retry a rejected pod on every event its rejectors registered, without "
+        "asking their hints (upstream's old SchedulerQueueingHints=false, gone in 1.37; kept "
+        "to measure what hints save)",
     )
     parser.add_argument(
         "--pod-watch-encoding",
@@ -126,23 +135,17 @@ def setup_logging(level: str, fmt: str) -> None:
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
 
-FEATURE_GATES = {"SchedulerQueueingHints": True}
-
-
-def parse_feature_gates(text: str) -> dict[str, bool]:
-    """``Name=true|false,...`` over the defaults, refused as kube-scheduler refuses it."""
-    gates = dict(FEATURE_GATES)
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep:
-            raise UsageError(f"--feature-gates: missing bool value for {name}")
-        if name not in gates:
-            raise UsageError(f"--feature-gates: unrecognized feature gate: {name}")
-        if value.strip().lower() not in ("true", "false"):
-            raise UsageError(f"--feature-gates: invalid value of {name}={value}, err: not a bool")
-        gates[name] = value.strip().lower() == "true"
-    return gates
+def parse_feature_gates(text: str) -> FeatureGates:
+    """``--feature-gates`` refused as kube-scheduler refuses it, then where Corral's engine does
+    not implement a gate's non-default value."""
+    try:
+        settings = features.parse_flag(text)
+    except features.FeatureGateError as exc:
+        raise UsageError(f"--feature-gates: {exc}") from None
+    refused = features.problems(settings)
+    if refused:
+        raise UsageError("; ".join(f"--feature-gates: {p.message}" for p in refused))
+    return FeatureGates(settings)
 
 
 def parse_bind_address(text: str) -> tuple[str, int]:
@@ -164,15 +167,15 @@ def make_client(flag: str | None, from_config: str | None) -> Client:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level, args.log_format)
+    gates = parse_feature_gates(args.feature_gates)
     try:  # the whole configuration, before credentials are loaded
-        engine_config = load_engine_config(args.config)
+        engine_config = load_engine_config(args.config, gates)
         check_startable(engine_config)
     except ValidationError as exc:
         for err in exc.errors:
             print(f"{args.config}: {err}", file=sys.stderr)
         return 1
     host, port = parse_bind_address(args.bind_address)
-    gates = parse_feature_gates(args.feature_gates)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file go together")
     if args.secure_serving:
@@ -195,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         secure_serving=args.secure_serving,
         tls_cert_file=args.tls_cert_file,
         tls_private_key_file=args.tls_private_key_file,
-        queueing_hints=gates["SchedulerQueueingHints"],
+        queueing_hints=args.queueing_hints == "true",
         freeze_gc_after_sync=True,
         pod_watch_protobuf=args.pod_watch_encoding == "protobuf",
     )

@@ -3,9 +3,12 @@
 Contract:
 - Cluster-wide reads (get/list/watch): nodes and pods always (resource accounting needs every
   pod on a node, whoever placed it), plus what each enabled plugin declares in the catalog, plus
-  namespaces when ``tenancy.namespaceSelector`` is used.
+  what the engine itself needs for an enabled feature gate (``features.GATE_CLUSTER_READS``:
+  PodGroups with GenericWorkload), plus namespaces when ``tenancy.namespaceSelector`` is used.
+  The default plugin set is the one of the profile's gates (GangScheduling with GenericWorkload).
 - Writes where the scheduler may act on pods — pods/binding create, pods/status patch/update,
-  events, and what plugins declare (preemption deletes pods): cluster-wide for an ordinary
+  events, and what plugins and enabled gates declare (preemption deletes pods; GenericWorkload
+  writes PodGroup status): cluster-wide for an ordinary
   profile; with ``tenancy.namespaces`` only in those namespaces, through a Role and RoleBinding
   in each, so a tenant scheduler cannot bind anywhere else. Writes to cluster-scoped objects
   that plugins declare (VolumeBinding's PersistentVolume updates) are granted only to a profile
@@ -27,6 +30,7 @@ from typing import Any, Final
 from corral.api import Catalog, SchedulerProfile
 from corral.api.catalog import Resource
 from corral.scheduler import config as cfg
+from corral.scheduler.config import features
 
 READ: Final = ("get", "list", "watch")
 ALWAYS_READ: Final[tuple[Resource, ...]] = (("", "nodes"), ("", "pods"))
@@ -56,7 +60,7 @@ class RbacPlan:
 
 
 def enabled_plugins(profile: SchedulerProfile) -> list[str]:
-    merged = cfg.merge_plugins(cfg.default_plugins(), profile.spec.plugins)
+    merged = cfg.merge_plugins(cfg.default_plugins(profile.gates), profile.spec.plugins)
     points = (cfg.MULTI_POINT, *cfg.EXTENSION_POINTS)
     return sorted({p.name for point in points for p in merged.point(point).enabled})
 
@@ -88,6 +92,13 @@ def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
             # A tenant must not rewrite other tenants' cluster-scoped objects (a PV's claimRef
             # would hand it their data): cluster-scoped writes only for an untenanted profile.
             reads += list(info.cluster_writes)
+    gates = profile.gates
+    for gate, gate_reads in features.GATE_CLUSTER_READS.items():
+        if gates.enabled(gate):
+            reads += [(g, r, READ) for g, r in gate_reads]
+    for gate, gate_writes in features.GATE_NAMESPACED_WRITES.items():
+        if gates.enabled(gate):
+            writes += list(gate_writes)
     tenancy = profile.spec.tenancy
     if tenancy is not None and tenancy.namespace_selector is not None:
         reads.append(("", "namespaces", READ))

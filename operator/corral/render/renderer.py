@@ -87,6 +87,9 @@ def engine_command(profile: SchedulerProfile) -> list[str]:
     cmd = [*names.ENGINE_COMMAND, f"--bind-address=0.0.0.0:{names.METRICS_PORT}"]
     cmd.append("--secure-serving")  # HTTPS; /metrics only for authorized tokens
     cmd.append(f"--log-level={spec.log_level}")
+    gates = profile.gates.flag()
+    if gates:
+        cmd.append(f"--feature-gates={gates}")
     tenancy = spec.tenancy
     if tenancy is not None and tenancy.namespaces:
         cmd.append("--namespaces=" + ",".join(tenancy.namespaces))

@@ -67,6 +67,7 @@ def pod(
     priority: int | None = None,
     gates: Sequence[str] = (),
     labels: Mapping[str, str] | None = None,
+    group: str | None = None,
 ) -> JSON:
     if containers is None:
         reqs: JSON = {}
@@ -94,10 +95,43 @@ def pod(
         spec["priority"] = priority
     if gates:
         spec["schedulingGates"] = [{"name": g} for g in gates]
+    if group is not None:
+        spec["schedulingGroup"] = {"podGroupName": group}
     meta: JSON = {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}"}
     if labels:
         meta["labels"] = dict(labels)
     return {"metadata": meta, "spec": spec}
+
+
+def pod_group(
+    name: str,
+    *,
+    namespace: str = "default",
+    min_count: int | None = None,
+    priority: int | None = None,
+    disruption_all: bool = False,
+    generation: int = 1,
+    conditions: Sequence[JSON] = (),
+) -> JSON:
+    """A scheduling.k8s.io/v1beta1 PodGroup: a gang of ``min_count``, else the basic policy."""
+    policy: JSON = {"gang": {"minCount": min_count}} if min_count is not None else {"basic": {}}
+    spec: JSON = {"schedulingPolicy": policy}
+    if priority is not None:
+        spec["priority"] = priority
+    if disruption_all:
+        spec["disruptionMode"] = {"all": {}}
+    out: JSON = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": name, "namespace": namespace, "uid": f"pg-{namespace}-{name}",
+            "generation": generation, "resourceVersion": "1",
+        },
+        "spec": spec,
+    }  # fmt: skip
+    if conditions:
+        out["status"] = {"conditions": [dict(c) for c in conditions]}
+    return out
 
 
 def pod_info(name: str = "p", **kwargs: Any) -> PodInfo:

@@ -27,7 +27,7 @@ import ssl
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -110,6 +110,8 @@ class State:
     components: list[Component] = field(default_factory=list)
     real_node: bool = False
     boot: str | None = None
+    # kube-apiserver's and kube-controller-manager's --feature-gates ({} for none).
+    feature_gates: dict[str, bool] = field(default_factory=dict)
 
     def save(self, directory: Path) -> None:
         statefile.write(directory / STATE_FILE, asdict(self))
@@ -144,6 +146,7 @@ class LocalCluster:
         nodes: NodeProvider | None = None,
         lean: bool = False,
         apiserver_profiling: bool = False,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> LocalCluster:
         """Start a control plane in ``directory``, or return the one already running there.
 
@@ -160,11 +163,17 @@ class LocalCluster:
 
         ``apiserver_profiling``: kube-apiserver serves Go's ``/debug/pprof`` (to the admin; off
         otherwise, as a profiled server is not what tests should run against).
+
+        ``feature_gates``: given to kube-apiserver and kube-controller-manager (a scheduler gets
+        its own through ``scheduler_args``); with GenericWorkload the API server also serves
+        ``scheduling.k8s.io/v1beta1`` (Workloads, PodGroups). A running control plane started
+        with other gates is restarted.
         """
         directory = directory.resolve()
+        gates = dict(feature_gates or {})
         if (directory / STATE_FILE).exists():
             existing = cls.attach(directory, nodes=nodes)
-            if existing.healthy():
+            if existing.healthy() and existing.state.feature_gates == gates:
                 return existing
             existing.down()
         binaries = binaries or ensure_binaries()
@@ -172,7 +181,7 @@ class LocalCluster:
         node: ProvidedNode | None = None
         if nodes is not None:
             node = nodes.claim(directory, progress=progress)
-        starter = _Starter(directory, binaries, progress=progress, nodes=nodes)
+        starter = _Starter(directory, binaries, progress=progress, nodes=nodes, feature_gates=gates)
         try:
             if node is not None:
                 node.prepare()
@@ -305,11 +314,18 @@ class _Starter:
     """Starts the components in order, waiting for each to be ready before the next."""
 
     def __init__(
-        self, directory: Path, binaries: Binaries, *, progress: bool, nodes: NodeProvider | None
+        self,
+        directory: Path,
+        binaries: Binaries,
+        *,
+        progress: bool,
+        nodes: NodeProvider | None,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         self.directory = directory
         self.binaries = binaries
         self.nodes = nodes
+        self.feature_gates = dict(feature_gates or {})
         self.address = nodes.address if nodes is not None else "127.0.0.1"
         self.logs = directory / "logs"
         self.progress = progress
@@ -373,7 +389,7 @@ class _Starter:
         self.say(f"starting kube-apiserver {b.versions.kube} on {server}")
         apiserver_args = _apiserver_args(
             d, creds, etcd_port, api_port, self.address, profiling=profiling
-        )
+        ) + _gate_args(self.feature_gates, api_server=True)
         if lean:
             apiserver_args.append(
                 f"--disable-admission-plugins={','.join(LEAN_DISABLED_ADMISSION)}"
@@ -397,8 +413,9 @@ class _Starter:
 
         if lean:
             state = State(
-                str(d), server, str(b.directory), False, list(self.started), boot=self.boot
-            )
+                str(d), server, str(b.directory), False, list(self.started), boot=self.boot,
+                feature_gates=self.feature_gates,
+            )  # fmt: skip
             state.save(d)
             self.say("ready (lean: etcd and kube-apiserver only)")
             return state
@@ -406,7 +423,7 @@ class _Starter:
         self.launch(
             "kube-controller-manager",
             b.kube_controller_manager,
-            _controller_manager_args(d, creds),
+            _controller_manager_args(d, creds) + _gate_args(self.feature_gates),
             0,
         )
         if with_kube_scheduler:
@@ -447,7 +464,7 @@ class _Starter:
 
         state = State(
             str(d), server, str(b.directory), with_kube_scheduler, list(self.started),
-            real_node=self.nodes is not None, boot=self.boot,
+            real_node=self.nodes is not None, boot=self.boot, feature_gates=self.feature_gates,
         )  # fmt: skip
         state.save(d)
         self.say("ready")
@@ -501,6 +518,21 @@ def _apiserver_args(
         # directly and tests can provoke a genuine 410 Gone with compact_etcd().
         "--watch-cache-sizes=podtemplates#0",
     ]  # fmt: skip
+
+
+# The API group versions GenericWorkload's objects are served in (off by default, as beta APIs).
+WORKLOAD_API_VERSIONS: Final = ("scheduling.k8s.io/v1beta1",)
+
+
+def _gate_args(gates: Mapping[str, bool], *, api_server: bool = False) -> list[str]:
+    """``--feature-gates`` (and, for the API server with GenericWorkload, the Workload APIs)."""
+    if not gates:
+        return []
+    flag = ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(gates.items()))
+    args = [f"--feature-gates={flag}"]
+    if api_server and gates.get("GenericWorkload"):
+        args.append("--runtime-config=" + ",".join(f"{v}=true" for v in WORKLOAD_API_VERSIONS))
+    return args
 
 
 def _controller_manager_args(d: Path, creds: Credentials) -> list[str]:

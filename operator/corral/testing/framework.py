@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from corral.scheduler.backend.objects import ADDED, ObjectStore
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.extender import Extender
-from corral.scheduler.framework.interface import Handle, PodBinder, WaitingPod
+from corral.scheduler.framework.interface import Handle, PodBinder, PodGroupManager, WaitingPod
 from corral.scheduler.framework.listers import (
     ObjectUpdater,
     PodNominator,
@@ -43,6 +43,7 @@ class FakeHandle:
         object_updater: ObjectUpdater | None = None,
         extenders: Sequence[Extender] = (),
         snapshot: Snapshot | None = None,
+        pod_groups: PodGroupManager | None = None,
     ) -> None:
         self.objects = ObjectStore()
         self.add(*objects)
@@ -53,6 +54,12 @@ class FakeHandle:
         self.object_updater = object_updater
         self.extenders = tuple(extenders)
         self._snapshot = snapshot
+        # GenericWorkload: on when a pod-group manager (e.g. a Cache(generic_workload=True)) is
+        # given; pods the plugin activates and waiting pods a test puts in are kept here.
+        self.pod_groups = pod_groups
+        self.generic_workload = pod_groups is not None
+        self.activated: list[str] = []
+        self.waiting: dict[str, WaitingPod] = {}
 
     def add(self, *objects: Mapping[str, Any]) -> FakeHandle:
         """File more raw objects in :attr:`objects` (each under its ``kind``); returns self."""
@@ -63,16 +70,28 @@ class FakeHandle:
     # --- Handle -----------------------------------------------------------------------------
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return None
+        return self.waiting.get(uid)
 
     def iterate_waiting_pods(self) -> Iterator[WaitingPod]:
-        return iter(())
+        return iter(list(self.waiting.values()))
 
     def reject_waiting_pod(self, uid: str) -> bool:
         return False
 
     def snapshot(self) -> Snapshot | None:
         return self._snapshot
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+
+    def activate(self, uids: Sequence[str]) -> None:
+        self.activated.extend(uids)
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return None
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        return None
 
     def has_pre_filter_extensions(self, state: CycleState) -> bool:
         return False

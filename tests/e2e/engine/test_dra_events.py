@@ -8,7 +8,7 @@ it gets the other device.
 
 Queueing, observed through ``scheduler_schedule_attempts_total``: a pod rejected for lack of a
 device is retried when a slice with a device is published, and not when an unrelated claim is
-created and allocated (with ``SchedulerQueueingHints=false`` that claim retries it). The pod is
+created and allocated (with ``--queueing-hints=false`` that claim retries it). The pod is
 pinned to its node by ``matchFields`` so that DynamicResources alone rejects it, and every node,
 slice and class exists before the engine starts; what is left of the shared cluster's
 background (an earlier test's allocated claims deleted with its namespace, which rightly
@@ -121,7 +121,7 @@ def _pinned(node: str) -> JSON:
     [
         pytest.param((), False, id="hints on: only the new slice retries the pod"),
         pytest.param(
-            ("--feature-gates=SchedulerQueueingHints=false",),
+            ("--queueing-hints=false",),
             True,
             id="hints off: the unrelated claim retries it too",
         ),

@@ -1,6 +1,6 @@
 """Queueing hints end to end, observed through ``scheduler_schedule_attempts_total``: a pod
 NodeAffinity rejected is retried when, and only when, an event its hint accepts arrives; with
-``--feature-gates=SchedulerQueueingHints=false`` every event it registered retries it.
+``--queueing-hints=false`` every event it registered retries it.
 
 The cluster is shared and other tests' objects come and go in the background (a deleted
 namespace's pods, nodes removed at teardown), so the pod is built to be moved by nothing but
@@ -49,7 +49,7 @@ def _bound(kube: Client, namespace: str, name: str) -> bool:
     [
         pytest.param((), False, id="hints on: only a helpful event retries the pod"),
         pytest.param(
-            ("--feature-gates=SchedulerQueueingHints=false",),
+            ("--queueing-hints=false",),
             True,
             id="hints off: every registered event retries it",
         ),

@@ -288,6 +288,30 @@ def fit(args: dict[str, Any]) -> dict[str, Any]:
             "required: how many of this scheduler's pods one node may run",
             id="enabled without the args it cannot default (the engine would not start)",
         ),
+        pytest.param(
+            profile({"featureGates": {"NoSuchGate": True}}),
+            "spec.featureGates[NoSuchGate]",
+            "unrecognized feature gate: NoSuchGate",
+            id="unknown feature gate",
+        ),
+        pytest.param(
+            profile({"featureGates": {"TopologyAwareWorkloadScheduling": True}}),
+            "spec.featureGates[TopologyAwareWorkloadScheduling]",
+            "depends on features that are disabled: [GenericWorkload]",
+            id="gate whose dependency is off",
+        ),
+        pytest.param(
+            profile({"featureGates": {"GenericWorkload": True, "CompositePodGroup": True}}),
+            "spec.featureGates[CompositePodGroup]",
+            "depends on features that are disabled: [TopologyAwareWorkloadScheduling]",
+            id="gate with one dependency off",
+        ),
+        pytest.param(
+            profile({"featureGates": {"GenericWorkload": "yes"}}),
+            "spec.featureGates[GenericWorkload]",
+            "must be a boolean",
+            id="gate value type",
+        ),
     ],
 )
 def test_invalid_profile_reports_path(data: dict[str, Any], path: str, fragment: str) -> None:
@@ -365,3 +389,20 @@ def test_scheduler_config_carries_profile_settings() -> None:
     assert cfg["leaderElection"]["resourceLock"] == "leases"
     assert cfg["percentageOfNodesToScore"] == 50
     assert cfg["profiles"][0]["schedulerName"] == "team-a"
+
+
+@pytest.mark.parametrize(
+    ("gates", "with_gang"),
+    [
+        pytest.param({}, False, id="no gates"),
+        pytest.param({"GenericWorkload": True}, True, id="GenericWorkload on"),
+        pytest.param({"GenericWorkload": False}, False, id="GenericWorkload off"),
+    ],
+)
+def test_feature_gates_are_accepted_and_change_the_default_set(
+    gates: dict[str, bool], with_gang: bool
+) -> None:
+    result, errs = check_profile(profile({"featureGates": gates}))
+    assert not errs, [str(e) for e in errs]
+    assert result is not None
+    assert result.gates.generic_workload is with_gang

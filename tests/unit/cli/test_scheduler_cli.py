@@ -102,10 +102,21 @@ def test_the_whole_config_is_checked_before_credentials(tmp_path: Path) -> None:
     [
         pytest.param("Bogus=true", "--feature-gates: unrecognized feature gate: Bogus",
                      id="unknown"),
-        pytest.param("SchedulerQueueingHints", "missing bool value for SchedulerQueueingHints",
+        pytest.param("SchedulerQueueingHints=false",
+                     "--feature-gates: unrecognized feature gate: SchedulerQueueingHints",
+                     id="gone in 1.37"),
+        pytest.param("GenericWorkload", "--feature-gates: missing bool value for GenericWorkload",
                      id="no value"),
-        pytest.param("SchedulerQueueingHints=maybe",
-                     "invalid value of SchedulerQueueingHints=maybe", id="not a bool"),
+        pytest.param("GenericWorkload=maybe",
+                     '--feature-gates: invalid value of GenericWorkload=maybe, err: '
+                     'strconv.ParseBool: parsing "maybe": invalid syntax', id="not a bool"),
+        pytest.param("TopologyAwareWorkloadScheduling=true",
+                     "--feature-gates: TopologyAwareWorkloadScheduling is enabled, but depends on "
+                     "features that are disabled: [GenericWorkload]", id="dependency off"),
+        pytest.param("GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+                     "--feature-gates: TopologyAwareWorkloadScheduling=true is not implemented "
+                     "by Corral's engine: topology-aware placements (alpha) are not implemented",
+                     id="not implemented"),
     ],
 )  # fmt: skip
 def test_bad_feature_gates_are_a_usage_error(tmp_path: Path, gates: str, message: str) -> None:
@@ -142,10 +153,15 @@ def test_unknown_pod_watch_encoding_is_a_usage_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("gates", "want"),
     [
-        pytest.param("", True, id="default on"),
-        pytest.param("SchedulerQueueingHints=false", False, id="off"),
-        pytest.param(" SchedulerQueueingHints = TRUE ", True, id="spaces and case"),
+        pytest.param("", {}, id="none"),
+        pytest.param("GenericWorkload=true", {"GenericWorkload": True}, id="on"),
+        pytest.param(" kube:GenericWorkload = T ,", {"GenericWorkload": True},
+                     id="component prefix, spaces, Go bool"),
+        pytest.param("GenericWorkload=true,GenericWorkload=0", {"GenericWorkload": False},
+                     id="the last wins"),
+        pytest.param("OpportunisticBatching=true", {"OpportunisticBatching": True},
+                     id="another gate at its default"),
     ],
-)
-def test_feature_gates(gates: str, want: bool) -> None:
-    assert parse_feature_gates(gates) == {"SchedulerQueueingHints": want}
+)  # fmt: skip
+def test_feature_gates(gates: str, want: dict[str, bool]) -> None:
+    assert parse_feature_gates(gates).settings == want

@@ -79,6 +79,11 @@ ALL_PLUGINS = sorted(default_catalog().plugins)
             },
             id="every built-in plugin",
         ),
+        pytest.param({"featureGates": {"GenericWorkload": True}}, id="GenericWorkload"),
+        pytest.param(
+            {"featureGates": {"GenericWorkload": True}, "tenancy": {"namespaces": ["a"]}},
+            id="GenericWorkload tenant",
+        ),
     ],
 )
 def test_operator_holds_every_permission_it_grants(spec: dict[str, object]) -> None:

@@ -206,3 +206,51 @@ def test_cluster_reads_follow_enabled_plugins(
     assert present in pairs
     if absent is not None:
         assert absent not in pairs
+
+
+def _engine_args(objects: list[dict[str, Any]]) -> list[str]:
+    (deployment,) = by_kind(objects, "Deployment")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return list(container["command"])
+
+
+@pytest.mark.parametrize(
+    ("gates", "flag"),
+    [
+        pytest.param({}, None, id="none"),
+        pytest.param({"GenericWorkload": True}, "--feature-gates=GenericWorkload=true", id="on"),
+        pytest.param(
+            {"OpportunisticBatching": True, "GenericWorkload": False},
+            "--feature-gates=GenericWorkload=false,OpportunisticBatching=true",
+            id="sorted",
+        ),
+    ],
+)
+def test_feature_gates_are_the_engines_flag(gates: dict[str, bool], flag: str | None) -> None:
+    args = _engine_args(render(profile({"featureGates": gates})).objects)
+    assert [a for a in args if a.startswith("--feature-gates")] == ([flag] if flag else [])
+
+
+@pytest.mark.parametrize(
+    ("spec", "role"),
+    [
+        pytest.param({"featureGates": {"GenericWorkload": True}}, "ClusterRole", id="cluster-wide"),
+        pytest.param(
+            {"featureGates": {"GenericWorkload": True}, "tenancy": {"namespaces": ["a"]}},
+            "Role",
+            id="tenant: status writes in its namespaces only",
+        ),
+    ],
+)
+def test_generic_workload_reads_pod_groups_and_writes_their_status(
+    spec: dict[str, Any], role: str
+) -> None:
+    objects = render(profile(spec)).objects
+    (cr,) = by_kind(objects, "ClusterRole")
+    assert {v for g, r, v in rules_of(cr) if r == "podgroups"} == {"get", "list", "watch"}
+    assert not any(r == "workloads" for _, r, _ in rules_of(cr))  # upstream reads none either
+    writer = cr if role == "ClusterRole" else by_kind(objects, "Role")[-1]
+    assert {v for _, r, v in rules_of(writer) if r == "podgroups/status"} == {"patch", "update"}
+    plain = render(profile()).objects
+    (plain_cr,) = by_kind(plain, "ClusterRole")
+    assert not any(r.startswith("podgroups") for _, r, _ in rules_of(plain_cr))

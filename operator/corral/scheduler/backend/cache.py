@@ -33,8 +33,15 @@ import numpy as np
 from corral.scheduler.backend.node_columns import NodeColumns
 from corral.scheduler.backend.node_tree import NodeTree
 from corral.scheduler.backend.pod_columns import PodColumns
+from corral.scheduler.backend.podgroups import PodGroupStates
+from corral.scheduler.backend.snapshot_fork import (
+    SnapshotFork,
+    fork_node_columns,
+    fork_pod_columns,
+)
 from corral.scheduler.framework import snapshot as snap
 from corral.scheduler.framework import types
+from corral.scheduler.framework.podgroup import PodGroupRecord, PodGroupState
 
 
 class CacheError(Exception):
@@ -50,8 +57,16 @@ class _PodState:
 
 
 class Cache:
-    def __init__(self, *, ttl: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        ttl: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+        generic_workload: bool = False,
+    ) -> None:
         self._ttl = ttl
+        # GenericWorkload: members of scheduling groups are tracked per PodGroup (podgroups.py).
+        self._groups = PodGroupStates() if generic_workload else None
         self._clock = clock
         self._lock = threading.RLock()
         self._columns = NodeColumns()
@@ -136,6 +151,8 @@ class Cache:
             assumed = replace(pod, node_name=node_name)
             self._place(assumed)
             self._pods[pod.uid] = _PodState(assumed, assumed=True)
+            if self._groups is not None:
+                self._groups.assume_member(assumed)
             self._bump()
 
     def finish_binding(self, pod: types.PodInfo) -> None:
@@ -162,6 +179,8 @@ class Cache:
             self._unplace(state.pod)
             del self._pods[pod.uid]
             self._expiring.discard(pod.uid)
+            if self._groups is not None:
+                self._groups.forget_member(state.pod)
             self._bump()
 
     def add_pod(self, pod: types.PodInfo) -> None:
@@ -175,6 +194,10 @@ class Cache:
             self._place(pod)
             self._pods[pod.uid] = _PodState(pod)
             self._expiring.discard(pod.uid)
+            if self._groups is not None:  # upstream: remove the member, add it bound
+                if state is not None:
+                    self._groups.remove_member(state.pod)
+                self._groups.add_member(pod)
             self._bump()
 
     def update_pod(self, old: types.PodInfo, new: types.PodInfo) -> None:
@@ -186,6 +209,9 @@ class Cache:
                 )
             self._unplace(state.pod)
             self._place(new)
+            if self._groups is not None:
+                self._groups.remove_member(state.pod)
+                self._groups.add_member(new)
             state.pod = new
             self._bump()
 
@@ -198,6 +224,8 @@ class Cache:
                 )
             self._expiring.discard(pod.uid)
             self._unplace(state.pod)
+            if self._groups is not None:
+                self._groups.remove_member(state.pod)
             self._bump()
 
     def cleanup_assumed_pods(self, now: float | None = None) -> list[types.PodInfo]:
@@ -212,6 +240,8 @@ class Cache:
                 assert state.deadline is not None
                 if now > state.deadline:
                     self._unplace(state.pod)
+                    if self._groups is not None:
+                        self._groups.forget_member(state.pod)
                     del self._pods[uid]
                     self._expiring.discard(uid)
                     expired.append(state.pod)
@@ -247,6 +277,68 @@ class Cache:
         with self._lock:
             return list(self._node_pods.get(node_name, {}).values())
 
+    # --- pod groups (GenericWorkload) ---------------------------------------------------------
+
+    def set_pod_group(self, group: PodGroupRecord) -> None:
+        """A PodGroup object was added or updated."""
+        if self._groups is not None:
+            with self._lock:
+                self._groups.set_group(group)
+                self._bump()
+
+    def remove_pod_group(self, key: str) -> None:
+        if self._groups is not None:
+            with self._lock:
+                self._groups.remove_group(key)
+                self._bump()
+
+    def add_pod_group_member(self, pod: types.PodInfo) -> None:
+        """A pending member this scheduler serves (upstream AddPodGroupMember)."""
+        if self._groups is not None and pod.scheduling_group:
+            with self._lock:
+                self._groups.add_member(pod)
+                self._bump()
+
+    def update_pod_group_member(self, old: types.PodInfo, new: types.PodInfo) -> None:
+        if self._groups is not None and new.scheduling_group:
+            with self._lock:
+                self._groups.update_member(old, new)
+                self._bump()
+
+    def remove_pod_group_member(self, pod: types.PodInfo) -> None:
+        """A pending member left (deleted, or no longer this scheduler's)."""
+        if self._groups is not None and pod.scheduling_group:
+            with self._lock:
+                self._groups.remove_member(pod)
+                self._bump()
+
+    def pod_group(self, key: str) -> PodGroupRecord | None:
+        """The PodGroup object the cache holds for ``key`` (None: not observed)."""
+        if self._groups is None:
+            return None
+        with self._lock:
+            state = self._groups.get(key)
+            return state.group if state is not None else None
+
+    def pod_group_state(self, key: str) -> PodGroupState | None:
+        """A copy of the live state of ``key`` (its members as of now)."""
+        if self._groups is None:
+            return None
+        with self._lock:
+            state = self._groups.get(key)
+            return state.copy() if state is not None else None
+
+    def pod_group_counts(self, key: str) -> tuple[PodGroupRecord | None, int, int] | None:
+        """(PodGroup, all members, scheduled members) of the live state, without copying it;
+        None when the cache has no state for ``key``."""
+        if self._groups is None:
+            return None
+        with self._lock:
+            state = self._groups.get(key)
+            if state is None:
+                return None
+            return state.group, state.all_count, state.scheduled_count
+
     # --- snapshot ---------------------------------------------------------------------------
 
     def _bump(self) -> None:
@@ -270,7 +362,10 @@ class Cache:
                 order = [slot_of[n] for n in self._tree.list()]
                 self._order = np.array(order, dtype=np.intp)
                 self._order_dirty = False
-            taken = self._columns.snapshot(self._generation, self._order, self._pod_rows.snapshot())
+            groups = self._groups.snapshot() if self._groups is not None else None
+            taken = self._columns.snapshot(
+                self._generation, self._order, self._pod_rows.snapshot(), pod_groups=groups
+            )
             touched, self._touched = self._touched, set()
             if (
                 last is not None
@@ -284,3 +379,12 @@ class Cache:
                 taken.built_views.update(carried)
             self._last = taken
             return taken
+
+    def fork(self) -> SnapshotFork:
+        """A snapshot and a private continuation of it, taken together (``snapshot_fork``); the
+        pod-group cycle places a group's pods there."""
+        with self._lock:
+            base = self.snapshot()
+            return SnapshotFork(
+                base, fork_node_columns(self._columns), fork_pod_columns(self._pod_rows), self._lock
+            )

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from corral.scheduler.framework import pod_table, types
 from corral.scheduler.framework import snapshot as snap
+from corral.scheduler.framework.podgroup import PodGroupState
 from corral.scheduler.framework.taints import Taint
 
 _INITIAL_CAPACITY = 64
@@ -74,6 +75,8 @@ class NodeColumns:
         generation: int,
         order: npt.NDArray[np.intp],
         pods: pod_table.PodTable = pod_table.EMPTY,
+        *,
+        pod_groups: Mapping[str, PodGroupState] | None = None,
     ) -> snap.Snapshot:
         self._shared = {
             "names", "records", "slot_of", "allocatable", "requested", "non_zero",
@@ -97,6 +100,7 @@ class NodeColumns:
             pods=pods,
             images=self.images,
             limits=self.limits,
+            pod_groups=pod_groups if pod_groups is not None else {},
         )
 
     # --- growth -----------------------------------------------------------------------------

@@ -40,17 +40,24 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from corral.scheduler import metrics as m
 from corral.scheduler.backend import requeue, waiting
+from corral.scheduler.backend.queue_groups import GroupMembers
 from corral.scheduler.backend.requeue import Registrations, Strategy
 from corral.scheduler.framework import cluster_events as events
 from corral.scheduler.framework.cluster_events import ClusterEvent, ClusterEventWithHint
+from corral.scheduler.framework.podgroup import (
+    PodGroupRecord,
+    QueuedPodGroupInfo,
+    new_group_entity,
+)
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 
@@ -58,6 +65,7 @@ DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION: Final = 300.0
 # Upstream's event labels of scheduler_queue_incoming_pods_total for the queue's own moves.
 POD_ADD: Final = events.label(events.UNSCHEDULED_POD_ADD)
 POD_UPDATE: Final = events.label(events.UNSCHEDULED_POD_UPDATE)
+POD_GROUP_ADD: Final = events.label(events.POD_GROUP_ADD)
 SCHEDULE_ATTEMPT_FAILURE: Final = "ScheduleAttemptFailure"
 BACKOFF_COMPLETE: Final = "BackoffComplete"
 POP_FROM_BACKOFF_Q: Final = "PopFromBackoffQ"
@@ -99,10 +107,18 @@ class _BackoffEntry:
 
 @dataclass(frozen=True, slots=True)
 class PendingPods:
+    """Pods by where they wait (upstream ``scheduler_pending_pods{queue}``): a group's members
+    count where its entity is; ``incomplete`` and ``pending`` are members waiting for their
+    PodGroup object and for their group's cycle to end. ``entities`` counts what the queues hold
+    per (queue, ``pod`` | ``podgroup``) (``scheduler_queued_entities``)."""
+
     active: int
     backoff: int
     unschedulable: int
     gated: int
+    incomplete: int = 0
+    pending: int = 0
+    entities: tuple[tuple[str, str, int], ...] = ()
 
 
 class SchedulingQueue:
@@ -120,6 +136,7 @@ class SchedulingQueue:
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         clock: Callable[[], float] = time.monotonic,
         metrics: m.Recorder | None = None,
+        generic_workload: bool = False,
     ) -> None:
         self._less = less
         self._metrics = metrics if metrics is not None else m.new_recorder()
@@ -146,6 +163,8 @@ class SchedulingQueue:
         self._in_flight: dict[str, QueuedPodInfo] = {}
         self._deleted_in_flight: set[str] = set()
         self._seq = itertools.count()
+        # GenericWorkload: members of scheduling groups are queued in their group's entity.
+        self._groups = GroupMembers() if generic_workload else None
         self.scheduling_cycle = 0
         self._move_request_cycle = -1
         self._closed = False
@@ -160,7 +179,25 @@ class SchedulingQueue:
             duration += duration
         return duration
 
+    def group_backoff_duration(self, entity: QueuedPodGroupInfo) -> float:
+        """Upstream ``calculateBackoffDuration`` for an entity: by its unschedulable (or, after
+        an error, consecutive error) count, capped at max * sqrt(queued members)."""
+        count = entity.consecutive_errors or entity.unschedulable_count
+        if count == 0 or self._max_backoff == 0:
+            return 0.0
+        cap = self._max_backoff
+        if len(entity.members) > 1:
+            cap *= math.sqrt(len(entity.members))
+        duration = self._initial_backoff
+        for _ in range(1, count):
+            if duration > cap - duration:
+                return cap
+            duration += duration
+        return min(duration, cap)
+
     def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
+        if isinstance(qpi, QueuedPodGroupInfo):
+            return qpi.timestamp + self.group_backoff_duration(qpi)
         return qpi.timestamp + self.backoff_duration(qpi)
 
     def _backing_off(self, qpi: QueuedPodInfo, now: float) -> bool:
@@ -184,6 +221,8 @@ class SchedulingQueue:
 
     def _gate(self, qpi: QueuedPodInfo, event: str) -> bool:
         """Run PreEnqueue; a rejected pod is kept gated in unschedulablePods (returns True)."""
+        if isinstance(qpi, QueuedPodGroupInfo):
+            return self._gate_group(qpi, event)
         s = self._pre_enqueue(qpi.pod)
         if s is not None and not s.is_success:
             qpi.gated = True
@@ -194,6 +233,26 @@ class SchedulingQueue:
             return True
         qpi.gated = False
         qpi.gating_plugin = ""
+        return False
+
+    def _gate_group(self, entity: QueuedPodGroupInfo, event: str) -> bool:
+        """Upstream runPreEnqueuePlugins for an entity: every member's PreEnqueue (each member
+        keeps its own gating plugin and rejectors); the entity is gated when any member is, by
+        the last gated member's plugin."""
+        gating = ""
+        for member in entity.members:
+            s = self._pre_enqueue(member.pod)
+            if s is not None and not s.is_success:
+                member.gated, member.gating_plugin = True, s.plugin
+                if s.plugin:
+                    member.unschedulable_plugins |= {s.plugin}
+                gating = s.plugin or gating or "PreEnqueue"
+            else:
+                member.gated, member.gating_plugin = False, ""
+        entity.gated, entity.gating_plugin = bool(gating), gating
+        if gating:
+            self._to_unschedulable(entity, event)
+            return True
         return False
 
     def _to_active(self, qpi: QueuedPodInfo, event: str, *, pre_enqueue: bool = True) -> bool:
@@ -252,12 +311,22 @@ class SchedulingQueue:
         return self._by_profile.get(qpi.pod.scheduler_name, self._events)
 
     def _worth(self, qpi: QueuedPodInfo, event: ClusterEvent, old: object, new: object) -> Strategy:
+        if isinstance(qpi, QueuedPodGroupInfo):  # upstream isEntityWorthRequeuing: the best
+            best = Strategy.SKIP
+            for member in qpi.members:
+                best = max(best, self._worth(member, event, old, new))
+                if best is Strategy.IMMEDIATELY:
+                    break
+            return best
         regs = self._registrations(qpi)
         return requeue.worth_requeuing(
             qpi, event, old, new, regs, hints=self.queueing_hints, memo=self._match_memo
         )
 
     # --- informer side ----------------------------------------------------------------------
+
+    def _is_member(self, pod: PodInfo) -> bool:
+        return self._groups is not None and bool(pod.scheduling_group)
 
     def add(self, pod: PodInfo) -> None:
         """A new pending pod."""
@@ -266,7 +335,149 @@ class SchedulingQueue:
                 return
             now = self._clock()
             qpi = QueuedPodInfo(pod=pod, timestamp=now, initial_attempt_timestamp=None)
+            if self._is_member(pod):
+                if self._groups is not None and pod.uid not in self._groups.where:
+                    self._add_member(qpi, now, POD_ADD)
+                return
             self._to_active(qpi, POD_ADD)
+
+    # --- pod groups (upstream addPodGroupMember and friends) ----------------------------------
+
+    def _entity_uid(self, key: str) -> str:
+        return f"podgroup:{key}"
+
+    def _take_entity(self, key: str) -> tuple[QueuedPodGroupInfo, Strategy] | None:
+        """Remove the group's entity from whichever queue holds it, with the strategy that
+        puts it back there (upstream deleteFromAnyQueue)."""
+        uid = self._entity_uid(key)
+        strategy = (
+            Strategy.IMMEDIATELY if uid in self._active_index
+            else Strategy.AFTER_BACKOFF if uid in self._backoff_index
+            else Strategy.SKIP
+        )  # fmt: skip
+        entity = self._remove(uid)
+        if not isinstance(entity, QueuedPodGroupInfo):
+            return None
+        return entity, strategy
+
+    def _add_member(self, qpi: QueuedPodInfo, now: float, event: str) -> None:
+        groups = self._groups
+        assert groups is not None
+        key = qpi.pod.pod_group_key
+        record = groups.groups.get(key)
+        if record is None:  # its PodGroup is not observed yet
+            groups.put_incomplete(qpi)
+            return
+        groups.where[qpi.pod.uid] = key
+        taken = self._take_entity(key)
+        if taken is not None:
+            entity, strategy = taken
+            entity.add_member(qpi)
+            self._requeue(entity, strategy, now, event)
+            return
+        if groups.last_popped == key:  # its group's cycle runs: it joins when that ends
+            groups.put_pending(qpi)
+            return
+        self._to_active(new_group_entity(record, qpi), event)
+
+    def add_pod_group(self, group: PodGroupRecord) -> None:
+        """A PodGroup was observed: its incomplete members enter the queue."""
+        groups = self._groups
+        if groups is None:
+            return
+        with self._cond:
+            groups.groups[group.key] = group
+            entity = self._entity(group.key)
+            if entity is not None:
+                entity.group = group
+            now = self._clock()
+            for qpi in groups.take_incomplete(group.key):
+                self._add_member(qpi, now, POD_GROUP_ADD)
+
+    def update_pod_group(self, group: PodGroupRecord) -> None:
+        groups = self._groups
+        if groups is None:
+            return
+        with self._cond:
+            groups.groups[group.key] = group
+            entity = self._entity(group.key)
+            if entity is not None:  # its place in activeQ stays (upstream does not re-sort)
+                entity.group = group
+
+    def delete_pod_group(self, key: str) -> None:
+        """Its members go back to incomplete (upstream DeletePodGroup)."""
+        groups = self._groups
+        if groups is None:
+            return
+        with self._cond:
+            if groups.groups.pop(key, None) is None:
+                return
+            taken = self._take_entity(key)
+            if taken is not None:
+                for member in taken[0].members:
+                    groups.put_incomplete(member)
+                return
+            if groups.last_popped == key:
+                for member in groups.take_pending(key):
+                    groups.put_incomplete(member)
+
+    def _entity(self, key: str) -> QueuedPodGroupInfo | None:
+        uid = self._entity_uid(key)
+        entry = self._active_index.get(uid)
+        found: QueuedPodInfo | None = entry.qpi if entry is not None else None
+        if found is None and uid in self._backoff_index:
+            found = self._backoff_index[uid].qpi
+        if found is None:
+            found = self._unschedulable.get(uid)
+        return found if isinstance(found, QueuedPodGroupInfo) else None
+
+    def add_attempted_pod_group(self, entity: QueuedPodGroupInfo, result: str) -> None:
+        """The group's cycle is over (upstream AddAttemptedPodGroupIfNeeded): the members that
+        came back (failed, or arrived meanwhile) are queued again as one entity. ``result`` is
+        the cycle's: "success", "unschedulable" or "error"."""
+        groups = self._groups
+        assert groups is not None
+        with self._cond:
+            key = entity.key
+            groups.last_popped = ""
+            back = groups.take_pending(key)
+            if not back:
+                return
+            record = groups.groups.get(key)
+            if record is None:  # deleted meanwhile (DeletePodGroup moves them first)
+                for member in back:
+                    groups.put_incomplete(member)
+                return
+            tried = {m.pod.uid for m in entity.members}
+            again = QueuedPodGroupInfo(
+                pod=replace(entity.pod, priority=record.priority),
+                timestamp=entity.timestamp,
+                initial_attempt_timestamp=entity.initial_attempt_timestamp,
+                attempts=entity.attempts,
+                group=record,
+                unschedulable_count=entity.unschedulable_count,
+                consecutive_errors=entity.consecutive_errors,
+            )
+            for member in back:
+                again.add_member(member)
+            now = self._clock()
+            without_backoff = result == "success"
+            if without_backoff:
+                again.unschedulable_count = again.consecutive_errors = 0
+                preserve = any(m.pod.uid in tried for m in back)
+            else:
+                if result == "unschedulable":
+                    again.unschedulable_count += 1
+                    again.consecutive_errors = 0
+                else:
+                    again.consecutive_errors += 1
+                preserve = False
+            if not preserve:
+                again.timestamp = now
+            if not without_backoff and self._backing_off(again, now):
+                self._to_backoff(again, SCHEDULE_ATTEMPT_FAILURE)
+            else:
+                self._to_active(again, SCHEDULE_ATTEMPT_FAILURE)
 
     def update(self, old: PodInfo, new: PodInfo) -> None:
         """A pending pod changed. Gated pods re-run PreEnqueue; an unschedulable pod whose spec
@@ -277,6 +488,9 @@ class SchedulingQueue:
                 self._in_flight[uid].pod = new
                 for event in events.pod_changes(old, new, target=True):
                     self._seen.record(event, old, new)  # may make it schedulable if rejected
+                return
+            if self._is_member(new):
+                self._update_member(old, new)
                 return
             entry = self._active_index.get(uid)
             if entry is not None:  # re-push: the update may change its place in the order
@@ -301,16 +515,56 @@ class SchedulingQueue:
                     self._move(qpi, now, POD_UPDATE)
                 return
             for event in events.pod_changes(old, new, target=True):
-                strategy = self._worth(qpi, event, old, new)
-                if self._requeue(qpi, strategy, now, events.label(event)):
+                if self._requeue(qpi, self._worth(qpi, event, old, new), now, events.label(event)):
                     return
+
+    def _update_member(self, old: PodInfo, new: PodInfo) -> None:
+        groups = self._groups
+        assert groups is not None
+        uid, key = new.uid, new.pod_group_key
+        found = groups.find(key, uid)
+        if found is not None:
+            found.pod = new
+            return
+        entity = self._entity(key)
+        member = entity.member(uid) if entity is not None else None
+        if entity is None or member is None:
+            now = self._clock()
+            self._add_member(QueuedPodInfo(pod=new, timestamp=now), now, POD_ADD)
+            return
+        member.pod = new
+        if entity.pod.uid not in self._unschedulable:
+            return
+        self._unschedulable.put(entity, self._registrations(entity))
+        now = self._clock()
+        if not self.queueing_hints:
+            if entity.gated or _spec_changed(old, new):
+                self._move(entity, now, POD_UPDATE)
+            return
+        for event in events.pod_changes(old, new, target=True):
+            strategy = self._worth(entity, event, old, new)
+            if self._requeue(entity, strategy, now, events.label(event)):
+                return
 
     def delete(self, uid: str) -> None:
         """The pod was deleted or bound by someone else."""
         with self._cond:
-            self._remove(uid)
             if uid in self._in_flight:
                 self._deleted_in_flight.add(uid)
+            key = self._groups.where.pop(uid, None) if self._groups is not None else None
+            if key is None:
+                self._remove(uid)
+                return
+            assert self._groups is not None
+            if self._groups.drop(key, uid) is not None:
+                return
+            taken = self._take_entity(key)
+            if taken is None:
+                return
+            entity, strategy = taken
+            entity.remove_member(uid)
+            if entity.members:
+                self._requeue(entity, strategy, self._clock(), POD_UPDATE)
 
     def move_all_to_active_or_backoff(
         self, event: ClusterEvent, old: object = None, new: object = None
@@ -412,6 +666,9 @@ class SchedulingQueue:
                 self._seen.record(events.FORCE_ACTIVATE, None, self._in_flight[uid].pod)
                 self._move_request_cycle = self.scheduling_cycle
                 return False
+            key = self._groups.where.get(uid) if self._groups is not None else None
+            if key is not None:  # a member activates its whole group
+                uid = self._entity_uid(key)
             if uid not in self._backoff_index and uid not in self._unschedulable:
                 return False
             qpi = self._remove(uid)
@@ -448,9 +705,30 @@ class SchedulingQueue:
             if qpi.initial_attempt_timestamp is None:
                 qpi.initial_attempt_timestamp = self._clock()
             self.scheduling_cycle += 1
+            if isinstance(qpi, QueuedPodGroupInfo):
+                self._pop_group(qpi)
+                return qpi
             self._in_flight[qpi.pod.uid] = qpi
             self._seen.popped(qpi.pod.uid)
             return qpi
+
+    def _pop_group(self, entity: QueuedPodGroupInfo) -> None:
+        """Every member goes in flight (one already in flight elsewhere is dropped from the
+        group, as upstream's unlockedMoveEntityToInFlight); the group is the last popped."""
+        assert self._groups is not None
+        now = self._clock()
+        for member in list(entity.members):
+            uid = member.pod.uid
+            if uid in self._in_flight:
+                entity.remove_member(uid)
+                continue
+            member.attempts += 1
+            if member.initial_attempt_timestamp is None:
+                member.initial_attempt_timestamp = now
+            self._in_flight[uid] = member
+            self._seen.popped(uid)
+            self._groups.where.pop(uid, None)
+        self._groups.last_popped = entity.key
 
     def done(self, uid: str) -> None:
         """The pod's cycle is over (bound, or requeued through ``add_unschedulable``)."""
@@ -461,7 +739,8 @@ class SchedulingQueue:
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, pod_cycle: int) -> None:
         """Requeue a pod after a failed attempt; ``qpi.unschedulable_plugins`` names the
-        rejectors (empty for an error)."""
+        rejectors (empty for an error). A group's member goes back to its group (pending while
+        the group's cycle runs)."""
         with self._cond:
             uid = qpi.pod.uid
             self._in_flight.pop(uid, None)
@@ -473,6 +752,11 @@ class SchedulingQueue:
             if self._contains(uid):
                 return
             now = qpi.timestamp = self._clock()
+            if self._is_member(qpi.pod):
+                assert self._groups is not None
+                if uid not in self._groups.where:
+                    self._add_member(qpi, now, SCHEDULE_ATTEMPT_FAILURE)
+                return
             if self.queueing_hints:
                 regs = self._registrations(qpi)
                 strategy = requeue.in_flight_strategy(qpi, seen, regs)
@@ -518,18 +802,37 @@ class SchedulingQueue:
 
     def pending(self) -> PendingPods:
         with self._cond:
-            gated = sum(1 for q in self._unschedulable.values() if q.gated)
+            waiting = list(self._unschedulable.values())
+            queues = (
+                ("active", [e.qpi for e in self._active_index.values()]),
+                ("backoff", [e.qpi for e in self._backoff_index.values()]),
+                ("unschedulable", [q for q in waiting if not q.gated]),
+                ("gated", [q for q in waiting if q.gated]),
+            )
+            pods = {name: sum(_size(q) for q in held) for name, held in queues}
+            entities: tuple[tuple[str, str, int], ...] = ()
+            groups = self._groups
+            if groups is not None:
+                entities = tuple(
+                    (name, kind, sum(1 for q in held if _kind(q) == kind))
+                    for name, held in queues
+                    for kind in ("pod", "podgroup")
+                )
             return PendingPods(
-                active=len(self._active_index),
-                backoff=len(self._backoff_index),
-                unschedulable=len(self._unschedulable) - gated,
-                gated=gated,
+                active=pods["active"],
+                backoff=pods["backoff"],
+                unschedulable=pods["unschedulable"],
+                gated=pods["gated"],
+                incomplete=groups.count(groups.incomplete) if groups is not None else 0,
+                pending=groups.count(groups.pending) if groups is not None else 0,
+                entities=entities,
             )
 
     def unschedulable_by_plugin(self) -> dict[tuple[str, ...], float]:
         """scheduler_unschedulable_pods: the waiting pods (not in flight) per (rejector plugin,
         profile), as upstream's gauge counts them (it adds at a failure or gating, subtracts
-        at a pop or deletion); counted when scraped, so the hot path pays nothing."""
+        at a pop or deletion); counted when scraped, so the hot path pays nothing. A group's
+        members count one by one."""
         counts: dict[tuple[str, ...], float] = {}
         with self._cond:
             waiting_pods = [
@@ -537,22 +840,29 @@ class SchedulingQueue:
                 *(e.qpi for e in self._backoff_index.values()),
                 *self._unschedulable.values(),
             ]
-            for qpi in waiting_pods:
-                rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-                for plugin in rejectors:
-                    key = (plugin, qpi.pod.scheduler_name)
-                    counts[key] = counts.get(key, 0.0) + 1
+            for entity in waiting_pods:
+                members = entity.members if isinstance(entity, QueuedPodGroupInfo) else (entity,)
+                for qpi in members:
+                    rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+                    for plugin in rejectors:
+                        key = (plugin, qpi.pod.scheduler_name)
+                        counts[key] = counts.get(key, 0.0) + 1
         return counts
 
     def pending_by_queue(self) -> dict[tuple[str, ...], float]:
-        """scheduler_pending_pods, by queue."""
+        """scheduler_pending_pods, by queue (with GenericWorkload also a group's members not
+        queued yet, ``incomplete``, and back from its cycle, ``pending``)."""
         pending = self.pending()
-        return {
-            ("active",): pending.active,
-            ("backoff",): pending.backoff,
-            ("unschedulable",): pending.unschedulable,
-            ("gated",): pending.gated,
+        out: dict[tuple[str, ...], float] = {
+            ("active",): float(pending.active),
+            ("backoff",): float(pending.backoff),
+            ("unschedulable",): float(pending.unschedulable),
+            ("gated",): float(pending.gated),
         }
+        if self._groups is not None:
+            out[("incomplete",)] = float(pending.incomplete)
+            out[("pending",)] = float(pending.pending)
+        return out
 
     def sizes(self) -> dict[str, int]:
         """Entries of every internal structure, lazily deleted heap entries included (for the
@@ -574,8 +884,17 @@ class SchedulingQueue:
             }
 
     def where(self, uid: str) -> str:
-        """Which queue holds the pod: active, backoff, unschedulable, gated, in-flight or ""."""
+        """Which queue holds the pod: active, backoff, unschedulable, gated, in-flight,
+        incomplete, pending or "" (a group's member: where its group's entity is)."""
         with self._cond:
+            key = self._groups.where.get(uid) if self._groups is not None else None
+            if key is not None:
+                assert self._groups is not None
+                if key in self._groups.incomplete and uid in self._groups.incomplete[key]:
+                    return "incomplete"
+                if key in self._groups.pending and uid in self._groups.pending[key]:
+                    return "pending"
+                uid = self._entity_uid(key)
             if uid in self._active_index:
                 return "active"
             if uid in self._backoff_index:
@@ -584,6 +903,14 @@ class SchedulingQueue:
             if waiting_pod is not None:
                 return "gated" if waiting_pod.gated else "unschedulable"
             return "in-flight" if uid in self._in_flight else ""
+
+
+def _size(qpi: QueuedPodInfo) -> int:
+    return len(qpi.members) if isinstance(qpi, QueuedPodGroupInfo) else 1
+
+
+def _kind(qpi: QueuedPodInfo) -> str:
+    return "podgroup" if isinstance(qpi, QueuedPodGroupInfo) else "pod"
 
 
 def _full(

@@ -387,8 +387,17 @@ def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
         start_time=_timestamp(status.get("startTime")),
         preemption_policy=spec.get("preemptionPolicy") or "",
         terminating_by_preemption=_terminating_by_preemption(meta, status),
+        scheduling_group=_scheduling_group(spec),
         raw=raw,
     )
+
+
+def _scheduling_group(spec: Mapping[str, Any]) -> str:
+    group = spec.get("schedulingGroup")
+    if not isinstance(group, Mapping):
+        return ""
+    name = group.get("podGroupName")
+    return name if isinstance(name, str) else ""
 
 
 def _node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:

@@ -22,6 +22,7 @@ from corral.scheduler.config.declarations import (
 )
 from corral.scheduler.config.decode import parse_duration
 from corral.scheduler.config.defaults import (
+    default_multi_point,
     default_plugins,
     merge_plugin_set,
     merge_plugins,
@@ -30,6 +31,7 @@ from corral.scheduler.config.defaults import (
     typed_args,
 )
 from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError, suggest
+from corral.scheduler.config.features import FeatureGates
 from corral.scheduler.config.load import (
     decode_config,
     dump_config,
@@ -65,6 +67,7 @@ __all__ = [
     "MULTI_POINT",
     "ExpandedProfile",
     "Extender",
+    "FeatureGates",
     "FieldError",
     "FieldPath",
     "KubeSchedulerConfiguration",
@@ -79,6 +82,7 @@ __all__ = [
     "Registry",
     "ValidationError",
     "decode_config",
+    "default_multi_point",
     "default_plugins",
     "dump_config",
     "expand",

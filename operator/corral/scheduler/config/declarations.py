@@ -102,9 +102,9 @@ def _upstream(
     return _in_tree(name, module, points, description, in_default_set=True, **kw)
 
 
-def _gated(name: str, module: str, points: str, description: str) -> PluginDeclaration:
+def _gated(name: str, module: str, points: str, description: str, **kw: Any) -> PluginDeclaration:
     """In upstream's registry, out of its default set (its feature gate is off by default)."""
-    return _in_tree(name, module, points, description)
+    return _in_tree(name, module, points, description, **kw)
 
 
 def _corral(name: str, module: str, points: str, description: str, **kw: Any) -> PluginDeclaration:
@@ -302,8 +302,10 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "GangScheduling",
         "gang_scheduling",
         "preEnqueue permit",
-        "Gang scheduling of PodGroups (gate GenericWorkload, off): pods in a scheduling group "
-        "are refused.",
+        "All-or-nothing placement of PodGroups (gate GenericWorkload, in the default set with "
+        "it): a gang's pods wait for minCount, are placed together or not at all.",
+        # Reads PodGroups through the engine's own pod-group state (features.GATE_CLUSTER_READS
+        # grants their watch with the gate), not through an object informer.
     ),
     _gated(
         "TopologyPlacementGenerator",

@@ -16,6 +16,12 @@ from corral.scheduler.config import args as _args
 from corral.scheduler.config.declarations import ARGS, DEFAULT_MULTI_POINT
 from corral.scheduler.config.decode import decode
 from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError
+from corral.scheduler.config.features import (
+    DEFAULT,
+    GENERIC_WORKLOAD,
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    FeatureGates,
+)
 from corral.scheduler.config.types import (
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
@@ -43,9 +49,30 @@ DEFAULT_QPS: Final = 50.0
 DEFAULT_BURST: Final = 100
 
 
-def default_plugins() -> Plugins:
+# Appended to the default MultiPoint set when their gate is on (upstream applyFeatureGates in
+# apis/config/v1/default_plugins.go), in this order.
+GATED_MULTI_POINT: Final[tuple[tuple[str, tuple[tuple[str, int | None], ...]], ...]] = (
+    (GENERIC_WORKLOAD, (("GangScheduling", None),)),
+    (
+        TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+        (("TopologyPlacementGenerator", None), ("PodGroupPodsCount", 1)),
+    ),
+)
+
+
+def default_multi_point(gates: FeatureGates = DEFAULT) -> tuple[tuple[str, int | None], ...]:
+    """Upstream's default MultiPoint set (name, weight) in order, for these gates."""
+    extra = [
+        entry for gate, entries in GATED_MULTI_POINT if gates.enabled(gate) for entry in entries
+    ]
+    return (*DEFAULT_MULTI_POINT, *extra)
+
+
+def default_plugins(gates: FeatureGates = DEFAULT) -> Plugins:
     return Plugins(
-        multi_point=PluginSet(enabled=[Plugin(name=n, weight=w) for n, w in DEFAULT_MULTI_POINT])
+        multi_point=PluginSet(
+            enabled=[Plugin(name=n, weight=w) for n, w in default_multi_point(gates)]
+        )
     )
 
 
@@ -108,9 +135,12 @@ def default_args(
 
 
 def set_profile_defaults(
-    profile: KubeSchedulerProfile, path: FieldPath, errors: list[FieldError]
+    profile: KubeSchedulerProfile,
+    path: FieldPath,
+    errors: list[FieldError],
+    gates: FeatureGates = DEFAULT,
 ) -> None:
-    profile.plugins = merge_plugins(default_plugins(), profile.plugins)
+    profile.plugins = merge_plugins(default_plugins(gates), profile.plugins)
     seen: set[str] = set()
     for i, pc in enumerate(profile.plugin_config):
         seen.add(pc.name)
@@ -125,8 +155,13 @@ def set_profile_defaults(
         )
 
 
-def set_defaults(cfg: KubeSchedulerConfiguration, errors: list[FieldError] | None = None) -> None:
-    """Apply upstream defaults in place; args that fail to decode are reported in ``errors``."""
+def set_defaults(
+    cfg: KubeSchedulerConfiguration,
+    errors: list[FieldError] | None = None,
+    gates: FeatureGates = DEFAULT,
+) -> None:
+    """Apply upstream defaults in place (for the engine's feature ``gates``); args that fail to
+    decode are reported in ``errors``."""
     errs: list[FieldError] = [] if errors is None else errors
     if cfg.parallelism is None:
         cfg.parallelism = DEFAULT_PARALLELISM
@@ -135,7 +170,7 @@ def set_defaults(cfg: KubeSchedulerConfiguration, errors: list[FieldError] | Non
     if len(cfg.profiles) == 1 and cfg.profiles[0].scheduler_name is None:
         cfg.profiles[0].scheduler_name = DEFAULT_SCHEDULER_NAME
     for i, profile in enumerate(cfg.profiles):
-        set_profile_defaults(profile, FieldPath.root("profiles").index(i), errs)
+        set_profile_defaults(profile, FieldPath.root("profiles").index(i), errs, gates)
     if cfg.percentage_of_nodes_to_score is None:
         cfg.percentage_of_nodes_to_score = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
     le = cfg.leader_election

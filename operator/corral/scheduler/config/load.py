@@ -15,6 +15,7 @@ from corral.scheduler.config.decode import decode, encode
 from corral.scheduler.config.defaults import set_defaults
 from corral.scheduler.config.document import type_meta_errors, yaml_documents
 from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError
+from corral.scheduler.config.features import DEFAULT, FeatureGates
 from corral.scheduler.config.multipoint import ExpandedProfile, Registry, check_plugin_names, expand
 from corral.scheduler.config.types import API_VERSION, KIND, KubeSchedulerConfiguration
 from corral.scheduler.config.validation import validate
@@ -43,8 +44,10 @@ def load_config(
     data: str | bytes | Mapping[str, Any],
     *,
     registry: Registry | None = None,
+    gates: FeatureGates = DEFAULT,
 ) -> KubeSchedulerConfiguration:
-    """Parse, default and validate; raise :class:`ValidationError` with every problem."""
+    """Parse, default (for the engine's feature ``gates``: they change the default plugin set)
+    and validate; raise :class:`ValidationError` with every problem."""
     raw = parse_yaml(data, "KubeSchedulerConfiguration") if isinstance(data, str | bytes) else data
     cfg, errs = decode_config(raw)
     if cfg is None or errs:
@@ -55,7 +58,7 @@ def load_config(
                 errs += check_plugin_names(
                     FieldPath.root("profiles").index(i).child("plugins"), profile.plugins, registry
                 )
-    set_defaults(cfg, errs)
+    set_defaults(cfg, errs, gates)
     if not errs:
         errs += validate(cfg)
     if registry is not None and not errs:

@@ -63,6 +63,11 @@ from corral.scheduler.engine.metrics import (
 )
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.object_updater import ApiObjectUpdater
+from corral.scheduler.engine.podgroups import (
+    POD_GROUPS_PATH,
+    PodGroupEvents,
+    PodGroupReports,
+)
 from corral.scheduler.engine.podstatus import REASON_UNSCHEDULABLE, record_failure
 from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
@@ -129,7 +134,8 @@ class Engine:
         # The hot path's writes (Bindings, Events) go as protobuf by default, as upstream's do.
         content_type = defaulted(conn.content_type, "contentType")
         self.client = client
-        self.metrics = EngineMetrics()
+        generic_workload = engine.gates.generic_workload
+        self.metrics = EngineMetrics(generic_workload=generic_workload)
         self.recorder = self.metrics.recorder
         client.observer = self.metrics  # rest_client_*, from every request of this engine
         self.aio = AsyncClient(client, bucket=self.bucket)
@@ -140,7 +146,7 @@ class Engine:
         self.metrics.registry.register(thread_cpu.ThreadCpu())
         self.objects = ObjectStore()
         self.nominator = Nominator()
-        self.cache = Cache()
+        self.cache = Cache(generic_workload=generic_workload)
         # Bindings and evictions are sent only while this is open (leaderelection.WriteFence).
         self.fence = WriteFence()
         self.preemption = ApiPreemptionExecutor(
@@ -172,6 +178,8 @@ class Engine:
             claim_writer=ApiClaimWriter(client, self.bucket),
             object_updater=ApiObjectUpdater(client, self.bucket),
             metrics=self.recorder,
+            pod_groups=self.cache if generic_workload else None,
+            activator=self._activate,
         )
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         extenders = load_extenders(engine)
@@ -195,13 +203,15 @@ class Engine:
             initial_backoff=float(defaulted(cfg.pod_initial_backoff_seconds, "backoff")),
             max_backoff=float(defaulted(cfg.pod_max_backoff_seconds, "backoff")),
             metrics=self.recorder,
+            generic_workload=generic_workload,
         )
         self.recorder.gauge_source(m.PENDING_PODS, self.queue.pending_by_queue)
         self.recorder.gauge_source(m.UNSCHEDULABLE_PODS, self.queue.unschedulable_by_plugin)
         self._selected_namespaces: set[str] = set()
         self.state = ClusterState(
-            self.cache, self.queue, set(self.schedulers), self._serves_namespace, self.nominator
-        )
+            self.cache, self.queue, set(self.schedulers), self._serves_namespace, self.nominator,
+            generic_workload=generic_workload,
+        )  # fmt: skip
         self.recorders = {
             name: EventRecorder(self.aio, name, content_type=content_type)
             for name in self.schedulers
@@ -210,6 +220,7 @@ class Engine:
             m.EVENTS_DROPPED, lambda: {(): sum(r.dropped for r in self.recorders.values())}
         )
         self.reporter = _Reporter(self)
+        self.pod_group_events, group_reports = self._pod_group_parts(generic_workload)
         self.loop = SchedulingLoop(
             self.queue,
             self.cache,
@@ -219,6 +230,7 @@ class Engine:
             nominator=self.nominator,
             timing=self.timing,
             announcer=ApiNominatedNodeWriter(client, self.bucket),
+            pod_groups=group_reports,
         )
         self.informers = self._informers()
         self.metrics.registry.register(StructureSizes(self._size_sources()))
@@ -237,6 +249,17 @@ class Engine:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- wiring -----------------------------------------------------------------------------
+
+    def _activate(self, uids: Sequence[str]) -> None:
+        for uid in uids:
+            self.queue.activate(uid)
+
+    def _skipped_deleting(self, pod: PodInfo) -> None:
+        """Upstream skipPodSchedule's Event for a pod being deleted."""
+        ref = PodRef(pod.namespace, pod.name, pod.uid, pod.resource_version)
+        recorder = self.recorders[pod.scheduler_name]
+        note = f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
+        self.reporter.on_loop(recorder.failed_scheduling, ref, note)
 
     def _pre_enqueue(self, pod: PodInfo) -> Status | None:
         scheduler = self.schedulers.get(pod.scheduler_name)
@@ -281,6 +304,10 @@ class Engine:
             handler = self._object_handler(kind)
             optional = kind in OPTIONAL_KINDS
             informers.append(Informer(self.aio, WATCHED_KINDS[kind], handler, optional=optional))
+        if self.pod_group_events is not None:
+            informers.append(
+                Informer(self.aio, POD_GROUPS_PATH, self.pod_group_events.on_pod_group)
+            )
         if self.options.namespace_selector is not None:
             informers.insert(
                 0,
@@ -344,6 +371,17 @@ class Engine:
             "nominator": lambda: {"pods": len(self.nominator)},
             "events": recorders,
         }
+
+    def _pod_group_parts(
+        self, generic_workload: bool
+    ) -> tuple[PodGroupEvents | None, PodGroupReports | None]:
+        """GenericWorkload: the PodGroup watch's handler and the pod-group cycle's reporter."""
+        if not generic_workload:
+            return None, None
+        reports = PodGroupReports(
+            self.aio, self.recorder, self.reporter.on_loop, self._spawn, self._skipped_deleting
+        )
+        return PodGroupEvents(self.cache, self.queue), reports
 
     def _event_from_thread(
         self, pod: PodInfo, event_type: str, reason: str, action: str, note: str

@@ -10,12 +10,13 @@ the catalog knows but this engine does not implement is reported by name and pro
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from corral.scheduler.config import (
+    FeatureGates,
     FieldError,
     KubeSchedulerConfiguration,
     PluginDeclaration,
@@ -31,7 +32,7 @@ from corral.scheduler.extender import (
     ignored_resources,
     with_ignored_resources,
 )
-from corral.scheduler.framework.interface import PodBinder
+from corral.scheduler.framework.interface import PodBinder, PodGroupManager
 from corral.scheduler.framework.listers import (
     ObjectLister,
     ObjectUpdater,
@@ -61,6 +62,8 @@ def defaulted(value: _T | None, field: str) -> _T:
 class EngineConfig:
     config: KubeSchedulerConfiguration
     profiles: list[ResolvedProfile]
+    # --feature-gates: they changed the default plugin set and switch engine behaviour.
+    gates: FeatureGates = field(default_factory=FeatureGates)
 
     @property
     def scheduler_names(self) -> list[str]:
@@ -84,8 +87,12 @@ def engine_registry(declarations: Iterable[PluginDeclaration] | None = None) -> 
     return plugin_registry.registry(engine_declarations() if declarations is None else declarations)
 
 
-def load_engine_config(source: Path | str | bytes | Mapping[str, Any]) -> EngineConfig:
-    """Load, default, validate and expand; raises :class:`ValidationError`."""
+def load_engine_config(
+    source: Path | str | bytes | Mapping[str, Any], gates: FeatureGates | None = None
+) -> EngineConfig:
+    """Load, default (for ``gates``, validated already), validate and expand; raises
+    :class:`ValidationError`."""
+    gates = gates if gates is not None else FeatureGates()
     data: str | bytes | Mapping[str, Any]
     if isinstance(source, Path):
         try:
@@ -97,7 +104,7 @@ def load_engine_config(source: Path | str | bytes | Mapping[str, Any]) -> Engine
     else:
         data = source
     names = {d.name: d.extension_points for d in installed()[0]}
-    cfg = load_config(data, registry=names)
+    cfg = load_config(data, registry=names, gates=gates)
     expanded = expand_profiles(cfg, names)
     profiles = [
         plugin_registry.resolved_profile(
@@ -113,7 +120,7 @@ def load_engine_config(source: Path | str | bytes | Mapping[str, Any]) -> Engine
             profiles = with_ignored_resources(profiles, ignored)
         except ValueError as exc:
             raise ValidationError([FieldError("extenders", str(exc))]) from None
-    return EngineConfig(cfg, profiles)
+    return EngineConfig(cfg, profiles, gates)
 
 
 def load_extenders(engine: EngineConfig) -> list[HTTPExtender]:
@@ -135,6 +142,8 @@ def build_frameworks(
     claim_writer: ResourceClaimWriter | None = None,
     object_updater: ObjectUpdater | None = None,
     metrics: Recorder | None = None,
+    pod_groups: PodGroupManager | None = None,
+    activator: Callable[[Sequence[str]], None] | None = None,
 ) -> dict[str, Framework]:
     """One Framework per profile; raises :class:`ValidationError` naming what is missing."""
     out: dict[str, Framework] = {}
@@ -162,6 +171,9 @@ def build_frameworks(
                 claim_writer=claim_writer,
                 object_updater=object_updater,
                 metrics=metrics,
+                generic_workload=engine.gates.generic_workload,
+                pod_groups=pod_groups,
+                activator=activator,
             )
         except FrameworkError as exc:
             errs.append(FieldError(path, str(exc)))

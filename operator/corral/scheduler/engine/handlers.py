@@ -81,8 +81,13 @@ class ClusterState:
         scheduler_names: set[str],
         serves_namespace: Callable[[str], bool],
         nominator: Nominator | None = None,
+        *,
+        generic_workload: bool = False,
     ) -> None:
         self.cache = cache
+        # GenericWorkload: pending members count in their PodGroup's state (the cache's) before
+        # the queue sees them, and a new pending pod is a queueing event (UnscheduledPod/Add).
+        self.generic_workload = generic_workload
         self.queue = queue
         self.nominator = nominator or Nominator()
         self.scheduler_names = scheduler_names
@@ -119,13 +124,18 @@ class ClusterState:
                 return
             self.nominator.observe(pod)
             if old is None:
+                self.cache.add_pod_group_member(pod)
                 self.queue.add(pod)
+                if self.generic_workload:
+                    self.queue.move_all_to_active_or_backoff(events.UNSCHEDULED_POD_ADD, None, pod)
             else:
+                self.cache.update_pod_group_member(old, pod)
                 self.queue.update(old, pod)
         elif uid in self._pending:  # e.g. its schedulerName or namespace no longer ours
-            del self._pending[uid]
+            gone = self._pending.pop(uid)
             self.queue.delete(uid)
             self.nominator.forget(uid)
+            self.cache.remove_pod_group_member(gone)
 
     def _pod_assigned(self, pod: PodInfo) -> None:
         if self._pending.pop(pod.uid, None) is not None:
@@ -147,9 +157,13 @@ class ClusterState:
                 self.queue.move_all_to_active_or_backoff(event, old, pod)
 
     def _pod_gone(self, uid: str) -> None:
-        if self._pending.pop(uid, None) is not None:
+        pending = self._pending.pop(uid, None)
+        if pending is not None:
             self.queue.delete(uid)
             self.nominator.forget(uid)
+            # An assumed member leaves its group's state too: its later forget finds nothing
+            # (upstream keeps it counted until then, and then as a pending ghost).
+            self.cache.remove_pod_group_member(pending)
         old = self._assigned.pop(uid, None)
         if old is None:
             return

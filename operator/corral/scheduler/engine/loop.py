@@ -22,12 +22,18 @@ from typing import Protocol
 from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.podgroup_cycle import PodGroupCycle, PodGroupReporter
 from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.podgroup import QueuedPodGroupInfo
 from corral.scheduler.framework.runtime.framework import sample_plugin_metrics
-from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
-from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
+from corral.scheduler.framework.runtime.schedule_one import (
+    CycleOutcome,
+    binding_cycle,
+    scheduling_cycle,
+)
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler, ScheduleResult
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 
@@ -97,8 +103,11 @@ class SchedulingLoop:
         nominator: Nominator | None = None,
         timing: EngineTiming | None = None,
         announcer: Callable[[PodInfo, str], None] | None = None,
+        pod_groups: PodGroupReporter | None = None,
     ) -> None:
         self.nominator = nominator
+        # GenericWorkload: a popped group runs the pod-group cycle (podgroup_cycle.py).
+        self.group_cycle = PodGroupCycle(self, pod_groups) if pod_groups is not None else None
         # Writes status.nominatedNodeName before a binding cycle's PreBind or Permit wait
         # (binding_cycle's ``announce``); raises on failure. None: nothing is written.
         self.announcer = announcer
@@ -150,11 +159,21 @@ class SchedulingLoop:
                 self.schedule_one(qpi)
             except Exception:  # a bug must not kill the scheduler: fail this pod, go on
                 log.exception("scheduling %s failed unexpectedly", qpi.pod.key)
-                self._requeue(qpi, self.queue.scheduling_cycle, frozenset())
+                if isinstance(qpi, QueuedPodGroupInfo):
+                    for member in qpi.members:
+                        self._requeue(member, self.queue.scheduling_cycle, frozenset())
+                    self.queue.add_attempted_pod_group(qpi, "error")
+                else:
+                    self._requeue(qpi, self.queue.scheduling_cycle, frozenset())
 
     # --- one pod ----------------------------------------------------------------------------
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        if isinstance(qpi, QueuedPodGroupInfo):
+            if self.group_cycle is None:  # cannot happen: only a GenericWorkload queue has groups
+                raise RuntimeError(f"pod group {qpi.key} popped without GenericWorkload")
+            self.group_cycle.run(qpi)
+            return
         pod = qpi.pod
         scheduler = self.schedulers.get(pod.scheduler_name)
         if scheduler is None or pod.deleting:
@@ -167,36 +186,52 @@ class SchedulingLoop:
         self.clock.mark("snapshot")
         outcome = scheduling_cycle(scheduler, state, pod, snapshot, self.cache)
         if not outcome.ok:
-            assert outcome.status is not None
-            fit = outcome.fit_error
-            plugins = (
-                frozenset(fit.diagnosis.unschedulable_plugins) if fit is not None else frozenset()
-            )
-            qpi.pending_plugins = (
-                frozenset(fit.diagnosis.pending_plugins) if fit is not None else frozenset()
-            )
-            nominated = outcome.nominated_node_name
-            if self.nominator is not None and nominated is not None:
-                # Preemption made room there: count this pod on that node from now on; or
-                # the failure clears the pod's nomination.
-                self.nominator.nominate(pod, nominated)
-            self._requeue(qpi, cycle, plugins)
-            rejected = fit is not None or outcome.status.is_rejected
-            self.reporter.failed(
-                Failure(
-                    pod,
-                    pod.scheduler_name,
-                    REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
-                    fit.message() if fit is not None else outcome.status.message,
-                    nominated,
-                    time.monotonic() - started,
-                )
-            )
-            self.clock.mark("failure")
+            self.fail(qpi, outcome, started, cycle)
             return
         assert outcome.result is not None
+        self.bind(scheduler, state, qpi, outcome.result, started=started, cycle=cycle)
+
+    def fail(self, qpi: QueuedPodInfo, outcome: CycleOutcome, started: float, cycle: int) -> None:
+        """Upstream handleSchedulingFailure: the pod's rejectors, its nomination (None leaves
+        it), the requeue, and the report (FailedScheduling Event, PodScheduled=False)."""
+        assert outcome.status is not None
+        pod = qpi.pod
+        fit = outcome.fit_error
+        plugins = frozenset(fit.diagnosis.unschedulable_plugins) if fit is not None else frozenset()
+        qpi.pending_plugins = (
+            frozenset(fit.diagnosis.pending_plugins) if fit is not None else frozenset()
+        )
+        nominated = outcome.nominated_node_name
+        if self.nominator is not None and nominated is not None:
+            # Preemption made room there: count this pod on that node from now on; or
+            # the failure clears the pod's nomination.
+            self.nominator.nominate(pod, nominated)
+        self._requeue(qpi, cycle, plugins)
+        rejected = fit is not None or outcome.status.is_rejected
+        self.reporter.failed(
+            Failure(
+                pod,
+                pod.scheduler_name,
+                REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
+                fit.message() if fit is not None else outcome.status.message,
+                nominated,
+                time.monotonic() - started,
+            )
+        )
+        self.clock.mark("failure")
+
+    def bind(
+        self,
+        scheduler: PodScheduler,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        result: ScheduleResult,
+        *,
+        started: float,
+        cycle: int,
+    ) -> None:
+        """Hand an assumed, permitted pod to a binding worker."""
         assert self._pool is not None
-        result = outcome.result
         job = _Binding(scheduler, state, qpi, result.suggested_host, cycle, started,
                        result.evaluated_nodes, result.feasible_nodes)  # fmt: skip
         self._pool.submit(self._bind, job)

@@ -19,8 +19,8 @@ RESULT_ERROR = "error"
 
 
 class EngineMetrics:
-    def __init__(self) -> None:
-        self.recorder = m.new_recorder()
+    def __init__(self, *, generic_workload: bool = False) -> None:
+        self.recorder = m.new_recorder(generic_workload=generic_workload)
         self.registry = CollectorRegistry(auto_describe=True)
         self.registry.register(self.recorder)
         # process_cpu_seconds_total, process_resident_memory_bytes, process_open_fds, ...

@@ -36,6 +36,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
@@ -52,6 +53,18 @@ from corral.scheduler.framework.types import PodInfo
 EventSink = Callable[[PodInfo, str, str, str, str], None]
 # The engine's view of an assigned pod by uid (None once deleted).
 PodLookup = Callable[[str], PodInfo | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Preemptor:
+    """Who preempts: a pod, or a pod group (workload-aware preemption, GenericWorkload)."""
+
+    uid: str
+    key: str  # for logs
+    scheduler_name: str
+    kind: str  # upstream's preemptor type: "pod" or "podgroup"
+    members: tuple[PodInfo, ...]  # activated when no deletion event may requeue them
+
 
 # Upstream's Parallelizer default: victims of one preemption are deleted 16 at a time.
 VICTIM_WORKERS: Final = 16
@@ -105,10 +118,36 @@ class ApiPreemptionExecutor:
         victims: Sequence[PodInfo],
         lower_priority_nominated: Sequence[PodInfo],
     ) -> Status | None:
+        who = _Preemptor(preemptor.uid, preemptor.key, preemptor.scheduler_name, "pod",
+                         (preemptor,))  # fmt: skip
+        if all(v.deleting for v in victims):
+            return None
+        self.on_preempt(len(victims))
+        return self._start(who, node_name, victims, lower_priority_nominated)
+
+    def preempt_group(
+        self,
+        group_uid: str,
+        group_key: str,
+        members: Sequence[PodInfo],
+        victims: Sequence[PodInfo],
+    ) -> Status | None:
+        """A pod group's preemption (upstream actuatePodGroupPreemption): the domain is the
+        cluster, so the Events say "on node cluster" and no nomination is cleared."""
+        scheduler = members[0].scheduler_name if members else ""
+        who = _Preemptor(group_uid, group_key, scheduler, "podgroup", tuple(members))
+        return self._start(who, "cluster", victims, ())
+
+    def _start(
+        self,
+        preemptor: _Preemptor,
+        node_name: str,
+        victims: Sequence[PodInfo],
+        lower_priority_nominated: Sequence[PodInfo],
+    ) -> Status | None:
         to_delete = [v for v in victims if not v.deleting]
         if not to_delete:
             return None
-        self.on_preempt(len(victims))
         with self._lock:
             self._preempting.add(preemptor.uid)
         try:
@@ -141,7 +180,7 @@ class ApiPreemptionExecutor:
 
     def _run(
         self,
-        preemptor: PodInfo,
+        preemptor: _Preemptor,
         node_name: str,
         victims: list[PodInfo],
         lower_priority_nominated: Sequence[PodInfo],
@@ -173,9 +212,10 @@ class ApiPreemptionExecutor:
                 self._preempting.discard(preemptor.uid)
                 self._last_victim.pop(preemptor.uid, None)
         if stranded:
-            self.activate(preemptor)
+            for member in preemptor.members:
+                self.activate(member)
 
-    def _error_of(self, preemptor: PodInfo, node_name: str, victim: PodInfo) -> str | None:
+    def _error_of(self, preemptor: _Preemptor, node_name: str, victim: PodInfo) -> str | None:
         """:meth:`_preempt_one`'s error message, or None."""
         try:
             self._preempt_one(preemptor, node_name, victim)
@@ -183,7 +223,7 @@ class ApiPreemptionExecutor:
             return str(exc)
         return None
 
-    def _preempt_one(self, preemptor: PodInfo, node_name: str, victim: PodInfo) -> bool:
+    def _preempt_one(self, preemptor: _Preemptor, node_name: str, victim: PodInfo) -> bool:
         """The condition, the delete, the Event. True when our delete took the victim (its
         deletion event follows), False when it was gone already; raises :class:`VictimError`."""
         base = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
@@ -192,7 +232,7 @@ class ApiPreemptionExecutor:
             "status": "True",
             "reason": REASON_PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
-            "priority pod",
+            f"priority {preemptor.kind}",
             "lastTransitionTime": datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
         try:
@@ -205,7 +245,7 @@ class ApiPreemptionExecutor:
             raise VictimError(f"preempting {victim.key}: {exc}") from exc
         except NotLeaderError as exc:
             raise VictimError(f"preempting {victim.key}: {exc}") from exc
-        note = f"Preempted by pod {preemptor.uid} on node {node_name}"
+        note = f"Preempted by {preemptor.kind} {preemptor.uid} on node {node_name}"
         self.events(victim, "Normal", REASON_PREEMPTED, "Preempting", note)
         log.info('Preempted pod pod="%s" preemptor="%s" node="%s"',
                  victim.key, preemptor.key, node_name)  # fmt: skip

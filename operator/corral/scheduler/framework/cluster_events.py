@@ -60,6 +60,8 @@ UNSCHEDULED_POD: Final = "UnscheduledPod"
 TARGET_POD: Final = "TargetPod"
 # The resource of the queue's own "unschedulable timeout" flush and other catch-all moves.
 WILDCARD: Final = "*"
+# scheduling.k8s.io PodGroups (GenericWorkload); their objects travel as raw JSON.
+POD_GROUP: Final = "PodGroup"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +92,13 @@ NODE_ADD: Final = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE: Final = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
 ASSIGNED_POD_ADD: Final = ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_DELETE: Final = ClusterEvent(ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
-# A new pending pod, and an update of one (the labels the queue's metric gives them).
+# A new pending pod, and an update of one (the labels the queue's metric gives them); with
+# GenericWorkload the add is also a queueing event (upstream's pod-add handler).
 UNSCHEDULED_POD_ADD: Final = ClusterEvent(UNSCHEDULED_POD, ActionType.ADD)
 UNSCHEDULED_POD_UPDATE: Final = ClusterEvent(UNSCHEDULED_POD, ActionType.UPDATE)
+POD_GROUP_ADD: Final = ClusterEvent(POD_GROUP, ActionType.ADD)
+POD_GROUP_UPDATE: Final = ClusterEvent(POD_GROUP, ActionType.UPDATE)
+POD_GROUP_DELETE: Final = ClusterEvent(POD_GROUP, ActionType.DELETE)
 
 # Upstream's EventResource of the kinds upstream qualifies with their API group.
 _UPSTREAM_RESOURCES: Final = {

@@ -9,7 +9,7 @@ offer both (in-tree plugins do, with identical semantics); the runtime prefers t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -27,6 +27,7 @@ from corral.scheduler.framework.listers import (
     PreemptionExecutor,
     ResourceClaimWriter,
 )
+from corral.scheduler.framework.podgroup import PodGroupRecord, PodGroupState
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -224,6 +225,18 @@ class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
 
+@runtime_checkable
+class PlacementFeasiblePlugin(Plugin, Protocol):
+    """The pod-group cycle's check after each member (upstream ``PlacementFeasiblePlugin``):
+    Success when the group's constraints are met, Wait when more members may still meet them,
+    Unschedulable when they cannot be met any more. ``remaining`` members are still to be
+    tried; ``scheduled`` are placed (this cycle's and those assumed or bound before)."""
+
+    def placement_feasible(
+        self, group: PodGroupRecord, remaining: int, scheduled: int
+    ) -> Status | None: ...
+
+
 # --- what plugins get from the framework ---------------------------------------------------------
 
 
@@ -283,6 +296,23 @@ class Handle(Protocol):
         """The snapshot of the cycle in progress (upstream ``SnapshotSharedLister``)."""
         ...
 
+    # --- pod groups (GenericWorkload; upstream PodGroupManager) --------------------------------
+
+    @property
+    def generic_workload(self) -> bool:
+        """Whether the engine runs with the GenericWorkload gate (pod groups are scheduled
+        together); plugins that act on pod groups ask."""
+        ...
+
+    @property
+    def pod_groups(self) -> PodGroupManager | None:
+        """The live pod-group states (the cache's), None when the gate is off."""
+        ...
+
+    def activate(self, uids: Sequence[str]) -> None:
+        """Move these waiting pods to activeQ (upstream ``Handle.Activate``)."""
+        ...
+
     # --- what-if evaluation (preemption) -----------------------------------------------------
 
     def has_pre_filter_extensions(self, state: CycleState) -> bool:
@@ -301,6 +331,68 @@ class Handle(Protocol):
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo
     ) -> Status | None: ...
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        """The snapshot per-node filter runs read (workload preemption moves it along)."""
+        ...
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedAssignment:
+    """A member the pod-group algorithm placed: its node and the cycle state it was placed
+    with (upstream ``ProposedAssignment``)."""
+
+    pod: PodInfo
+    node_name: str
+    state: CycleState
+
+
+# Runs the pod-group algorithm again on the cycle's snapshot as it is now (upstream
+# ``PodGroupSchedulingFunc``): the members it placed, and the group's status.
+PodGroupSchedulingFunc = Callable[[], tuple[list[ProposedAssignment], Status | None]]
+
+
+class MutableSnapshot(Protocol):
+    """The pod-group cycle's own continuation of its snapshot (upstream's mutable snapshot
+    lister): pods taken off or put back are seen by the snapshots it gives, not by the cache."""
+
+    def snapshot(self) -> Snapshot: ...
+
+    def remove(self, pod: PodInfo) -> None: ...
+
+    def restore(self, pod: PodInfo) -> None: ...
+
+    def assume(self, pod: PodInfo, node_name: str) -> PodInfo: ...
+
+    def forget(self, pod: PodInfo) -> None: ...
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Plugin, Protocol):
+    """After an unschedulable pod-group cycle (upstream ``PodGroupPostFilterPlugin``): may make
+    room (workload-aware preemption). Returns each member's nominated node by UID."""
+
+    def pod_group_post_filter(
+        self,
+        group: PodGroupRecord,
+        members: Sequence[PodInfo],
+        snapshot: MutableSnapshot,
+        schedule: PodGroupSchedulingFunc,
+    ) -> tuple[Mapping[str, str] | None, Status | None]: ...
+
+
+class PodGroupManager(Protocol):
+    """Live pod-group state as the cache keeps it (upstream ``PodGroupManager``)."""
+
+    def pod_group(self, key: str) -> PodGroupRecord | None: ...
+
+    def pod_group_counts(self, key: str) -> tuple[PodGroupRecord | None, int, int] | None: ...
+
+    def pod_group_state(self, key: str) -> PodGroupState | None: ...
 
 
 # A plugin factory: validated args object (or None for defaults, or a raw mapping) → plugin.

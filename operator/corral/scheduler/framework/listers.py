@@ -94,6 +94,19 @@ class PreemptionExecutor(Protocol):
         lower_priority_nominated: Sequence[PodInfo],
     ) -> Status | None: ...
 
+    def preempt_group(
+        self,
+        group_uid: str,
+        group_key: str,
+        members: Sequence[PodInfo],
+        victims: Sequence[PodInfo],
+    ) -> Status | None:
+        """A pod group's preemption (GenericWorkload): the same for every victim, the Event
+        saying ``Preempted by podgroup <uid> on node cluster``; ``group_uid`` counts as
+        preempting until it is done; its members are activated when nothing else may requeue
+        them."""
+        ...
+
     def clear_nominated_node_name(self, pods: Sequence[PodInfo]) -> None: ...
 
     def is_running_preemption(self, uid: str) -> bool:

@@ -32,6 +32,8 @@ class ResolvedProfile:
     pre_bind: tuple[str, ...] = ()
     bind: tuple[str, ...] = ()
     post_bind: tuple[str, ...] = ()
+    # The pod-group cycle's PostFilter (workload-aware preemption); run with GenericWorkload.
+    pod_group_post_filter: tuple[str, ...] = ()
     plugin_args: Mapping[str, object] = field(default_factory=dict)
     # None: the engine-wide value applies; 0: adaptive; 100: all nodes.
     percentage_of_nodes_to_score: int | None = None
@@ -52,6 +54,7 @@ class ResolvedProfile:
             self.pre_bind,
             self.bind,
             self.post_bind,
+            self.pod_group_post_filter,
         ):
             for name in point:
                 seen.setdefault(name, None)

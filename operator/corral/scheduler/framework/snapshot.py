@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.scheduler.framework import nodeselector, pod_table, types
+from corral.scheduler.framework.podgroup import PodGroupState
 from corral.scheduler.framework.taints import Taint
 
 # Fixed resource rows; scalar resources get rows from 4 on, in order of first sight.
@@ -156,6 +157,9 @@ class Snapshot:
     # slot → the NodeInfo ``node_info`` built for it (or the cache carried over): a memo, not
     # state; every entry equals what ``node_info`` would build from this snapshot's columns.
     built_views: dict[int, types.NodeInfo] = field(default_factory=dict)
+    # GenericWorkload: each PodGroup's members as of this snapshot (key ``namespace/name``);
+    # empty with the gate off. Never changed after the snapshot is taken.
+    pod_groups: Mapping[str, PodGroupState] = field(default_factory=dict)
 
     @property
     def num_nodes(self) -> int:

@@ -128,11 +128,18 @@ class PodInfo:
     preemption_policy: str = ""  # "" means PreemptLowerPriority
     # deletionTimestamp set and DisruptionTarget=True with reason PreemptionByScheduler.
     terminating_by_preemption: bool = False
+    # spec.schedulingGroup.podGroupName ("" without one): the pod's PodGroup, in its namespace.
+    scheduling_group: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def pod_group_key(self) -> str:
+        """``namespace/podGroupName`` ("" for a pod in no scheduling group)."""
+        return f"{self.namespace}/{self.scheduling_group}" if self.scheduling_group else ""
 
     @property
     def terminal(self) -> bool:

@@ -152,6 +152,35 @@ EVENTS_DROPPED: Final = Metric(
     "gauge",
 )
 
+# --- pod groups (GenericWorkload; registered only with the gate, as upstream's) -------------
+
+PODGROUP_SCHEDULE_ATTEMPTS: Final = Metric(
+    "scheduler_podgroup_schedule_attempts_total",
+    "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod "
+    "group could not be scheduled, while 'error' means an internal scheduler problem.",
+    "counter",
+    ("result", "profile"),
+)
+PODGROUP_SCHEDULING_ATTEMPT_DURATION: Final = Metric(
+    "scheduler_podgroup_scheduling_attempt_duration_seconds",
+    "Pod group scheduling attempt latency in seconds",
+    "histogram",
+    ("result", "profile"),
+    exponential_buckets(0.001, 2, 15),
+)
+PODGROUP_SCHEDULING_ALGORITHM_DURATION: Final = Metric(
+    "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+    "Pod group scheduling algorithm latency in seconds",
+    "histogram",
+    (),
+    exponential_buckets(0.001, 2, 15),
+)
+GENERIC_WORKLOAD: Final[tuple[Metric, ...]] = (
+    PODGROUP_SCHEDULE_ATTEMPTS,
+    PODGROUP_SCHEDULING_ATTEMPT_DURATION,
+    PODGROUP_SCHEDULING_ALGORITHM_DURATION,
+)
+
 DECLARED: Final[tuple[Metric, ...]] = (
     SCHEDULE_ATTEMPTS,
     SCHEDULING_ATTEMPT_DURATION,
@@ -172,9 +201,10 @@ DECLARED: Final[tuple[Metric, ...]] = (
 )
 
 
-def new_recorder() -> Recorder:
-    """A recorder of every declared metric (one per engine)."""
-    return Recorder(DECLARED)
+def new_recorder(*, generic_workload: bool = False) -> Recorder:
+    """A recorder of every declared metric (one per engine); with GenericWorkload also the
+    pod groups' (:data:`GENERIC_WORKLOAD`)."""
+    return Recorder(DECLARED + GENERIC_WORKLOAD if generic_workload else DECLARED)
 
 
 def attempts_label(attempts: int) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from corral.scheduler.config import (
     IN_TREE,
     ExpandedProfile,
+    FeatureGates,
     KubeSchedulerProfile,
     PluginDeclaration,
     default_plugins,
@@ -53,6 +54,7 @@ def resolved_profile(
         pre_bind=at("preBind"),
         bind=at("bind"),
         post_bind=at("postBind"),
+        pod_group_post_filter=at("podGroupPostFilter"),
         plugin_args=plugin_args,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
@@ -63,9 +65,12 @@ def default_profile(
     *,
     plugin_args: dict[str, object] | None = None,
     percentage_of_nodes_to_score: int | None = None,
+    gates: FeatureGates | None = None,
 ) -> ResolvedProfile:
-    """Upstream's default plugins (MultiPoint order and weights), expanded per point."""
-    profile = KubeSchedulerProfile(scheduler_name=scheduler_name, plugins=default_plugins())
+    """Upstream's default plugins (MultiPoint order and weights) for these feature ``gates``,
+    expanded per point."""
+    plugins = default_plugins(gates if gates is not None else FeatureGates())
+    profile = KubeSchedulerProfile(scheduler_name=scheduler_name, plugins=plugins)
     points = {d.name: d.extension_points for d in IN_TREE}
     plan, errors = expand(FieldPath(), profile, points)
     if errors:  # the declarations' own default set always expands

@@ -10,6 +10,7 @@ short runner per extension point; splitting it would scatter the points a reader
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,6 +32,7 @@ from corral.scheduler.framework.listers import (
     PreemptionExecutor,
     ResourceClaimWriter,
 )
+from corral.scheduler.framework.podgroup import PodGroupRecord
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime import nominated
 from corral.scheduler.framework.runtime.waiting_pods import (
@@ -43,6 +45,7 @@ from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
 _P = TypeVar("_P")
+GANG_SCHEDULING: Final = "GangScheduling"
 _N = TypeVar("_N", bound=fw.Plugin)
 
 
@@ -81,6 +84,7 @@ _POINTS: Final[tuple[tuple[str, type[Any], str], ...]] = (
     ("pre_bind", fw.PreBindPlugin, "PreBindPlugin"),
     ("bind", fw.BindPlugin, "BindPlugin"),
     ("post_bind", fw.PostBindPlugin, "PostBindPlugin"),
+    ("pod_group_post_filter", fw.PodGroupPostFilterPlugin, "PodGroupPostFilterPlugin"),
 )
 
 
@@ -127,8 +131,16 @@ class Framework:
         claim_writer: ResourceClaimWriter | None = None,
         object_updater: ObjectUpdater | None = None,
         metrics: m.Recorder | None = None,
+        generic_workload: bool = False,
+        pod_groups: fw.PodGroupManager | None = None,
+        activator: Callable[[Sequence[str]], None] | None = None,
     ) -> None:
         self.profile = profile
+        self._generic_workload, self._pod_groups, self._activator = (
+            generic_workload,
+            pod_groups,
+            activator,
+        )
         self.clock = clock
         # Where the extension points' and (sampled) plugins' durations go; the engine passes
         # its own, shared by its profiles.
@@ -145,17 +157,7 @@ class Framework:
         self._extenders: tuple[Extender, ...] = ()
         self.waiting_pods = WaitingPods()
         self.plugins: dict[str, fw.Plugin] = {}
-        for name in profile.plugin_names():
-            factory = registry.get(name)
-            if factory is None:
-                continue  # reported below with the point it is listed at
-            try:
-                plugin = factory(profile.plugin_args.get(name), self)
-            except (TypeError, ValueError, KeyError) as exc:
-                raise FrameworkError(f"initializing plugin {name!r}: {exc}") from exc
-            if plugin.name != name:
-                raise FrameworkError(f"plugin {name!r} calls itself {plugin.name!r}")
-            self.plugins[name] = plugin
+        self._build_plugins(profile, registry)
 
         lists = {
             attr: self._point(getattr(profile, attr), kind, label) for attr, kind, label in _POINTS
@@ -176,6 +178,9 @@ class Framework:
         ]
         self.bind: list[fw.BindPlugin] = lists["bind"]
         self.post_bind: list[fw.PostBindPlugin] = lists["post_bind"]
+        self.pod_group_post_filter: list[fw.PodGroupPostFilterPlugin] = lists[
+            "pod_group_post_filter"
+        ]
         # Filter and Score accept either form; the batch form is preferred at run time.
         self.filter: list[fw.Plugin] = self._either(
             profile.filter, fw.BatchFilterPlugin, fw.FilterPlugin, "FilterPlugin"
@@ -214,6 +219,21 @@ class Framework:
         self.pre_filter_extensions = [
             (pl.name, ext) for pl in self.pre_filter if (ext := pl.pre_filter_extensions())
         ]
+
+    def _build_plugins(
+        self, profile: ResolvedProfile, registry: Mapping[str, fw.PluginFactory]
+    ) -> None:
+        for name in profile.plugin_names():
+            factory = registry.get(name)
+            if factory is None:
+                continue  # reported with the point it is listed at
+            try:
+                plugin = factory(profile.plugin_args.get(name), self)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise FrameworkError(f"initializing plugin {name!r}: {exc}") from exc
+            if plugin.name != name:
+                raise FrameworkError(f"plugin {name!r} calls itself {plugin.name!r}")
+            self.plugins[name] = plugin
 
     # --- metrics ----------------------------------------------------------------------------
 
@@ -259,6 +279,20 @@ class Framework:
         return None
 
     # --- build helpers ----------------------------------------------------------------------
+
+    @functools.cached_property
+    def placement_feasible(self) -> list[fw.PlacementFeasiblePlugin]:
+        """Upstream uses GangScheduling, when it is enabled at any point, as the only
+        PlacementFeasible plugin, and only with GenericWorkload."""
+        gang = self.plugins.get(GANG_SCHEDULING) if self._generic_workload else None
+        if gang is None:
+            return []
+        if not isinstance(gang, fw.PlacementFeasiblePlugin):
+            raise FrameworkError(
+                "GenericWorkload is enabled, but GangScheduling plugin does not fulfill "
+                "PlacementFeasiblePlugin interface"
+            )
+        return [gang]
 
     def _lookup(self, name: str, label: str) -> fw.Plugin:
         plugin = self.plugins.get(name)
@@ -348,6 +382,18 @@ class Framework:
 
     def snapshot(self) -> Snapshot | None:
         return self._snapshot
+
+    @property
+    def generic_workload(self) -> bool:
+        return self._generic_workload
+
+    @property
+    def pod_groups(self) -> fw.PodGroupManager | None:
+        return self._pod_groups
+
+    def activate(self, uids: Sequence[str]) -> None:
+        if self._activator is not None:
+            self._activator(uids)
 
     def set_snapshot(self, snapshot: Snapshot) -> None:
         """The runtime calls this at the start of each cycle (one cycle at a time)."""
@@ -690,6 +736,58 @@ class Framework:
             if sampled:
                 self.observe_plugin(pl.name, m.POST_BIND, None, begun)
         self.observe_point(m.POST_BIND, None, started)
+
+    # --- pod-group cycle ----------------------------------------------------------------------
+
+    def run_pod_group_post_filter(
+        self,
+        group: PodGroupRecord,
+        members: Sequence[PodInfo],
+        snapshot: fw.MutableSnapshot,
+        schedule: fw.PodGroupSchedulingFunc,
+    ) -> tuple[Mapping[str, str], Status | None]:
+        """Upstream RunPodGroupPostFilterPlugins: the first success or UnschedulableAndUnresolvable
+        decides; Unschedulable reasons are gathered; anything else is an error."""
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.pod_group_post_filter:
+            nominations, s = pl.pod_group_post_filter(group, members, snapshot, schedule)
+            if s is None or s.is_success:
+                return dict(nominations or {}), s
+            if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return dict(nominations or {}), s.with_plugin(pl.name)
+            if s.code is Code.UNSCHEDULABLE:
+                reasons.extend(s.reasons)
+                rejector = rejector or pl.name
+                continue
+            return {}, Status.error(
+                f'error in "{pl.name}" PodGroupPostFilter plugins: {s.message}'
+            ).with_plugin(pl.name)
+        return {}, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    def run_placement_feasible(
+        self, group: PodGroupRecord, remaining: int, scheduled: int
+    ) -> Status | None:
+        """Upstream RunPlacementFeasiblePlugins: Success (None) when every plugin succeeds;
+        the first Unschedulable; else the last Wait; anything else is an Error."""
+        result: Status | None = None
+        for pl in self.placement_feasible:
+            s = pl.placement_feasible(group, remaining, scheduled)
+            if s is None or s.is_success:
+                continue
+            if s.is_wait:
+                result = s.with_plugin(pl.name)
+                continue
+            if s.code is Code.UNSCHEDULABLE:
+                return s.with_plugin(pl.name)
+            if s.code is Code.ERROR:
+                return Status.error(f"running PlacementFeasible plugin: {s.message}").with_plugin(
+                    pl.name
+                )
+            return Status.error(
+                f"unexpected status from PlacementFeasible plugin: {s.code.label}"
+            ).with_plugin(pl.name)
+        return result
 
 
 def _check_score_total(weights: Mapping[str, int]) -> None:

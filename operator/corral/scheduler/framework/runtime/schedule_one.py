@@ -82,7 +82,18 @@ def scheduling_cycle(
         _algorithm_done(scheduler, started)
         return CycleOutcome(status=err.status, nominated_node_name="")
     _algorithm_done(scheduler, started)
+    return prepare_for_binding(scheduler, state, pod, result, assumer)
 
+
+def prepare_for_binding(
+    scheduler: PodScheduler,
+    state: CycleState,
+    pod: PodInfo,
+    result: ScheduleResult,
+    assumer: Assumer,
+) -> CycleOutcome:
+    """Upstream ``prepareForBindingCycle``: assume on the chosen host, Reserve, Permit."""
+    fwk = scheduler.fwk
     host = result.suggested_host
     assumer.assume_pod(pod, host)
     reserved = fwk.run_reserve(state, pod, host)
