@@ -236,7 +236,7 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "DynamicResources",
         "dynamic_resources",
         # Upstream's extension points; preScore only skips Score for pods without claims.
-        "preEnqueue preFilter filter postFilter preScore score reserve preBind",
+        "preEnqueue preFilter filter postFilter preScore score reserve preBind podGroupPostFilter",
         "Dynamic resource allocation: allocates devices from ResourceSlices to ResourceClaims.",
         default_weight=2,
         args=PluginArgs(

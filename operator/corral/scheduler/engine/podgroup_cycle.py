@@ -322,7 +322,8 @@ class PodGroupCycle:
             return placed, rerun.status
 
         pods = [m.pod for m in members]
-        nominations, status = fwk.run_pod_group_post_filter(group, pods, fork, again)
+        states = {m.qpi.pod.uid: m.state for m in result.members}
+        nominations, status = fwk.run_pod_group_post_filter(group, pods, fork, again, states)
         if status is None or status.is_success:
             result.waiting_on_preemption = True
             for m in result.members:

@@ -374,7 +374,9 @@ class MutableSnapshot(Protocol):
 @runtime_checkable
 class PodGroupPostFilterPlugin(Plugin, Protocol):
     """After an unschedulable pod-group cycle (upstream ``PodGroupPostFilterPlugin``): may make
-    room (workload-aware preemption). Returns each member's nominated node by UID."""
+    room (workload-aware preemption). ``states``: the cycle state of each member the attempt
+    evaluated, by UID (upstream's PodGroupCycleState). Returns each member's nominated node by
+    UID."""
 
     def pod_group_post_filter(
         self,
@@ -382,6 +384,7 @@ class PodGroupPostFilterPlugin(Plugin, Protocol):
         members: Sequence[PodInfo],
         snapshot: MutableSnapshot,
         schedule: PodGroupSchedulingFunc,
+        states: Mapping[str, CycleState],
     ) -> tuple[Mapping[str, str] | None, Status | None]: ...
 
 

@@ -11,8 +11,10 @@ import pytest
 
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.objects import ObjectStore
-from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.config import FeatureGates
 from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.podgroup import PodGroupState, pod_group_from_json
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.runtime.schedule_one import scheduling_cycle
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
@@ -20,9 +22,12 @@ from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import default_preemption
 from corral.scheduler.plugins.default_preemption import candidates as cand
+from corral.scheduler.plugins.default_preemption import workload_victims as wv
 from corral.scheduler.plugins.default_preemption.victims import split_by_pdb
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
-from corral.testing.builders import build_cache, node, pod
+from corral.testing.builders import build_cache, node, pod, pod_group
+
+GATES = FeatureGates({"GenericWorkload": True})
 
 
 class Executor:
@@ -419,3 +424,90 @@ def test_pod_level_requests_are_counted_for_victims_and_preemptor() -> None:
     )  # fmt: skip
     _, executor = schedule(cache, high(cpu="0", pod_requests={"cpu": "2"}))
     assert executor.preempted == [("hi", "a", ["big"], [])]
+
+
+# --- GenericWorkload: victims are PodGroups (upstream getCrossNodesVictims) ------------------
+
+
+def schedule_workload(
+    nodes: Sequence[dict[str, Any]],
+    pods: Sequence[dict[str, Any]],
+    groups: Sequence[dict[str, Any]],
+    incoming: PodInfo,
+) -> tuple[Any, Executor]:
+    cache = Cache(generic_workload=True)
+    for raw in nodes:
+        cache.add_node(node_from_json(raw))
+    for raw in groups:
+        cache.set_pod_group(pod_group_from_json(raw))
+    for raw in pods:
+        cache.add_pod(pod_from_json(raw))
+    executor = Executor()
+    fwk = Framework(
+        default_profile(percentage_of_nodes_to_score=100, gates=GATES),
+        in_tree_registry(),
+        pod_binder=lambda _p, _n: None,
+        preemption_executor=executor,
+        generic_workload=True,
+        pod_groups=cache,
+    )
+    scheduler = PodScheduler(fwk, rng=random.Random(0))
+    return scheduling_cycle(scheduler, CycleState(), incoming, cache.snapshot(), cache), executor
+
+
+def test_a_disruption_all_group_is_one_victim_across_nodes() -> None:
+    """Evicting a member of a ``disruptionMode: all`` group evicts the whole group, on every
+    node; the other node's pods of the group count as victims of this candidate."""
+    nodes = [node("a", cpu="2"), node("b", cpu="2")]
+    pods = [
+        running("g-0", "a", 0, cpu="2", group="g"),
+        running("g-1", "b", 0, cpu="1", group="g"),
+        running("b1", "b", 5),
+    ]
+    outcome, executor = schedule_workload(
+        nodes, pods, [pod_group("g", min_count=2, priority=1, disruption_all=True)], high()
+    )
+    # On a: the whole group (2 pods); on b: b1 alone (priority 5 < 100) frees 1 cpu, not
+    # enough, so the group too: 3 victims. a wins on fewer victims.
+    assert outcome.nominated_node_name == "a"
+    assert executor.preempted == [("hi", "a", ["g-0", "g-1"], [])]
+
+
+def test_a_victims_priority_is_its_pod_groups() -> None:
+    """A member's own priority is ignored: the PodGroup's decides (here above the preemptor)."""
+    nodes = [node("a", cpu="2")]
+    pods = [running("g-0", "a", 0, cpu="2", group="g")]
+    outcome, executor = schedule_workload(nodes, pods, [pod_group("g", priority=1000)], high())
+    assert outcome.nominated_node_name == ""
+    assert executor.preempted == []
+    assert outcome.status is not None
+    assert "No preemption victims found for incoming pod" in outcome.status.message
+
+
+def test_single_disruption_members_are_victims_one_by_one() -> None:
+    nodes = [node("a", cpu="2"), node("b", cpu="2")]
+    pods = [
+        running("g-0", "a", 0, cpu="2", group="g"),
+        running("g-1", "b", 0, cpu="2", group="g"),
+    ]
+    outcome, executor = schedule_workload(nodes, pods, [pod_group("g", priority=1)], high())
+    assert outcome.nominated_node_name in ("a", "b")
+    assert len(executor.preempted) == 1
+    assert len(executor.preempted[0][2]) == 1
+
+
+def test_more_important_victim_order() -> None:
+    now = 100.0
+    plain = wv.single(pod_from_json(running("p", "a", 1)), {}, now)
+    groups = {
+        "default/g": _state(pod_group("g", priority=1)),
+    }
+    member = wv.single(pod_from_json(running("m", "a", 1, group="g")), groups, now)
+    high_victim = wv.single(pod_from_json(running("h", "a", 2)), {}, now)
+    assert [v.pods[0].name for v in wv.by_importance([plain, member, high_victim])] == [
+        "h", "m", "p"
+    ]  # fmt: skip
+
+
+def _state(raw: dict[str, Any]) -> PodGroupState:
+    return PodGroupState(group=pod_group_from_json(raw))

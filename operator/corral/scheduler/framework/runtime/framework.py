@@ -745,13 +745,14 @@ class Framework:
         members: Sequence[PodInfo],
         snapshot: fw.MutableSnapshot,
         schedule: fw.PodGroupSchedulingFunc,
+        states: Mapping[str, CycleState],
     ) -> tuple[Mapping[str, str], Status | None]:
         """Upstream RunPodGroupPostFilterPlugins: the first success or UnschedulableAndUnresolvable
         decides; Unschedulable reasons are gathered; anything else is an error."""
         reasons: list[str] = []
         rejector = ""
         for pl in self.pod_group_post_filter:
-            nominations, s = pl.pod_group_post_filter(group, members, snapshot, schedule)
+            nominations, s = pl.pod_group_post_filter(group, members, snapshot, schedule, states)
             if s is None or s.is_success:
                 return dict(nominations or {}), s
             if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:

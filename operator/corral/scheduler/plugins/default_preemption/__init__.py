@@ -56,6 +56,7 @@ from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import names
 from corral.scheduler.plugins.default_preemption import candidates as cand
+from corral.scheduler.plugins.default_preemption import workload_victims as wv
 from corral.scheduler.plugins.default_preemption.extenders import call_preemption_extenders
 from corral.scheduler.plugins.default_preemption.podgroup import preempt_pod_group
 from corral.scheduler.plugins.default_preemption.victims import NO_VICTIMS
@@ -124,6 +125,7 @@ class DefaultPreemption:
         members: Sequence[PodInfo],
         snapshot: MutableSnapshot,
         schedule: PodGroupSchedulingFunc,
+        states: Mapping[str, CycleState],
     ) -> tuple[Mapping[str, str] | None, Status | None]:
         """Workload-aware preemption (``podgroup.py``); messages prefixed ``pod group
         preemption: `` as upstream's."""
@@ -214,8 +216,11 @@ class DefaultPreemption:
             return ""
         if _code(status_of(slot) or absent) is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             return ""
+        groups = snapshot.pod_groups if self.handle.generic_workload else {}
         for other in snapshot.pods.pods_on(slot):
-            if other.priority < pod.priority and other.terminating_by_preemption:
+            # A victim's priority is its PodGroup's with GenericWorkload (NewPodVictim).
+            priority = wv.pod_priority(other, groups) if groups else other.priority
+            if priority < pod.priority and other.terminating_by_preemption:
                 return NOT_ELIGIBLE_TERMINATING
         return ""
 

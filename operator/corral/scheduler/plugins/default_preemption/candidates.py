@@ -23,6 +23,7 @@ from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.plugins.default_preemption import workload_victims as wv
 from corral.scheduler.plugins.default_preemption.victims import select_victims_on_node, start_time
 
 _PRIORITY_OFFSET = 2**31
@@ -60,9 +61,14 @@ def dry_run(
     for i in range(len(potential)):
         slot = potential[(offset + i) % len(potential)]
         node = snapshot.node_info(slot)
-        victims, violations, s = select_victims_on_node(
-            handle, state.clone(), pod, node, pdbs, now=now, evictable=evictable
-        )
+        if handle.generic_workload:  # a group's pods on other nodes may be among the victims
+            victims, violations, s = wv.select_victims_on_node(
+                handle, state.clone(), pod, snapshot, slot, pdbs=pdbs, now=now, evictable=evictable
+            )
+        else:
+            victims, violations, s = select_victims_on_node(
+                handle, state.clone(), pod, node, pdbs, now=now, evictable=evictable
+            )
         if s is None and victims:
             c = Candidate(node.name, tuple(victims), violations)
             (violating if violations else clean).append(c)

@@ -16,15 +16,18 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.podgroup import PodGroupState
 from corral.scheduler.framework.snapshot import Snapshot
-from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.plugins.default_preemption.victims import NO_VICTIMS, start_time
 from corral.scheduler.plugins.default_preemption.victims import split_by_pdb as split_pods
-from corral.scheduler.plugins.default_preemption.victims import start_time
 
 POD: Final = "pod"
 POD_GROUP: Final = "podgroup"
@@ -121,3 +124,102 @@ def split_by_pdb(
         else:
             fine.append(victim)
     return violating, fine
+
+
+def select_victims_on_node(
+    handle: Handle,
+    state: CycleState,
+    preemptor: PodInfo,
+    snapshot: Snapshot,
+    slot: int,
+    *,
+    pdbs: Sequence[Mapping[str, Any]],
+    now: float,
+    evictable: Callable[[PodInfo], bool],
+) -> tuple[list[PodInfo], int, Status | None]:
+    """Upstream DefaultPreemption.SelectVictimsOnNode with GenericWorkload: the victims are the
+    node's cross-node victims of lower priority than the preemptor (a whole group with
+    ``disruptionMode: all``); only the main node's NodeInfo changes, the PreFilter extensions
+    see every removed or re-added pod on its own node. (victim pods, PDB violations, None) or
+    ([], 0, the node's status)."""
+    node = snapshot.node_info(slot)
+    main = node.name
+    potential = [
+        v
+        for v in cross_node_victims(snapshot, (slot,), now)
+        if v.priority < preemptor.priority and all(evictable(p) for p in v.pods)
+    ]
+    if not potential:
+        return [], 0, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+    remote: dict[str, NodeInfo] = {}
+
+    def node_of(pod: PodInfo) -> NodeInfo:
+        if pod.node_name == main:
+            return node
+        info = remote.get(pod.node_name)
+        if info is None:
+            info = remote[pod.node_name] = snapshot.node_info(snapshot.slot_of[pod.node_name])
+        return info
+
+    extensions = handle.has_pre_filter_extensions(state)
+
+    def remove(victim: Victim) -> Status | None:
+        nonlocal node
+        for pod in victim.pods:
+            if pod.node_name == main:
+                node = node.without_pod(pod)
+            if extensions:
+                s = handle.run_pre_filter_extension_remove_pod(state, preemptor, pod, node_of(pod))
+                if s is not None and not s.is_success:
+                    return s
+        return None
+
+    def add(victim: Victim) -> Status | None:
+        nonlocal node
+        for pod in victim.pods:
+            if pod.node_name == main:
+                node = node.with_pod(pod)
+            if extensions:
+                s = handle.run_pre_filter_extension_add_pod(state, preemptor, pod, node_of(pod))
+                if s is not None and not s.is_success:
+                    return s
+        return None
+
+    for victim in potential:
+        s = remove(victim)
+        if s is not None:
+            return [], 0, s
+    s = handle.run_filter_plugins_with_nominated_pods(state, preemptor, node)
+    if s is not None and not s.is_success:
+        return [], 0, s
+    ordered = by_importance(potential)
+    violating, fine = split_by_pdb(ordered, pdbs)
+    chosen: list[Victim] = []
+
+    def reprieve(victim: Victim) -> tuple[bool, Status | None]:
+        s = add(victim)
+        if s is not None:
+            return False, s
+        status = handle.run_filter_plugins_with_nominated_pods(state, preemptor, node)
+        if status is None or status.is_success:
+            return True, None
+        s = remove(victim)
+        if s is not None:
+            return False, s
+        chosen.append(victim)
+        return False, None
+
+    violations = 0
+    for victim, count in violating:
+        fits, err = reprieve(victim)
+        if err is not None:
+            return [], 0, err
+        if not fits:
+            violations += count
+    for victim in fine:
+        _, err = reprieve(victim)
+        if err is not None:
+            return [], 0, err
+    if violating and fine:
+        chosen = by_importance(chosen)
+    return [p for v in chosen for p in v.pods], violations, None

@@ -25,6 +25,10 @@
   deallocated ("deallocation of ResourceClaim completed"), so the next attempt may allocate it
   elsewhere; otherwise plain Unschedulable. After an earlier PreFilter plugin rejected the pod
   there is no state: an Error "not found", as upstream (DefaultPreemption then does not run).
+- PodGroupPostFilter (GenericWorkload; before DefaultPreemption's): every member the group's
+  attempt got to PreFilter releases its claims as PostFilter would; the answer is Unschedulable
+  "deallocation and deletion of ResourceClaims completed" (appended to the group's message)
+  unless a write failed.
 - Queueing: Node, ResourceClaim, the pod's own claim statuses, DeviceClass and ResourceSlice
   events, with upstream's hints for claims and the pod (:mod:`.hints`).
 
@@ -45,7 +49,7 @@ import contextlib
 import copy
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -70,12 +74,15 @@ from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.interface import (
     FilterVerdict,
     Handle,
+    MutableSnapshot,
+    PodGroupSchedulingFunc,
     PostFilterResult,
     PreFilterExtensions,
     PreFilterResult,
     Scores,
     Slots,
 )
+from corral.scheduler.framework.podgroup import PodGroupRecord
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
@@ -109,6 +116,7 @@ ERR_CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 ERR_NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 MSG_DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 MSG_DELETED: Final = "deletion of ResourceClaim completed"
+MSG_GROUP_RELEASED: Final = "deallocation and deletion of ResourceClaims completed"
 ERR_NO_STATE: Final = "not found"  # upstream's CycleState.Read error (fwk.ErrNotFound)
 FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
@@ -374,10 +382,37 @@ class DynamicResources:
         s = state.read(STATE_KEY, _State)
         if s is None:
             return None, Status.error(ERR_NO_STATE)
+        return None, self._release(s, pod, s.unavailable | _unavailable_in_batch(s, statuses))
+
+    def pod_group_post_filter(
+        self,
+        group: PodGroupRecord,
+        members: Sequence[PodInfo],
+        snapshot: MutableSnapshot,
+        schedule: PodGroupSchedulingFunc,
+        states: Mapping[str, CycleState],
+    ) -> tuple[Mapping[str, str] | None, Status | None]:
+        """Upstream PodGroupPostFilter (hierarchies, TopologyAwareWorkloadScheduling and
+        DRAWorkloadResourceClaims off): each member this attempt got to PreFilter releases its
+        unavailable claims as PostFilter would; only an error changes the answer, always
+        Unschedulable ``deallocation and deletion of ResourceClaims completed``."""
+        for pod in members:
+            state = states.get(pod.uid)
+            s = state.read(STATE_KEY, _State) if state is not None else None
+            if s is None:
+                continue
+            status = self._release(s, pod, s.unavailable)
+            if status.code is Code.ERROR:
+                return None, status
+        return None, Status.of(Code.UNSCHEDULABLE, MSG_GROUP_RELEASED)
+
+    def _release(self, s: _State, pod: PodInfo, unavailable: Collection[int]) -> Status:
+        """Upstream deallocateOrDeletePodClaims: deallocate one unavailable claim only this pod
+        uses, or delete the pod's extended-resource claim from an earlier cycle."""
         writer = self._handle.claim_writer
         if writer is None:
-            return None, Status(Code.UNSCHEDULABLE)
-        for index in sorted(s.unavailable | _unavailable_in_batch(s, statuses)):
+            return Status(Code.UNSCHEDULABLE)
+        for index in sorted(unavailable):
             claim = s.claims[index]
             if index == s.extended:
                 if not extended.is_special(claim):
@@ -393,15 +428,15 @@ class DynamicResources:
             try:
                 writer.update_status(update)
             except listers.WriteError as err:
-                return None, Status.error(str(err))
-            return None, Status.of(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
+                return Status.error(str(err))
+            return Status.of(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
         if s.extended >= 0 and not extended.is_special(s.claims[s.extended]):
             try:
                 _delete_claim(writer, s.claims[s.extended])
             except listers.WriteError as err:
-                return None, Status.error(str(err))
-            return None, Status.of(Code.UNSCHEDULABLE, MSG_DELETED)
-        return None, Status(Code.UNSCHEDULABLE)
+                return Status.error(str(err))
+            return Status.of(Code.UNSCHEDULABLE, MSG_DELETED)
+        return Status(Code.UNSCHEDULABLE)
 
     # --- Score -----------------------------------------------------------------------------
 

@@ -343,3 +343,18 @@ def test_pre_bind_pre_flight_says_whether_pre_bind_will_act() -> None:
     assert verdicts["node-a"] is None
     assert plugin.reserve(state, claiming, "node-a") is None
     assert plugin.pre_bind_pre_flight(state, claiming, "node-a") is None
+
+
+def test_pod_group_post_filter_always_says_claims_were_released() -> None:
+    """GenericWorkload: upstream's PodGroupPostFilter answers Unschedulable "deallocation and
+    deletion of ResourceClaims completed" whether or not a member had claims, or got to
+    PreFilter at all; the group's message carries it before DefaultPreemption's part."""
+    plugin = dra.DynamicResources(cast(Handle, store()))
+    plain = pod_from_json(pod("p"))
+    state = CycleState()
+    plugin.pre_filter(state, plain, snapshot_of(NODES))
+    for states in ({}, {plain.uid: state}):
+        _, status = plugin.pod_group_post_filter(
+            None, [plain], None, lambda: ([], None), states  # type: ignore[arg-type]
+        )
+        assert status == Status.of(Code.UNSCHEDULABLE, dra.MSG_GROUP_RELEASED)
