@@ -35,7 +35,8 @@ def _run_seed(
     scenario: Scenario, candidates: list[str], disabled: tuple[str, ...], *, verbose: bool
 ) -> harness.Report:
     with tempfile.TemporaryDirectory(prefix=f"corral-conformance-{scenario.seed}-") as tmp:
-        cluster = LocalCluster.up(Path(tmp))
+        gates = dict(kinds.get(scenario.kind).feature_gates)
+        cluster = LocalCluster.up(Path(tmp), feature_gates=gates or None)
         try:
             return harness.run(
                 cluster,

@@ -25,6 +25,8 @@ LOG_LINE: Final = re.compile(r'^[IWE]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] "(?P<msg>[
 KEY_VALUE: Final = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 
 ATTEMPT: Final = "Attempting to schedule pod"
+# A member's attempt within its pod group's cycle (schedule_one_podgroup.go, -v=4).
+MEMBER_ATTEMPT: Final = "Attempting to schedule a pod belonging to a pod group"
 PLUGIN_SCORE: Final = "Plugin scored node for pod"
 FINAL_SCORE: Final = "Calculated node's final score for pod"
 BOUND: Final = "Successfully bound pod to node"
@@ -42,6 +44,8 @@ class Decision:
     # scenario's pods ("namespace/name") deleted while it was being decided.
     nominated: str | None = None
     victims: list[str] = field(default_factory=list)
+    # Grouped kinds only: its PodGroup's PodGroupInitiallyScheduled condition, as text.
+    group: str | None = None
 
     def describe(self) -> str:
         if self.timed_out:
@@ -149,13 +153,13 @@ class LogParser:
         if not match:
             return
         message = match["msg"]
-        if message not in (ATTEMPT, PLUGIN_SCORE, FINAL_SCORE, BOUND):
+        if message not in (ATTEMPT, MEMBER_ATTEMPT, PLUGIN_SCORE, FINAL_SCORE, BOUND):
             return
         values = {k: v.strip('"') for k, v in KEY_VALUE.findall(match["kv"])}
         pod = values.get("pod")
         if not pod:
             return
-        if message == ATTEMPT:
+        if message in (ATTEMPT, MEMBER_ATTEMPT):
             self.traces[pod] = Trace()
             return
         trace = self.traces.setdefault(pod, Trace())

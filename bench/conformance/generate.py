@@ -77,6 +77,9 @@ class Scenario:
     # Any other API objects, created after the nodes and before the running pods (e.g.
     # StorageClasses, PersistentVolumes, DeviceClasses, ResourceSlices).
     objects: list[JSON] = field(default_factory=list)
+    # PodGroups (GenericWorkload) whose members are among ``pods``: the harness creates a copy
+    # per scheduler with the members' copies (bench.conformance.groups).
+    pod_groups: list[JSON] = field(default_factory=list)
 
     def to_json(self) -> JSON:
         return asdict(self)

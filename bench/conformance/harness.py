@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.cluster import make_schedulable
-from bench.conformance import kinds
+from bench.conformance import groups, kinds
 from bench.conformance.compare import Decision, LogParser, Trace, Verdict
 from bench.conformance.generate import JSON, Scenario
 from bench.schedulers import SchedulerConfig, SchedulerProcess
@@ -44,6 +44,8 @@ from corral.scheduler.plugins.volume_binding.matching import ANN_BIND_COMPLETED
 from corral.testing import LocalCluster
 
 REFERENCE: Final = "conf-reference"
+# Every feasible node's score (schedule_one.go) and, for pod groups, each member's attempt.
+REFERENCE_VMODULE: Final = "schedule_one=10,schedule_one_podgroup=4"
 DECISION_TIMEOUT: Final = 30.0
 # Events are recorded asynchronously by both schedulers; a preemptor's is there within seconds.
 EVENT_TIMEOUT: Final = 10.0
@@ -300,14 +302,18 @@ def run(
             ).write(cluster, f"{name}.yaml")
 
         try:
+            gates = _gate_args(kind)
             reference = SchedulerProcess.start(
                 "upstream", cluster, config(REFERENCE),
-                extra_args=["--v=2", "--vmodule=schedule_one=10"], log_name="conf-reference",
+                extra_args=["--v=2", f"--vmodule={REFERENCE_VMODULE}", *gates],
+                log_name="conf-reference",
             )  # fmt: skip
             processes.append(reference)
             for candidate, name in names.items():
                 processes.append(
-                    SchedulerProcess.start(candidate, cluster, config(name), log_name=name)
+                    SchedulerProcess.start(
+                        candidate, cluster, config(name), extra_args=gates, log_name=name
+                    )
                 )
             admin = cluster.admin
             for scheduler_name, process in zip(
@@ -317,13 +323,21 @@ def run(
             lockstep = _Lockstep(admin, _ReferenceLog(reference.log), kind, names, processes,
                                  {_key(p): p for p in scenario.running})  # fmt: skip
             report = Report(scenario.seed, list(candidates), kind=scenario.kind)
-            for index, original in enumerate(scenario.pods):
-                report.results.append(lockstep.one(index, original))
-                result = report.results[-1]
-                bad = [k for k, v in result.verdicts.items() if not v.agree]
-                say(f"{scenario.kind} seed {scenario.seed} pod {index}: "
-                    f"{result.reference.describe()[:80]}"
-                    + (f"  DISAGREE {bad}" if bad else ""))  # fmt: skip
+            if kind.grouped:
+                rounds = groups.units(scenario)
+            else:
+                rounds = ((i, None, [p]) for i, p in enumerate(scenario.pods))
+            for index, template, pods in rounds:
+                if template is None:
+                    results = [lockstep.one(index, pods[0])]
+                else:
+                    results = lockstep.group(index, template, pods)
+                report.results.extend(results)
+                for result in results:
+                    bad = [k for k, v in result.verdicts.items() if not v.agree]
+                    say(f"{scenario.kind} seed {scenario.seed} pod {result.index}: "
+                        f"{result.reference.describe()[:80]}"
+                        + (f"  DISAGREE {bad}" if bad else ""))  # fmt: skip
                 for process in processes:
                     if not process.alive():
                         raise RuntimeError(f"{process.kind} exited:\n{process.log_tail()}")
@@ -331,6 +345,13 @@ def run(
         finally:
             for process in processes:
                 process.stop()
+
+
+def _gate_args(kind: kinds.Kind) -> list[str]:
+    if not kind.feature_gates:
+        return []
+    gates = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(kind.feature_gates.items()))
+    return [f"--feature-gates={gates}"]
 
 
 def _copy(original: JSON, name: str, scheduler_name: str) -> JSON:
@@ -374,10 +395,7 @@ class _Lockstep:
                 # binding): upstream preempts on one node, so the victims' node is the one.
                 nodes = {self.state[v]["spec"]["nodeName"] for v in decision.victims}
                 decision.nominated = ",".join(sorted(nodes))
-            for victim in decision.victims:
-                namespace, name = victim.split("/", 1)
-                _force_delete(self.admin, namespace, name)  # when still terminating
-                self.admin.create(self.state[victim])
+            self._restore(decision.victims)
         return decision
 
     def _missing(self) -> set[str]:
@@ -415,6 +433,109 @@ class _Lockstep:
             self.admin.create(state)
             self.state[_key(state)] = state
         return result
+
+    # --- pod groups (Kind.grouped; bench.conformance.groups) ------------------------------
+
+    def _decide_group(
+        self,
+        template: JSON,
+        members: list[JSON],
+        suffix: str,
+        scheduler: str,
+        process: SchedulerProcess,
+    ) -> list[Decision]:
+        """One scheduler's decisions for the group's members, in the members' order; the
+        copies are deleted and the victims created again before returning."""
+        group, pods = groups.copies(template, members, suffix, scheduler)
+        namespace, unit = group["metadata"]["namespace"], group["metadata"]["name"]
+        self.admin.create(group)
+        for pod in pods:
+            self.admin.create(pod)
+        for pod in pods:
+            self.admin.request(
+                "PATCH", f"/api/v1/namespaces/{namespace}/pods/{pod['metadata']['name']}",
+                body={"spec": {"schedulingGates": None}}, content_type=groups.MERGE_PATCH,
+            )  # fmt: skip
+        names = [p["metadata"]["name"] for p in pods]
+
+        def read() -> dict[str, tuple[Decision | None, str | None]]:
+            items = self.admin.list_items("v1", "Pod", namespace,
+                                          label_selector=f"{groups.UNIT_LABEL}={unit}")  # fmt: skip
+            return {p["metadata"]["name"]: groups.member(p) for p in items}
+
+        seen = groups.observe(read, names, waiting=groups.expects_waiting(template),
+                              alive=process.alive, timeout=DECISION_TIMEOUT)  # fmt: skip
+        condition = groups.condition(self.admin.get(groups.GROUP_API, "PodGroup", unit,
+                                                    namespace))  # fmt: skip
+        victims = sorted(self._missing())
+        decisions = []
+        for name in names:
+            decision = seen[name]
+            decision.group = condition
+            decision.victims = victims
+            if victims:
+                decision.message = _first_failure(self.admin, namespace, name)
+            decisions.append(decision)
+        for name in names:
+            _force_delete(self.admin, namespace, name)
+        _delete_group(self.admin, namespace, unit)
+        self._restore(victims)
+        return decisions
+
+    def _restore(self, victims: list[str]) -> None:
+        for victim in victims:
+            namespace, name = victim.split("/", 1)
+            _force_delete(self.admin, namespace, name)  # when still terminating
+            self.admin.create(self.state[victim])
+
+    def group(self, first: int, template: JSON, members: list[JSON]) -> list[PodResult]:
+        """One PodGroup's round (bench.conformance.groups): a result per member."""
+        decided = self._decide_group(template, members, "ref", REFERENCE, self.processes[0])
+        references: list[tuple[Decision, Trace]] = []
+        results: list[PodResult] = []
+        for offset, (original, decision) in enumerate(zip(members, decided, strict=True)):
+            namespace, base = original["metadata"]["namespace"], original["metadata"]["name"]
+            trace = self.log.trace(f"{namespace}/{base}-ref", decision.node)
+            references.append((decision, trace))
+            top = sorted(trace.top()) if decision.node else []
+            best = max(trace.final.values()) if trace.final else None
+            results.append(PodResult(first + offset, base, decision, top, best))
+        for i, (candidate, scheduler_name) in enumerate(self.names.items()):
+            got = self._decide_group(template, members, str(i), scheduler_name,
+                                     self.processes[i + 1])  # fmt: skip
+            verdicts = groups.judge(references, got, self.kind.compare)
+            for result, decision, verdict in zip(results, got, verdicts, strict=True):
+                result.candidates[candidate] = decision
+                result.verdicts[candidate] = verdict
+        # The next state is upstream's: its victims gone, the bound members where it put them.
+        for victim in decided[0].victims if decided else []:
+            namespace, name = victim.split("/", 1)
+            _force_delete(self.admin, namespace, name)
+            self.state.pop(victim, None)
+        placed = [(m, d.node) for m, d in zip(members, decided, strict=True) if d.node]
+        if placed:
+            self.admin.create(copy.deepcopy(template))
+        for original, node in placed:
+            state = copy.deepcopy(original)
+            state["spec"]["nodeName"] = node
+            state["spec"]["schedulerName"] = REFERENCE
+            self.admin.create(state)
+            self.state[_key(state)] = state
+        return results
+
+
+def _delete_group(admin: Client, namespace: str, name: str) -> None:
+    admin.delete(groups.GROUP_API, "PodGroup", name, namespace)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            admin.get(groups.GROUP_API, "PodGroup", name, namespace)
+        except ApiError as exc:
+            if exc.not_found:
+                return
+            raise
+        time.sleep(POLL)
+    raise TimeoutError(f"PodGroup {namespace}/{name} not gone 30s after its delete")
 
 
 def save(report: Report, scenario: Scenario, path: Path) -> None:

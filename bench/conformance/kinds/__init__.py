@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from bench.conformance.compare import Decision, Trace, Verdict, compare
@@ -56,6 +56,11 @@ class Kind:
     # Called after each decision's copy is deleted, before the next scheduler decides: waits
     # until what the copy left behind is gone (e.g. its generated ResourceClaims).
     settle: Callable[[Client, JSON], None] | None = None
+    # Given to the API server, the controller manager and every scheduler (--feature-gates).
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    # Members of a PodGroup (``Scenario.pod_groups``) are decided together, in one round per
+    # group (bench.conformance.groups); other pods one by one.
+    grouped: bool = False
 
 
 KINDS: dict[str, Kind] = {}
@@ -73,6 +78,7 @@ _MODULES: Final = (
     "dra_capacity",
     "dra_taints",
     "extended_dra",
+    "gang",
 )
 
 

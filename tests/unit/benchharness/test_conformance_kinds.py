@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.conformance import kinds, replay
+from bench.conformance import groups, kinds, replay
 from bench.conformance.compare import Decision, Trace
 from bench.conformance.generate import Scenario
 from bench.conformance.kinds.extended import GPU
@@ -78,6 +78,14 @@ def _reaches(kind: str, s: Scenario) -> bool:
         tolerant = [c for p in s.pods for c in p["spec"].get("resourceClaims", ())
                     if "-tolerant-" in c["resourceClaimTemplateName"]]  # fmt: skip
         return len(rules) >= 2 and len(tolerant) >= 3
+    if kind == "gang":
+        policies = {next(iter(g["spec"]["schedulingPolicy"])) for g in s.pod_groups}
+        running = [o for o in s.objects if o["kind"] == "PodGroup"]
+        members = [p for p in s.pods if groups.group_name(p)]
+        values = [v for v, _ in s.priority_classes.values()]
+        return (policies == {"gang", "basic"} and len(members) > len(s.pods) // 2
+                and any("all" in g["spec"].get("disruptionMode", {}) for g in running)
+                and len(set(values)) == len(values))  # fmt: skip
     raise AssertionError(f"no expectation for kind {kind!r}: add one")
 
 
@@ -207,3 +215,44 @@ def test_the_replay_taints_cordoned_nodes_as_the_controller_does() -> None:
     assert "taints" not in node["spec"]  # the scenario itself is left alone
     plain: JSON = {"metadata": {"name": "m"}, "spec": {}}
     assert replay._as_controlled(plain) is plain
+
+
+def test_gang_units_are_groups_in_order_then_plain_pods() -> None:
+    s = kinds.scenario("gang", 3, pods=40)
+    units = list(groups.units(s))
+    assert [p for _, _, pods in units for p in pods] == s.pods
+    assert [i for i, _, _ in units] == sorted(i for i, _, _ in units)
+    for _, template, pods in units:
+        if template is None:
+            assert len(pods) == 1
+            assert groups.group_name(pods[0]) is None
+        else:
+            assert {groups.group_name(p) for p in pods} == {template["metadata"]["name"]}
+
+
+def test_a_member_after_a_tie_is_judged_by_its_group() -> None:
+    tied = Trace(final={"a": 10, "b": 10})
+    follow = Trace(final={"a": 5, "c": 9})
+    references = [(Decision(node="a", group="True/Scheduled: "), tied),
+                  (Decision(node="c", group="True/Scheduled: "), follow)]  # fmt: skip
+    done = "True/Scheduled: "
+    got = [Decision(node="b", group=done), Decision(node="a", group=done)]
+    assert [v.kind for v in groups.judge(references, got, kinds.get("gang").compare)] == [
+        "placed", "after-tie"
+    ]  # fmt: skip
+    # Without the tie the second member's node is a disagreement, and so is another condition.
+    got[0] = Decision(node="a", group="True/Scheduled: ")
+    assert [v.agree for v in groups.judge(references, got, kinds.get("gang").compare)] == [
+        True, False
+    ]  # fmt: skip
+    other = [Decision(node="a", group="False/Unschedulable: x"), got[1]]
+    assert groups.judge(references, other, kinds.get("gang").compare)[0].kind == (
+        "condition-differs"
+    )
+
+
+def test_a_waiting_group_agrees_only_with_waiting() -> None:
+    compare = kinds.get("gang").compare
+    waiting = Decision(reason="Waiting", group="none")
+    assert compare(waiting, Trace(), Decision(reason="Waiting", group="none")).agree
+    assert not compare(waiting, Trace(), Decision(node="a", group="none")).agree

@@ -14,7 +14,8 @@ from corral.scheduler.backend.objects import ADDED, ObjectStore
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
-from corral.scheduler.framework.interface import Handle
+from corral.scheduler.framework.interface import Handle, MutableSnapshot
+from corral.scheduler.framework.podgroup import PodGroupRecord
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
@@ -353,8 +354,7 @@ def test_pod_group_post_filter_always_says_claims_were_released() -> None:
     plain = pod_from_json(pod("p"))
     state = CycleState()
     plugin.pre_filter(state, plain, snapshot_of(NODES))
+    group, fork = cast(PodGroupRecord, None), cast(MutableSnapshot, None)
     for states in ({}, {plain.uid: state}):
-        _, status = plugin.pod_group_post_filter(
-            None, [plain], None, lambda: ([], None), states  # type: ignore[arg-type]
-        )
+        _, status = plugin.pod_group_post_filter(group, [plain], fork, lambda: ([], None), states)
         assert status == Status.of(Code.UNSCHEDULABLE, dra.MSG_GROUP_RELEASED)
