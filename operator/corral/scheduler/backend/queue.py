@@ -65,7 +65,6 @@ DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION: Final = 300.0
 # Upstream's event labels of scheduler_queue_incoming_pods_total for the queue's own moves.
 POD_ADD: Final = events.label(events.UNSCHEDULED_POD_ADD)
 POD_UPDATE: Final = events.label(events.UNSCHEDULED_POD_UPDATE)
-POD_GROUP_ADD: Final = events.label(events.POD_GROUP_ADD)
 SCHEDULE_ATTEMPT_FAILURE: Final = "ScheduleAttemptFailure"
 BACKOFF_COMPLETE: Final = "BackoffComplete"
 POP_FROM_BACKOFF_Q: Final = "PopFromBackoffQ"
@@ -208,15 +207,19 @@ class SchedulingQueue:
     def _contains(self, uid: str) -> bool:
         return uid in self._active_index or uid in self._backoff_index or uid in self._unschedulable
 
-    def _incoming(self, queue: str, event: str) -> None:
-        """A pod entered ``queue`` (scheduler_queue_incoming_pods_total)."""
-        self._metrics.inc(m.QUEUE_INCOMING_PODS, (queue, event))
+    def _incoming(self, queue: str, event: str, qpi: QueuedPodInfo) -> None:
+        """An entity entered ``queue``: its pods (scheduler_queue_incoming_pods_total, a
+        group's members each) and itself (scheduler_queue_incoming_entities_total)."""
+        self._metrics.inc(m.QUEUE_INCOMING_PODS, (queue, event), _size(qpi))
+        if qpi.queue != queue:
+            self._metrics.inc(m.QUEUE_INCOMING_ENTITIES, (queue, event, _kind(qpi)))
+            qpi.queue = queue
 
     def _to_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
         """File the pod in unschedulablePods (again, under its current keys); only a pod that
         was not there counts as incoming, as upstream's ``addOrUpdate``."""
         if qpi.pod.uid not in self._unschedulable:
-            self._incoming("unschedulable", event)
+            self._incoming("unschedulable", event, qpi)
         self._unschedulable.put(qpi, self._registrations(qpi))
 
     def _gate(self, qpi: QueuedPodInfo, event: str) -> bool:
@@ -264,7 +267,7 @@ class SchedulingQueue:
         entry = _ActiveEntry(qpi, self._less)
         heapq.heappush(self._active, entry)
         self._active_index[qpi.pod.uid] = entry
-        self._incoming("active", event)
+        self._incoming("active", event, qpi)
         self._cond.notify()
         return True
 
@@ -273,7 +276,7 @@ class SchedulingQueue:
         if self._gate(qpi, event):
             return False
         self._unschedulable.pop(qpi.pod.uid)
-        self._incoming("backoff", event)
+        self._incoming("backoff", event, qpi)
         entry = _BackoffEntry(qpi, self.backoff_expiry(qpi), self._less)
         self._backoff_index[qpi.pod.uid] = entry
         heapq.heappush(self._backoff, (entry.expiry, next(self._seq), entry))
@@ -391,8 +394,8 @@ class SchedulingQueue:
             if entity is not None:
                 entity.group = group
             now = self._clock()
-            for qpi in groups.take_incomplete(group.key):
-                self._add_member(qpi, now, POD_GROUP_ADD)
+            for qpi in groups.take_incomplete(group.key):  # each as it is added (upstream)
+                self._add_member(qpi, now, POD_ADD)
 
     def update_pod_group(self, group: PodGroupRecord) -> None:
         groups = self._groups
@@ -698,10 +701,11 @@ class SchedulingQueue:
             elif self._backoff_poppable:
                 qpi = heapq.heappop(self._backoff_poppable).qpi
                 self._remove(qpi.pod.uid)
-                self._incoming("active", POP_FROM_BACKOFF_Q)
+                self._incoming("active", POP_FROM_BACKOFF_Q, qpi)
             else:
                 return None  # closed
             qpi.attempts += 1
+            qpi.queue = ""
             if qpi.initial_attempt_timestamp is None:
                 qpi.initial_attempt_timestamp = self._clock()
             self.scheduling_cycle += 1
@@ -810,14 +814,13 @@ class SchedulingQueue:
                 ("gated", [q for q in waiting if q.gated]),
             )
             pods = {name: sum(_size(q) for q in held) for name, held in queues}
-            entities: tuple[tuple[str, str, int], ...] = ()
             groups = self._groups
-            if groups is not None:
-                entities = tuple(
-                    (name, kind, sum(1 for q in held if _kind(q) == kind))
-                    for name, held in queues
-                    for kind in ("pod", "podgroup")
-                )
+            kinds = ("pod", "podgroup") if groups is not None else ("pod",)
+            entities = tuple(
+                (name, kind, sum(1 for q in held if _kind(q) == kind))
+                for name, held in queues
+                for kind in kinds
+            )
             return PendingPods(
                 active=pods["active"],
                 backoff=pods["backoff"],
@@ -882,6 +885,10 @@ class SchedulingQueue:
                 + len(self._narrowing_memo)
                 + len(self._registered_memo),
             }
+
+    def entities_by_queue(self) -> dict[tuple[str, ...], float]:
+        """scheduler_queued_entities, by (queue, ``pod`` | ``podgroup``)."""
+        return {(queue, kind): float(n) for queue, kind, n in self.pending().entities}
 
     def where(self, uid: str) -> str:
         """Which queue holds the pod: active, backoff, unschedulable, gated, in-flight,

@@ -205,8 +205,12 @@ class Engine:
             metrics=self.recorder,
             generic_workload=generic_workload,
         )
-        self.recorder.gauge_source(m.PENDING_PODS, self.queue.pending_by_queue)
-        self.recorder.gauge_source(m.UNSCHEDULABLE_PODS, self.queue.unschedulable_by_plugin)
+        for metric, source in (
+            (m.PENDING_PODS, self.queue.pending_by_queue),
+            (m.QUEUED_ENTITIES, self.queue.entities_by_queue),
+            (m.UNSCHEDULABLE_PODS, self.queue.unschedulable_by_plugin),
+        ):
+            self.recorder.gauge_source(metric, source)
         self._selected_namespaces: set[str] = set()
         self.state = ClusterState(
             self.cache, self.queue, set(self.schedulers), self._serves_namespace, self.nominator,

@@ -257,6 +257,9 @@ class QueuedPodInfo:
     # Rejected by a PreEnqueue plugin; waits in unschedulablePods until an update lifts it.
     gated: bool = False
     gating_plugin: str = ""
+    # The queue it was last counted into (scheduler_queue_incoming_entities_total counts an
+    # entity that changes queue, as upstream's); "" while popped.
+    queue: str = ""
     # The pod's keys per Narrowing (by its id), with the pod object they were read from.
     narrowing_keys: dict[int, tuple[PodInfo, frozenset[Hashable]]] = field(
         default_factory=dict, repr=False

@@ -119,6 +119,25 @@ QUEUE_INCOMING_PODS: Final = Metric(
     "counter",
     ("queue", "event"),
 )
+QUEUE_INCOMING_ENTITIES: Final = Metric(
+    "scheduler_queue_incoming_entities_total",
+    "Number of scheduling entities added to scheduling queues by event, queue type, and entity "
+    "type. Entity types are either 'pod' (for individual pods that are not members of any "
+    "podgroup) or 'podgroup'.",
+    "counter",
+    ("queue", "event", "type"),
+)
+QUEUED_ENTITIES: Final = Metric(
+    "scheduler_queued_entities",
+    "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods "
+    "that are not members of any podgroup) by the queue type. 'active' means number of entities "
+    "in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means number of "
+    "entities in unschedulableEntities that the scheduler attempted to schedule and failed; "
+    "'gated' is the number of unschedulable entities that the scheduler never attempted to "
+    "schedule because they are gated.",
+    "gauge",
+    ("queue", "type"),
+)
 
 # --- the API client (client-go's names) -------------------------------------------------------
 
@@ -194,6 +213,8 @@ DECLARED: Final[tuple[Metric, ...]] = (
     PENDING_PODS,
     UNSCHEDULABLE_PODS,
     QUEUE_INCOMING_PODS,
+    QUEUE_INCOMING_ENTITIES,
+    QUEUED_ENTITIES,
     REST_CLIENT_REQUESTS,
     REST_CLIENT_REQUEST_DURATION,
     LEADER,

@@ -10,11 +10,13 @@ import pytest
 
 from corral.scheduler import metrics as m
 from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
+from corral.scheduler.framework.podgroup import pod_group_from_json
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.priority_sort import PrioritySort
-from corral.testing.builders import pod_info
+from corral.testing.builders import pod, pod_group, pod_info
 
 EVENTS = {
     "NodeResourcesFit": (ClusterEvent(NODE, ActionType.ADD), ClusterEvent(POD, ActionType.DELETE)),
@@ -173,3 +175,26 @@ def test_queue_metrics(
     scenario(q, clock)
     assert rec.series(m.QUEUE_INCOMING_PODS) == incoming
     assert q.unschedulable_by_plugin() == unschedulable
+
+
+def test_a_group_counts_its_members_as_pods_and_itself_as_one_entity() -> None:
+    """GenericWorkload: each member joining its group's entity requeues the entity, which adds
+    its members so far to scheduler_queue_incoming_pods_total (1 + 2 + 3, upstream's
+    UnscheduledPodAdd for each) and the group once to scheduler_queue_incoming_entities_total
+    (it stays in activeQ); scheduler_queued_entities counts it once."""
+    rec = m.new_recorder(generic_workload=True)
+    q = SchedulingQueue(less=PrioritySort().less, metrics=rec, generic_workload=True)
+    q.add(pod_info("plain"))
+    for i in range(3):  # members before their PodGroup: incomplete, not queued yet
+        q.add(pod_from_json(pod(f"g-{i}", group="g")))
+    q.add_pod_group(pod_group_from_json(pod_group("g", min_count=3)))
+    assert rec.series(m.QUEUE_INCOMING_PODS) == {
+        ("active", "UnscheduledPodAdd"): 1.0 + 6.0,
+    }
+    assert rec.series(m.QUEUE_INCOMING_ENTITIES) == {
+        ("active", "UnscheduledPodAdd", "pod"): 1.0,
+        ("active", "UnscheduledPodAdd", "podgroup"): 1.0,
+    }
+    entities = q.entities_by_queue()
+    assert entities[("active", "pod")] == 1.0
+    assert entities[("active", "podgroup")] == 1.0
