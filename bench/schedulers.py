@@ -123,6 +123,15 @@ def ceiling_argv(cluster: LocalCluster, scheduler_name: str) -> list[str]:
             scheduler_name, str(CEILING_CONCURRENCY), str(nodes)]  # fmt: skip
 
 
+def gate_args(gates: dict[str, bool]) -> list[str]:
+    """``--feature-gates`` for either scheduler (both take upstream's syntax); none if empty."""
+    if not gates:
+        return []
+    return [
+        "--feature-gates=" + ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
+    ]
+
+
 def corral_executable() -> Path | None:
     beside = Path(sys.executable).parent / "corral"
     if beside.exists():

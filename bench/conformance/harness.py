@@ -38,7 +38,7 @@ from bench.cluster import make_schedulable
 from bench.conformance import groups, kinds
 from bench.conformance.compare import Decision, LogParser, Trace, Verdict
 from bench.conformance.generate import JSON, Scenario
-from bench.schedulers import SchedulerConfig, SchedulerProcess
+from bench.schedulers import SchedulerConfig, SchedulerProcess, gate_args
 from corral.k8s import ApiError, Client
 from corral.scheduler.plugins.volume_binding.matching import ANN_BIND_COMPLETED
 from corral.testing import LocalCluster
@@ -302,7 +302,7 @@ def run(
             ).write(cluster, f"{name}.yaml")
 
         try:
-            gates = _gate_args(kind)
+            gates = gate_args(dict(kind.feature_gates))
             reference = SchedulerProcess.start(
                 "upstream", cluster, config(REFERENCE),
                 extra_args=["--v=2", f"--vmodule={REFERENCE_VMODULE}", *gates],
@@ -345,13 +345,6 @@ def run(
         finally:
             for process in processes:
                 process.stop()
-
-
-def _gate_args(kind: kinds.Kind) -> list[str]:
-    if not kind.feature_gates:
-        return []
-    gates = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(kind.feature_gates.items()))
-    return [f"--feature-gates={gates}"]
 
 
 def _copy(original: JSON, name: str, scheduler_name: str) -> JSON:

@@ -175,13 +175,15 @@ def _make(rng: random.Random, seed: int, sizes: Sizes) -> Scenario:
             running.extend(members)
     pods: list[JSON] = []
     groups: list[JSON] = []
+    # Every seed reaches each policy case; the rest are drawn.
+    must = rng.sample(["basic", "partial", "full", "waiting"], 4)
     unit = 0
     while len(pods) < sizes.pods:
         unit += 1
         if rng.random() < 0.35:
             pods.append(_plain(rng, f"pod-{unit}", nodes, prio))
             continue
-        group, members = _group(rng, f"group-{unit}", nodes, prio)
+        group, members = _group(rng, f"group-{unit}", nodes, prio, must.pop() if must else "")
         groups.append(group)
         pods.extend(members)
     return Scenario(
@@ -217,22 +219,32 @@ def _plain(rng: random.Random, name: str, nodes: list[JSON], prio: _Priorities) 
     return pod  # fmt: skip
 
 
+def _case(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.2:
+        return "basic"
+    if roll < 0.45:
+        return "partial"
+    if roll < 0.5:
+        return "waiting"
+    return "full"
+
+
 def _group(
-    rng: random.Random, name: str, nodes: list[JSON], prio: _Priorities
+    rng: random.Random, name: str, nodes: list[JSON], prio: _Priorities, case: str
 ) -> tuple[JSON, list[JSON]]:
     size = rng.randint(2, 8)
     single = rng.random() < 0.25
     klass = (prio.draw(SINGLE_BAND, never=True) if single
              else prio.draw(GROUP_BAND, never=False))  # fmt: skip
-    roll = rng.random()
-    waiting = False
-    if roll < 0.2:
+    case = case or _case(rng)
+    waiting = case == "waiting"
+    if case == "basic":
         policy: JSON = {"basic": {}}
-    elif roll < 0.45:
+    elif case == "partial":
         policy = {"gang": {"minCount": rng.randint(1, size - 1)}}
-    elif roll < 0.5:
+    elif waiting:
         policy = {"gang": {"minCount": size + rng.randint(1, 3)}}
-        waiting = True
     else:
         policy = {"gang": {"minCount": size}}
     group = _pod_group(name, klass, policy, disruption_all=not single)
