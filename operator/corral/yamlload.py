@@ -11,8 +11,15 @@ expands aliases into more than :data:`MAX_EXPANDED_NODES` nodes, whatever the in
   :data:`MAX_EXPANDED_NODES` nodes is refused (an alias bomb is a few lines);
 - a key repeated in one mapping is refused with the path of the mapping (YAML forbids it, PyYAML
   silently keeps the last; kubectl refuses it too); ``<<`` merges may still be overridden;
-- tags that do not map to JSON (timestamps, ``!!binary``, ``!!set``, ...) are refused; an
-  unquoted date stays a string, as Kubernetes' YAML-to-JSON conversion keeps it.
+- tags are checked while composing, before anything is constructed, with the field path:
+  tags that do not map to JSON (timestamps, ``!!binary``, ``!!set``, local ``!tags``, ...) are
+  refused; a JSON tag must fit its node (``!!str`` on a scalar, ``!!seq`` on a sequence) and its
+  value (``!!int abc``, ``!!bool maybe`` and ``!!float x`` are refused); an unquoted date, ``=``
+  and ``!`` stay strings, as Kubernetes' YAML-to-JSON conversion keeps them;
+- numbers are JSON numbers: a literal longer than :data:`MAX_NUMBER_TEXT` characters is
+  refused before it is converted (CPython's 4,300-digit ``int()`` limit is far above; each
+  reader range-checks the integers it gets at its field's type), and infinities and NaN
+  (``.inf``, ``1e400``) are refused, JSON has none.
 
 Only the standard library and PyYAML: every layer (config, API, CLI, the API client's kubeconfig)
 may use it.
@@ -20,27 +27,50 @@ may use it.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from typing import Any, Final
 
 import yaml
 from yaml.composer import ComposerError
-from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 MAX_BYTES: Final = 4 * 2**20
 MAX_DEPTH: Final = 100
 MAX_EXPANDED_NODES: Final = 1_000_000
-_TIMESTAMP: Final = "tag:yaml.org,2002:timestamp"
-_NOT_JSON: Final = ("binary", "set", "omap", "pairs", "timestamp")
+MAX_NUMBER_TEXT: Final = 400
+_Y: Final = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = (f"{_Y}{t}" for t in ("str", "int", "float", "bool", "null"))
+_SEQ, _MAP, _MERGE = f"{_Y}seq", f"{_Y}map", f"{_Y}merge"
+# Implicit resolvers PyYAML has that Kubernetes' YAML decoder does not: those plain scalars stay
+# strings (a date, "=" and "!").
+_STRING_LOOKALIKES: Final = (f"{_Y}timestamp", f"{_Y}value", f"{_Y}yaml")
+_RESOLVED: Final = {
+    tag: rx
+    for resolvers in yaml.SafeLoader.yaml_implicit_resolvers.values()
+    for tag, rx in resolvers
+}
+# An explicit !!float may hold any number written the way JSON or Go writes one ("1", "1e5").
+_NUMBER_TEXT: Final = re.compile(r"[-+]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?")
+_A: Final = {_INT: "an integer", _BOOL: "a boolean", _NULL: "null"}
+# Hexadecimal and binary literals this long are past 400 decimal digits too.
+_MAX_BASE_2_TEXT: Final = 300
 
 
 class YamlError(ValueError):
-    """Unusable YAML: ``where`` is ``source[:line:column]``, ``message`` says what is wrong;
+    """Unusable YAML: ``where`` is ``source[:line:column]``, ``message`` says what is wrong
+    (``path: what`` when the problem is a node's tag or number, ``path`` then set too);
     ``line`` and ``column`` (from 1) when YAML gives a position."""
 
     def __init__(
-        self, source: str, message: str, line: int | None = None, column: int | None = None
+        self,
+        source: str,
+        message: str,
+        line: int | None = None,
+        column: int | None = None,
+        *,
+        path: str | None = None,
     ) -> None:
         self.where = source if line is None else f"{source}:{line}:{column}"
         super().__init__(f"{self.where}: {message}")
@@ -48,31 +78,33 @@ class YamlError(ValueError):
         self.message = message
         self.line = line
         self.column = column
+        self.path = path
 
 
-def _refuse_tag(loader: yaml.SafeLoader, node: Node) -> Any:
-    raise ConstructorError(
-        None,
-        None,
-        f"unsupported YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')} "
-        "(only JSON data is read)",
-        node.start_mark,
-    )
+class _Refused(yaml.MarkedYAMLError):
+    """A node refused with the path of its field (``path: message``), before construction."""
+
+    def __init__(self, path: str, message: str, mark: Any) -> None:
+        super().__init__(None, None, message, mark)
+        self.path = path
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader with a depth limit, duplicate-key refusal and JSON-only tags."""
+    """SafeLoader with a depth limit, duplicate-key refusal and JSON-only tags and numbers."""
 
     yaml_implicit_resolvers = {  # noqa: RUF012 - PyYAML's per-class table, read-only here
-        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+        first: [(tag, rx) for tag, rx in resolvers if tag not in _STRING_LOOKALIKES]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 
     def __init__(self, stream: str | bytes) -> None:
         super().__init__(stream)
         self._path: list[str] = []
+        self._key = False
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        # PyYAML composes a mapping's key with index None, its value with the key's node.
+        self._key = isinstance(parent, MappingNode) and index is None
         if parent is not None:
             key = f"[{index}]" if isinstance(index, int) else _key_text(index)
             self._path.append(key)
@@ -89,8 +121,25 @@ class _Loader(yaml.SafeLoader):
             if parent is not None:
                 self._path.pop()
 
+    def _refuse(self, node: Node, message: str) -> _Refused:
+        return _Refused(_dotted(self._path) or "<root>", message, node.start_mark)
+
+    def compose_scalar_node(self, anchor: Any) -> ScalarNode:
+        written = self.peek_event().tag  # type: ignore[no-untyped-call]
+        node = super().compose_scalar_node(anchor)
+        _check_scalar(self, node, explicit=written not in (None, "!"), key=self._key)
+        return node
+
+    def compose_sequence_node(self, anchor: Any) -> SequenceNode:
+        node = super().compose_sequence_node(anchor)
+        if node.tag != _SEQ:
+            raise self._refuse(node, _misplaced(node.tag, "a sequence"))
+        return node
+
     def compose_mapping_node(self, anchor: Any) -> MappingNode:
         node = super().compose_mapping_node(anchor)
+        if node.tag != _MAP:
+            raise self._refuse(node, _misplaced(node.tag, "a mapping"))
         seen: set[str] = set()
         for key_node, _value in node.value:
             if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
@@ -102,8 +151,65 @@ class _Loader(yaml.SafeLoader):
         return node
 
 
-for _tag in _NOT_JSON:
-    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
+def _short(tag: str) -> str:
+    return tag.replace(_Y, "!!") if tag.startswith(_Y) else tag
+
+
+def _check_scalar(loader: _Loader, node: ScalarNode, *, explicit: bool, key: bool) -> None:
+    """Refuse a scalar whose tag is not JSON's or cannot hold its value (``explicit``: the tag
+    was written, not resolved); make an integer out of int64 and uint64 a float, as Go's YAML
+    decoder does; refuse what no JSON number is. ``<<`` is a merge only as a mapping's key."""
+    tag, text = node.tag, node.value
+    if tag == _MERGE and not key:
+        if explicit:
+            raise loader._refuse(node, "YAML tag !!merge on a value")
+        node.tag = _STR
+        return
+    if tag in (_STR, _MERGE):
+        return
+    checked = tag in (_BOOL, _NULL) or (tag == _INT and explicit)
+    if checked and not _RESOLVED[tag].match(text):
+        raise loader._refuse(node, f"{_short(tag)} {_quoted(text)} is not {_A[tag]}")
+    if tag == _INT:
+        _check_int(loader, node)
+    elif tag == _FLOAT:
+        if explicit and not (_RESOLVED[_FLOAT].match(text) or _NUMBER_TEXT.fullmatch(text)):
+            raise loader._refuse(node, f"!!float {_quoted(text)} is not a number")
+        if len(text) > MAX_NUMBER_TEXT:
+            raise loader._refuse(node, f"the number {_quoted(text)} is out of range")
+        if not math.isfinite(_float(text)):
+            raise loader._refuse(node, f"{_quoted(text)}: JSON has no infinite or NaN numbers")
+    elif tag not in (_BOOL, _NULL):
+        raise loader._refuse(node, _misplaced(tag, "a scalar"))
+
+
+def _misplaced(tag: str, what: str) -> str:
+    if tag in (_STR, _INT, _FLOAT, _BOOL, _NULL, _SEQ, _MAP):
+        return f"YAML tag {_short(tag)} on {what}"
+    return f"unsupported YAML tag {_short(tag)} (only JSON data is read)"
+
+
+def _check_int(loader: _Loader, node: ScalarNode) -> None:
+    text = node.value
+    if len(text) > MAX_NUMBER_TEXT:
+        raise loader._refuse(node, f"the number {_quoted(text)} is out of range")
+    if text.lstrip("+-").startswith(("0x", "0b")) and len(text) > _MAX_BASE_2_TEXT:
+        raise loader._refuse(node, f"the number {_quoted(text)} is out of range")
+
+
+def _float(text: str) -> float:
+    value = text.replace("_", "").lower()
+    if value.lstrip("+-") in (".inf", ".nan"):
+        return math.inf
+    if ":" in value:  # YAML 1.1 base 60: finite whatever its digits
+        return 0.0
+    return float(value)
+
+
+def _quoted(text: str) -> str:
+    if len(text) <= 40:
+        return '"' + " ".join(text.split()) + '"'
+    return '"' + " ".join(f"{text[:20]}...{text[-8:]}".split()) + f'" ({len(text)} characters)'
 
 
 def _dotted(path: list[str]) -> str:
@@ -163,6 +269,10 @@ def load_all(
             data = loader.construct_document(node)
             if data is not None:
                 docs.append(data)
+    except _Refused as exc:
+        at = exc.problem_mark
+        line, column = (at.line + 1, at.column + 1) if at is not None else (None, None)
+        raise YamlError(source, f"{exc.path}: {exc.problem}", line, column, path=exc.path) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         what = f"invalid YAML: {_one_line(', '.join(p for p in (exc.context, exc.problem) if p))}"

@@ -74,6 +74,8 @@ VIOLATIONS = [
                  id="extender-library-imports-scheduler"),
     pytest.param("yamlload-is-a-leaf", "yamlload.py", "import corral.k8s",
                  "yamlload -> k8s", id="yamlload-imports-k8s"),
+    pytest.param("boundedio-is-a-leaf", "boundedio.py", "import corral.yamlload",
+                 "boundedio -> yamlload", id="boundedio-imports-yamlload"),
     pytest.param("http-clients-allow-list", "render/names.py", "import kubernetes.client",
                  "render.names -> kubernetes", id="render-imports-kubernetes"),
     pytest.param("http-clients-allow-list", "scheduler/backend/objects.py", "import urllib3",

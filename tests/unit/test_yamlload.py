@@ -16,6 +16,7 @@ def bomb(levels: int, width: int) -> str:
 
 
 AT_1_4 = "f.yaml:1:4: invalid YAML: "
+TAG_1_4 = "f.yaml:1:4: a: "
 
 
 @pytest.mark.parametrize(
@@ -37,10 +38,32 @@ AT_1_4 = "f.yaml:1:4: invalid YAML: "
             f"f.yaml: is {MAX_BYTES + 3} bytes; at most {MAX_BYTES} are read",
             id="size",
         ),
-        pytest.param("a: !!binary aGk=\n", f"{AT_1_4}unsupported YAML tag !!binary", id="binary"),
-        pytest.param("a: !!set {x}\n", f"{AT_1_4}unsupported YAML tag !!set", id="set"),
-        pytest.param("a: !!python/name:os.system\n", f"{AT_1_4}could not determine a constructor",
-                     id="python-tag"),
+        pytest.param("a: !!binary aGk=\n", f"{TAG_1_4}unsupported YAML tag !!binary", id="binary"),
+        pytest.param("a: !!set {x}\n", f"{TAG_1_4}unsupported YAML tag !!set", id="set"),
+        pytest.param("a: !!python/name:os.system\n",
+                     f"{TAG_1_4}unsupported YAML tag !!python/name:os.system", id="python-tag"),
+        pytest.param("a: !local x\n", f"{TAG_1_4}unsupported YAML tag !local", id="local-tag"),
+        pytest.param("a:\n  b: [1, !!int abc]\n", 'f.yaml:2:10: a.b[1]: !!int "abc" is not an '
+                     "integer", id="int-tag-on-a-word"),
+        pytest.param("a: !!bool maybe\n", f'{TAG_1_4}!!bool "maybe" is not a boolean',
+                     id="bool-tag-on-a-word"),
+        pytest.param("a: !!null x\n", f'{TAG_1_4}!!null "x" is not null', id="null-tag"),
+        pytest.param("a: !!float one\n", f'{TAG_1_4}!!float "one" is not a number',
+                     id="float-tag-on-a-word"),
+        pytest.param("a: !!str [x]\n", f"{TAG_1_4}YAML tag !!str on a sequence",
+                     id="str-tag-on-a-sequence"),
+        pytest.param("!!seq {x: 1}\n", "f.yaml:1:1: <root>: YAML tag !!seq on a mapping",
+                     id="seq-tag-on-a-mapping"),
+        pytest.param("a: !!merge x\n", f"{TAG_1_4}YAML tag !!merge on a value", id="merge-tag"),
+        pytest.param("a: " + "9" * 5000, f'{TAG_1_4}the number "{"9" * 20}...{"9" * 8}" (5000 '
+                     "characters) is out of range", id="past-the-4300-digit-limit"),
+        pytest.param("a: " + "9" * 401, f"{TAG_1_4}the number", id="past-400-characters"),
+        pytest.param("a: 0x" + "f" * 299, f"{TAG_1_4}the number", id="hex-past-300-characters"),
+        pytest.param("a: .inf\n", f'{TAG_1_4}".inf": JSON has no infinite or NaN numbers',
+                     id="infinity"),
+        pytest.param("a: -.Inf\n", f'{TAG_1_4}"-.Inf": JSON has no', id="minus-infinity"),
+        pytest.param("a: .NaN\n", f'{TAG_1_4}".NaN": JSON has no', id="nan"),
+        pytest.param("a: !!float 1e400\n", f'{TAG_1_4}"1e400": JSON has no', id="float-overflow"),
         pytest.param(b"a: \xff\n", "f.yaml: not utf-8 text: invalid start byte at 3",
                      id="not-utf8"),
         pytest.param("{a: 1", "f.yaml:1:6: invalid YAML: while parsing a flow mapping, expected",
@@ -67,6 +90,12 @@ def test_refused(text: str | bytes, error: str) -> None:
                      [{"a0": ["x"], "a1": [["x"]] * 2, "a2": [[["x"]] * 2] * 2, "n": 1}],
                      id="a few aliases are fine"),
         pytest.param("---\n---\na: 1\n", [{"a": 1}], id="empty documents are skipped"),
+        pytest.param("a: " + "9" * 400 + "\n", [{"a": 10**400 - 1}],
+                     id="400 digits are an integer (its reader checks its range)"),
+        pytest.param("a: !!int '12'\nb: !!float 1\nc: !!bool yes\nd: !!str 5\n",
+                     [{"a": 12, "b": 1.0, "c": True, "d": "5"}], id="tags that fit their value"),
+        pytest.param("a: <<\nb: =\nc: '!'\n", [{"a": "<<", "b": "=", "c": "!"}],
+                     id="<<, = and ! as values are strings"),
     ],
 )  # fmt: skip
 def test_accepted(text: str, data: list[Any]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Final
-from urllib.parse import urlsplit
 
 from corral.api.catalog import Catalog
 from corral.api.types import ProfileExtender, SchedulerProfileSpec
@@ -132,16 +131,10 @@ def validate_extenders(path: FieldPath, extenders: Sequence[ProfileExtender]) ->
     errs = validation.validate_extenders(path, list(extenders))
     for i, ext in enumerate(extenders):
         errs += _extender_secrets(path.index(i), ext)
-        url = urlsplit(ext.url_prefix)
-        if (
-            url.scheme not in ("http", "https")
-            or not url.netloc
-            or any(c.isspace() for c in ext.url_prefix)
-        ):
+        if not ext.url_prefix:  # the engine's checks cover a URL that is given
             errs.append(
                 field_error(
-                    path.index(i).child("urlPrefix"),
-                    f"{quote(ext.url_prefix)}: must be an http:// or https:// URL",
+                    path.index(i).child("urlPrefix"), '"": must be an http:// or https:// URL'
                 )
             )
         if not (ext.filter_verb or ext.prioritize_verb or ext.bind_verb or ext.preempt_verb):
@@ -158,12 +151,9 @@ def validate_extenders(path: FieldPath, extenders: Sequence[ProfileExtender]) ->
             ("preemptVerb", ext.preempt_verb),
             ("bindVerb", ext.bind_verb),
         ):
-            if verb is not None and (not verb or "/" in verb or any(c.isspace() for c in verb)):
+            if verb == "":  # the engine's checks cover a verb that is given
                 errs.append(
-                    field_error(
-                        path.index(i).child(key),
-                        f"{quote(verb)}: must be a non-empty path segment (no '/' or spaces)",
-                    )
+                    field_error(path.index(i).child(key), '"": must be a non-empty path segment')
                 )
     return errs
 

@@ -12,14 +12,12 @@ reports its errors under ``items[i]``.
 from __future__ import annotations
 
 import argparse
-import os
-import stat
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from corral.boundedio import InputError, read_input
 from corral.cli.problems import InvalidInput, Problem, UsageError, from_yaml, located
 from corral.scheduler.config import FieldError
 from corral.yamlload import MAX_BYTES, YamlError, load_all
@@ -126,23 +124,15 @@ def _directory(root: Path, recursive: bool) -> list[str]:
 
 def read(name: str, *, max_bytes: int = MAX_BYTES) -> Source:
     """The bytes of a regular file or stdin, refused beyond ``max_bytes`` before they are read
-    (``-f /dev/zero`` or a FIFO never blocks or fills memory)."""
-    if name == STDIN:
-        data = sys.stdin.buffer.read(max_bytes + 1)
-        return Source("<stdin>", data)
+    (``-f /dev/zero`` or a FIFO never blocks or fills memory): :func:`corral.boundedio.
+    read_input`, the one bounded reader of user files."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"cannot read {name}: not a regular file")
-        if info.st_size > max_bytes:
-            raise InvalidInput(
-                [Problem(name, f"is {info.st_size} bytes; at most {max_bytes} are read")]
-            )
-        return Source(name, f.read(max_bytes + 1))
+        data = read_input(name, max_bytes)
+    except InputError as exc:
+        if exc.too_large:
+            raise InvalidInput([Problem(shown(name), exc.message)]) from None
+        raise UsageError(str(exc)) from None
+    return Source(shown(name), data)
 
 
 def documents(

@@ -19,12 +19,13 @@ from typing import Any
 from corral.api import ValidationError as ProfileError
 from corral.api import load_profile
 from corral.api.scheduler_config import scheduler_config_data
+from corral.boundedio import InputError, read_input
 from corral.cli import UsageError
 from corral.scheduler.backend.records import MalformedObjectError
 from corral.scheduler.config import ValidationError
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.engine.simulate import PASS, Explanation, Placement, Simulator
-from corral.yamlload import YamlError, load_all
+from corral.yamlload import MAX_BYTES, YamlError, load_all
 
 # A cluster file may describe thousands of nodes and pods, more than a profile ever needs.
 MAX_CLUSTER_BYTES = 32 * 2**20
@@ -73,11 +74,9 @@ def read_documents(files: list[str]) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = []
     for name in files:
         try:
-            text = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+            text = read_input(name, MAX_CLUSTER_BYTES)
             loaded = load_all(text, name, max_bytes=MAX_CLUSTER_BYTES)
-        except OSError as exc:
-            raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
-        except YamlError as exc:
+        except (InputError, YamlError) as exc:
             raise UsageError(str(exc)) from None
         for n, doc in enumerate(loaded, start=1):
             if not isinstance(doc, dict):
@@ -92,9 +91,9 @@ def read_documents(files: list[str]) -> list[dict[str, Any]]:
 def choose_config(docs: list[dict[str, Any]], path: Path | None) -> dict[str, Any] | bytes:
     if path is not None:
         try:
-            return path.read_bytes()
-        except OSError as exc:
-            raise UsageError(f"cannot read {path}: {exc}") from None
+            return read_input(str(path), MAX_BYTES, allow_stdin=False)
+        except InputError as exc:
+            raise UsageError(str(exc)) from None
     for doc in docs:
         if doc.get("kind") == "KubeSchedulerConfiguration":
             return doc

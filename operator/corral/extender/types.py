@@ -12,6 +12,7 @@ library and does not model the core API.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -26,6 +27,24 @@ _T = TypeVar("_T")
 
 class WireError(ValueError):
     """A JSON document that does not have the shape of the expected extender type."""
+
+
+def _no_constant(name: str) -> Any:
+    raise WireError(f"{name} is not JSON")
+
+
+def loads(data: bytes | str) -> Any:
+    """JSON as Go's decoder reads it, or :class:`WireError` (one line): no ``NaN`` or
+    ``Infinity``, and nesting too deep for the parser or an integer past CPython's digit
+    limit are refusals, not a ``RecursionError`` or a traceback."""
+    try:
+        return json.loads(data, parse_constant=_no_constant)
+    except RecursionError:
+        raise WireError("JSON nested too deep") from None
+    except UnicodeDecodeError as exc:
+        raise WireError(f"not UTF-8 JSON: {exc.reason} at byte {exc.start}") from None
+    except ValueError as exc:
+        raise WireError(" ".join(str(exc).split())[:200]) from None
 
 
 def field(obj: Mapping[str, Any], name: str) -> Any:

@@ -24,7 +24,6 @@ import time
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlencode, urlsplit
 
@@ -34,6 +33,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config import exec_provider
 
+from corral.boundedio import InputError, read_input
 from corral.k8s import protobuf
 from corral.k8s.observer import NO_ANSWER, RequestObserver
 from corral.k8s.transport import Transport, TransportError, server_hostname_for, ssl_context_for
@@ -190,16 +190,15 @@ class Client:
         configuration = k8s_client.Configuration()
         where = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
         try:
-            if path is not None:  # bounded first: the library reads it with yaml.safe_load
-                docs = load_all(Path(path).read_bytes(), path)
-                if len(docs) != 1 or not isinstance(docs[0], dict):
-                    raise KubeconfigError(f"{path}: must hold exactly one kubeconfig object")
-                _check_shape(docs[0], path)
+            for name in _kubeconfig_files(path):  # bounded first: the library reads them too
+                _check_kubeconfig(name)
             k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=path, context=context, client_configuration=configuration
             )
         except (KubeconfigError, YamlError):
             raise
+        except InputError as exc:
+            raise KubeconfigError(str(exc)) from None
         except Exception as exc:  # the client library raises a zoo of exceptions
             raise KubeconfigError(f"{where}: {_one_line(exc)}") from None
         return cls(configuration)
@@ -555,6 +554,58 @@ class Client:
         path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token"
         answer: JSON = self.request("POST", path, body=body)
         return str(answer["status"]["token"])
+
+
+# A kubeconfig, and each file it names (CA, client certificate and key, token file).
+MAX_KUBECONFIG_BYTES: Final = 4 * 2**20
+MAX_CREDENTIAL_FILE_BYTES: Final = 2**20
+# The fields naming files, per section; the client library resolves them from the file's folder.
+_FILE_FIELDS: Final = (
+    ("clusters", "cluster", ("certificate-authority",)),
+    ("users", "user", ("client-certificate", "client-key", "tokenFile")),
+)
+
+
+def _kubeconfig_files(path: str | None) -> list[str]:
+    """The files the client library will read: ``path``, else each of ``$KUBECONFIG``'s list
+    that exists (it skips the others), else ``~/.kube/config``."""
+    if path is not None:
+        return [path]
+    listed = os.environ.get("KUBECONFIG")
+    if listed is None:
+        return [os.path.expanduser("~/.kube/config")]
+    names = [os.path.expanduser(n) for n in listed.split(os.pathsep) if n]
+    return [n for n in names if os.path.lexists(n)]
+
+
+def _check_kubeconfig(path: str) -> None:
+    """Read ``path`` and what it names within bounds: regular files only (a FIFO would block
+    the library's reads for ever), sizes capped, YAML through :mod:`corral.yamlload`."""
+    docs = load_all(read_input(path, MAX_KUBECONFIG_BYTES, allow_stdin=False), path)
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise KubeconfigError(f"{path}: must hold exactly one kubeconfig object")
+    _check_shape(docs[0], path)
+    base = os.path.dirname(os.path.abspath(path))
+    for section, key, fields in _FILE_FIELDS:
+        for i, entry in enumerate(docs[0].get(section) or ()):
+            body = entry.get(key)
+            if not isinstance(body, dict):
+                continue
+            for name in fields:
+                target = body.get(name)
+                if target is None:
+                    continue
+                where = f"{path}: {section}[{i}].{key}.{name}"
+                if not isinstance(target, str):
+                    raise KubeconfigError(f"{where}: must be a string")
+                try:
+                    read_input(
+                        os.path.join(base, os.path.expanduser(target)),
+                        MAX_CREDENTIAL_FILE_BYTES,
+                        allow_stdin=False,
+                    )
+                except InputError as exc:
+                    raise KubeconfigError(f"{where}: {exc.message}") from None
 
 
 def _check_shape(config: dict[str, Any], path: str) -> None:

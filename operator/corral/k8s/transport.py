@@ -23,7 +23,11 @@ Contract:
   :class:`TransportError` and closes that connection. Nothing is retried: a write may have
   reached the server (urllib3 with ``retries=False`` behaved the same).
 - ``timeout`` bounds each blocking socket operation (connect, send, each read), as urllib3's
-  did, not the exchange as a whole.
+  did, not the exchange as a whole. ``deadline`` (a ``time.monotonic()`` instant) bounds the
+  whole exchange instead: every socket operation waits at most until then, so a peer that
+  trickles its answer a byte at a time cannot stretch it (:class:`DeadlineError`);
+  ``max_answer`` caps the bytes read for one answer, headers included (:class:`TooLargeError`),
+  before they are kept. The extender client uses both (it talks to peers it does not control).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ IDLE_SECONDS: Final = 80.0
 MAX_IDLE: Final = 64  # idle connections kept; more are closed on return
 MAX_LINE: Final = 64 * 1024  # a status, header or chunk-size line
 MAX_HEADERS: Final = 200
+_RECV: Final = 64 * 1024
 # RFC 3986 characters a request target may carry as they are; anything else is %-encoded.
 _TARGET_SAFE: Final = "!#$%&'()*+,/:;=?@[]~"
 
@@ -55,6 +60,14 @@ class TransportError(Exception):
 class TruncatedError(TransportError):
     """The bytes read end before the answer does: on a socket, the connection closed
     mid-answer; on a buffer still filling (:mod:`corral.k8s.aio_transport`), more is due."""
+
+
+class DeadlineError(TransportError):
+    """The whole answer did not arrive by the exchange's deadline."""
+
+
+class TooLargeError(TransportError):
+    """The answer is larger than the exchange allows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +185,66 @@ def _chunked(reader: Reader) -> bytes:
     return b"".join(parts)
 
 
+class _BoundedReader:
+    """:class:`Reader` straight over a socket: each ``recv`` waits at most until ``deadline``
+    and the bytes received stay within ``max_bytes`` (``None``: unbounded)."""
+
+    __slots__ = ("_buf", "_deadline", "_max", "_sock", "received")
+
+    def __init__(self, sock: socket.socket, deadline: float | None, max_bytes: int | None) -> None:
+        self._sock = sock
+        self._deadline = deadline
+        self._max = max_bytes
+        self._buf = bytearray()
+        self.received = 0
+
+    @property
+    def leftover(self) -> bool:
+        return bool(self._buf)
+
+    def _fill(self) -> bool:
+        """One ``recv`` into the buffer; ``False`` at the end of the connection."""
+        if self._deadline is not None:
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                raise DeadlineError("no whole answer within the deadline")
+            self._sock.settimeout(remaining)
+        want = _RECV if self._max is None else min(_RECV, self._max + 1 - self.received)
+        try:
+            data = self._sock.recv(want)
+        except TimeoutError:
+            raise DeadlineError("no whole answer within the deadline") from None
+        if not data:
+            return False
+        self.received += len(data)
+        if self._max is not None and self.received > self._max:
+            raise TooLargeError(f"answer larger than {self._max} bytes")
+        self._buf += data
+        return True
+
+    def _take(self, n: int) -> bytes:
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        return out
+
+    def readline(self, size: int = -1, /) -> bytes:
+        start = 0
+        while True:
+            end = self._buf.find(b"\n", start)
+            if end >= 0 and (size < 0 or end < size):
+                return self._take(end + 1)
+            if 0 <= size <= len(self._buf):
+                return self._take(size)
+            start = len(self._buf)
+            if not self._fill():
+                return self._take(len(self._buf))
+
+    def read(self, size: int = -1, /) -> bytes:
+        while (size < 0 or len(self._buf) < size) and self._fill():
+            pass
+        return self._take(len(self._buf) if size < 0 else size)
+
+
 class _Connection:
     __slots__ = ("idle_since", "reader", "sock")
 
@@ -228,14 +301,30 @@ class Transport:
         body: bytes | None = None,
         *,
         timeout: float | None = None,
+        deadline: float | None = None,
+        max_answer: int | None = None,
     ) -> Response:
         """Send one request (``target``: path and query) and read its whole answer."""
         request = self.encode_request(method, target, headers, body)
+        if deadline is not None:
+            timeout = _remaining(deadline)
         conn = self._take(timeout)
         try:
+            if deadline is not None:
+                timeout = _remaining(deadline)
             conn.sock.settimeout(timeout)
             conn.sock.sendall(request)
-            response, keep_alive = read_response(conn.reader, method)
+            if deadline is None and max_answer is None:
+                response, keep_alive = read_response(conn.reader, method)
+            else:
+                bounded = _BoundedReader(conn.sock, deadline, max_answer)
+                response, keep_alive = read_response(bounded, method)
+                keep_alive = keep_alive and not bounded.leftover
+        except TimeoutError as exc:
+            conn.close()
+            if deadline is not None:
+                raise DeadlineError("no whole answer within the deadline") from exc
+            raise TransportError(f"{type(exc).__name__}: {exc}") from exc
         except (OSError, TransportError, ValueError) as exc:
             conn.close()
             if isinstance(exc, TransportError):
@@ -319,6 +408,13 @@ class Transport:
             ) from exc
         self.opened += 1
         return _Connection(sock)
+
+
+def _remaining(deadline: float) -> float:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise DeadlineError("no whole answer within the deadline")
+    return remaining
 
 
 def ssl_context_for(configuration: Any) -> ssl.SSLContext | None:

@@ -217,7 +217,8 @@ def test_machine_readable_report(tmp_path: Path, corral: Run, fmt: str) -> None:
     [
         pytest.param(["-f", "/nonexistent/p.yaml"], "corral: cannot read /nonexistent/p.yaml: "
                      "No such file or directory", id="missing file"),
-        pytest.param(["-f", "/dev/zero"], "corral: cannot read /dev/zero: not a regular file",
+        pytest.param(["-f", "/dev/zero"], "corral: cannot read /dev/zero: not a regular file "
+                     "(a character device)",
                      id="a device is never read"),
         pytest.param(["-f", "-", "-f", "-"], "corral: -f -: stdin can be read only once",
                      id="stdin twice"),

@@ -156,7 +156,7 @@ class _Canned:
     def __init__(self, status: int, body: bytes) -> None:
         self.status, self.body = status, body
 
-    def post(self, url: str, body: bytes) -> tuple[int, bytes]:
+    def post(self, url: str, body: bytes, *, max_reply: int) -> tuple[int, bytes]:
         return self.status, self.body
 
 

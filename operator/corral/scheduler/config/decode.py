@@ -14,13 +14,22 @@ Contract:
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
+import sys
 import types
 import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote, suggest
+from corral.scheduler.config.errors import (
+    FieldError,
+    FieldPath,
+    field_error,
+    number_text,
+    quote,
+    suggest,
+)
 
 T = TypeVar("T")
 
@@ -36,6 +45,7 @@ MAX_DURATION_TEXT = 64
 
 MAX_INT32 = 2**31 - 1
 MIN_INT32 = -(2**31)
+MAX_FLOAT32 = 3.4028234663852886e38
 
 
 def parse_duration(text: str) -> float:
@@ -156,14 +166,27 @@ def _decode_scalar(
         if isinstance(data, int) and not isinstance(data, bool):
             bits = meta.get("bits", 32)
             if bits == 32 and not MIN_INT32 <= data <= MAX_INT32:
-                errors.append(field_error(path, f"{data} does not fit in a 32-bit integer"))
+                errors.append(
+                    field_error(path, f"{number_text(data)} does not fit in a 32-bit integer")
+                )
                 return None
             if not -(2**63) <= data < 2**63:
-                errors.append(field_error(path, f"{data} does not fit in a 64-bit integer"))
+                errors.append(
+                    field_error(path, f"{number_text(data)} does not fit in a 64-bit integer")
+                )
                 return None
             return data
     elif tp is float:
         if isinstance(data, int | float) and not isinstance(data, bool):
+            # Go's float32 and float64: a number past their range is a decoding error there.
+            limit = MAX_FLOAT32 if meta.get("bits") == 32 else sys.float_info.max
+            bits = 32 if meta.get("bits") == 32 else 64
+            finite = isinstance(data, int) or math.isfinite(data)
+            if not finite or abs(data) > limit:
+                errors.append(
+                    field_error(path, f"{number_text(data)} does not fit in a {bits}-bit float")
+                )
+                return None
             return float(data)
     elif tp is str:
         if isinstance(data, str):

@@ -80,9 +80,17 @@ def printable(text: str) -> str:
 MAX_QUOTED = 120
 
 
+def number_text(value: int | float) -> str:
+    """A number as a message shows it: long integers cut (a 400-digit one stays readable)."""
+    if isinstance(value, float):
+        return repr(value)
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
+
+
 def quote(value: object) -> str:
     """Go-style ``%q`` quoting for values echoed back in messages (long ones are cut)."""
-    text = str(value)
+    text = number_text(value) if isinstance(value, int | float) else str(value)
     cut = text[:MAX_QUOTED] + "..." if len(text) > MAX_QUOTED else text
     return '"' + printable(cut.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 

@@ -133,7 +133,7 @@ class ClientConnectionConfiguration:
     kubeconfig: str | None = None
     accept_content_types: str | None = None
     content_type: str | None = None
-    qps: float | None = field(default=None, metadata={"json": "qps"})
+    qps: float | None = field(default=None, metadata={"json": "qps", "bits": 32})
     burst: int | None = None
 
 

@@ -17,6 +17,7 @@ from corral.scheduler.config import args as _args
 from corral.scheduler.config.declarations import ARGS
 from corral.scheduler.config.decode import MAX_DURATION_SECONDS, parse_duration
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
+from corral.scheduler.config.extender_urls import redact_url, url_problem, verb_problem
 from corral.scheduler.config.names import check_qualified_name, is_extended_resource_name
 from corral.scheduler.config.types import (
     API_VERSION,
@@ -33,6 +34,9 @@ REMOVED_PLUGINS: Final = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPD
 # Upstream's removed-plugin check covers every point but these two (validation.go).
 _NOT_CHECKED_FOR_REMOVED: Final = ("placementGenerate", "placementScore")
 _Errs = list[FieldError]
+# Corral's own bound (upstream accepts any float32): below this the client-side rate limiter
+# would sleep hours between requests (a float32's smallest qps, for ages).
+MIN_QPS: Final = 0.01
 _REMOVED: Final = f'was invalid in version "{API_VERSION}" (the plugin was removed)'
 
 
@@ -43,6 +47,15 @@ def validate(cfg: KubeSchedulerConfiguration) -> _Errs:
         errs.append(
             field_error(
                 FieldPath.root("clientConnection", "burst"), f"{cc.burst}: must be non-negative"
+            )
+        )
+    if cc.qps is not None and 0 < cc.qps < MIN_QPS:
+        errs.append(
+            field_error(
+                FieldPath.root("clientConnection", "qps"),
+                f"{cc.qps!r}: must be at least {MIN_QPS} (one request per "
+                f"{1 / MIN_QPS:g}s), or 0 or less for no limit; a smaller qps makes the "
+                "client wait longer than any leader election lasts between requests",
             )
         )
     errs += validate_leader_election(FieldPath.root("leaderElection"), cfg.leader_election)
@@ -241,6 +254,7 @@ def validate_extenders(path: FieldPath, extenders: list[Extender]) -> _Errs:
     managed: set[str] = set()
     for i, ext in enumerate(extenders):
         p = path.index(i)
+        errs += _validate_call(p, ext)
         if ext.prioritize_verb and (ext.weight or 0) <= 0:
             errs.append(
                 field_error(
@@ -272,6 +286,27 @@ def validate_extenders(path: FieldPath, extenders: list[Extender]) -> _Errs:
                 f"found {binders} extenders implementing bind: only one may",
             )
         )
+    return errs
+
+
+def _validate_call(path: FieldPath, ext: Extender) -> _Errs:
+    """Corral's own: a ``urlPrefix`` that can never be called, or carries credentials, and a
+    verb that is not one path segment (:mod:`.extender_urls`). An empty ``urlPrefix`` or verb
+    is upstream's business (it accepts them; a call then fails, or the verb is not used)."""
+    errs: _Errs = []
+    problem = url_problem(ext.url_prefix) if ext.url_prefix else None
+    if problem is not None:
+        shown = quote(redact_url(ext.url_prefix))
+        errs.append(field_error(path.child("urlPrefix"), f"{shown}: {problem}"))
+    for key, verb in (
+        ("filterVerb", ext.filter_verb),
+        ("prioritizeVerb", ext.prioritize_verb),
+        ("preemptVerb", ext.preempt_verb),
+        ("bindVerb", ext.bind_verb),
+    ):
+        problem = verb_problem(verb) if verb else None
+        if problem is not None:
+            errs.append(field_error(path.child(key), f"{quote(verb)}: {problem}"))
     return errs
 
 

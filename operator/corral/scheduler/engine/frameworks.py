@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from corral.boundedio import InputError, read_input
 from corral.scheduler.config import (
     FeatureGates,
     FieldError,
@@ -45,6 +46,7 @@ from corral.scheduler.framework.registry import Registry
 from corral.scheduler.framework.runtime.framework import Framework, FrameworkError
 from corral.scheduler.metrics import Recorder
 from corral.scheduler.plugins import registry as plugin_registry
+from corral.yamlload import MAX_BYTES
 
 log = logging.getLogger("corral.scheduler")
 _T = TypeVar("_T")
@@ -96,11 +98,9 @@ def load_engine_config(
     data: str | bytes | Mapping[str, Any]
     if isinstance(source, Path):
         try:
-            data = source.read_bytes()
-        except OSError as exc:
-            raise ValidationError(
-                [FieldError("--config", f"cannot read {source}: {exc}")]
-            ) from None
+            data = read_input(str(source), MAX_BYTES, allow_stdin=False)
+        except InputError as exc:
+            raise ValidationError([FieldError("--config", str(exc))]) from None
     else:
         data = source
     names = {d.name: d.extension_points for d in installed()[0]}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from corral.scheduler.config.extender_urls import redact_url
 from corral.scheduler.config.types import Extender as ExtenderConfig
 from corral.scheduler.extender.client import HTTPExtender
 from corral.scheduler.framework.profile import ResolvedProfile
@@ -26,7 +27,7 @@ def build_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:
         try:
             built.append(HTTPExtender(cfg))
         except (ValueError, OSError) as exc:
-            raise ValueError(f"extenders[{i}] ({cfg.url_prefix}): {exc}") from exc
+            raise ValueError(f"extenders[{i}] ({redact_url(cfg.url_prefix)}): {exc}") from exc
     return [e for e in built if not e.is_ignorable()] + [e for e in built if e.is_ignorable()]
 
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from corral.extender import types as wire
 from corral.scheduler.config.decode import parse_duration
 from corral.scheduler.config.errors import printable
+from corral.scheduler.config.extender_urls import redact_url
 from corral.scheduler.config.types import Extender as ExtenderConfig
 from corral.scheduler.extender.nodes import node_json
 from corral.scheduler.extender.transport import (
@@ -42,6 +43,15 @@ from corral.scheduler.framework.extender import (
 from corral.scheduler.framework.types import NodeRecord, PodInfo
 
 _T = TypeVar("_T")
+# An answer may be this large whatever was sent, or twice the request: a filter reply names
+# at most the nodes sent (plus a reason per failed node), and the other replies are smaller.
+MIN_MAX_REPLY_BYTES: Final = 16 * 2**20
+REPLY_PER_REQUEST_BYTE: Final = 2
+
+
+def max_reply(request_bytes: int) -> int:
+    """The largest answer read for a request of ``request_bytes``."""
+    return max(MIN_MAX_REPLY_BYTES, REPLY_PER_REQUEST_BYTE * request_bytes)
 
 
 def _timeout(cfg: ExtenderConfig) -> float | None:
@@ -78,13 +88,14 @@ class HTTPExtender:
         self._transport = transport
 
     def __repr__(self) -> str:
-        return f"HTTPExtender({self.url_prefix!r})"
+        return f"HTTPExtender({self.name!r})"
 
     # --- identity and capabilities ------------------------------------------------------------
 
     @property
     def name(self) -> str:
-        return self.url_prefix
+        """Upstream's is the ``urlPrefix``; shown without credentials or a query."""
+        return redact_url(self.url_prefix)
 
     @property
     def weight(self) -> int:
@@ -219,13 +230,18 @@ class HTTPExtender:
 
     def _send(self, verb: str, doc: Any) -> Any:
         url = self.url_prefix.rstrip("/") + "/" + verb
-        status, body = self._transport.post(url, json.dumps(doc).encode())
+        request = json.dumps(doc).encode()
+        limit = max_reply(len(request))
+        status, body = self._transport.post(url, request, max_reply=limit)
+        shown = redact_url(url)
+        if len(body) > limit:  # a transport that did not hold to it
+            raise ExtenderError(f'Post "{shown}": the answer is larger than {limit} bytes')
         if status != 200:
-            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {status}")
+            raise ExtenderError(f"failed {verb} with extender at URL {shown}, code {status}")
         try:
-            return json.loads(body)
-        except ValueError as exc:
-            raise ExtenderError(f"decoding the {verb} reply of {url}: {exc}") from exc
+            return wire.loads(body)
+        except wire.WireError as exc:
+            raise ExtenderError(f"decoding the {verb} reply of {shown}: {exc}") from exc
 
     def _decode(self, parse: Callable[[Any], _T], doc: Any) -> _T:
         try:

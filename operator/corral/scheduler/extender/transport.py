@@ -1,9 +1,9 @@
-"""HTTP for the extender client: TLS as upstream's ``makeTransport``, a pooled urllib3 client.
+"""HTTP for the extender client: TLS as upstream's ``makeTransport``, pooled connections.
 
 The client (policy) and the transport (I/O) meet in the one-method :class:`Transport` contract,
 so tests and embedders can swap the transport. The pooled transport is synchronous on purpose:
 extender calls block the scheduling cycle as upstream's do, and binding calls run on the
-binding workers' threads; urllib3's pool is thread-safe and reuses connections.
+binding workers' threads; the pool is thread-safe and reuses connections.
 """
 
 from __future__ import annotations
@@ -14,13 +14,17 @@ import logging
 import os
 import ssl
 import tempfile
-import warnings
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
+from urllib.parse import urlsplit
 
-import urllib3
-
+from corral.boundedio import InputError, read_input
+from corral.k8s.transport import DeadlineError, TooLargeError, TransportError
+from corral.k8s.transport import Transport as HTTPTransport
+from corral.scheduler.config.extender_urls import redact_url
 from corral.scheduler.config.types import ExtenderTLSConfig
 from corral.scheduler.framework.extender import ExtenderError
 
@@ -28,12 +32,14 @@ logger = logging.getLogger(__name__)
 
 # Upstream DefaultExtenderTimeout, used when httpTimeout is 0 or unset.
 DEFAULT_TIMEOUT_SECONDS: Final = 5.0
-_POOL_SIZE: Final = 8  # connections kept per extender host (binding workers share them)
+# A CA bundle, client certificate or key file: far above any real one.
+MAX_TLS_FILE_BYTES: Final = 2**20
 
 
 class Transport(Protocol):
-    def post(self, url: str, body: bytes) -> tuple[int, bytes]:
-        """POST ``body`` as JSON; (status, body). Raises :class:`ExtenderError` on I/O failure."""
+    def post(self, url: str, body: bytes, *, max_reply: int) -> tuple[int, bytes]:
+        """POST ``body`` as JSON; (status, body). Raises :class:`ExtenderError` on I/O failure,
+        past the transport's deadline, and for an answer larger than ``max_reply`` bytes."""
         ...
 
 
@@ -75,7 +81,7 @@ def tls_context(tls: ExtenderTLSConfig | None, *, enable_https: bool) -> ssl.SSL
         )
     ctx = ssl.create_default_context()
     if tls.ca_file:
-        ctx.load_verify_locations(cafile=tls.ca_file)
+        ctx.load_verify_locations(cadata=_read(tls.ca_file, "caFile").decode("ascii", "replace"))
     if tls.ca_data:
         ctx.load_verify_locations(cadata=_decode_data(tls.ca_data, "caData").decode())
     if insecure:
@@ -86,33 +92,37 @@ def tls_context(tls: ExtenderTLSConfig | None, *, enable_https: bool) -> ssl.SSL
         key = tls.key_file, tls.key_data
         if not any(cert) or not any(key):
             raise ValueError("tlsConfig: a client certificate needs both a cert and a key")
-        cert_pem = _decode_data(tls.cert_data, "certData") if tls.cert_data else None
-        key_pem = _decode_data(tls.key_data, "keyData") if tls.key_data else None
-        with _cert_files(tls.cert_file, cert_pem, tls.key_file, key_pem) as (cert_path, key_path):
+        # Data wins over a file, as in client-go's dataFromSliceOrFile.
+        cert_pem = (
+            _decode_data(tls.cert_data, "certData")
+            if tls.cert_data
+            else _read(tls.cert_file, "certFile")
+        )
+        key_pem = (
+            _decode_data(tls.key_data, "keyData")
+            if tls.key_data
+            else _read(tls.key_file, "keyFile")
+        )
+        with _as_file(cert_pem) as cert_path, _as_file(key_pem) as key_path:
             ctx.load_cert_chain(certfile=cert_path, keyfile=key_path)
     return ctx
 
 
-@contextmanager
-def _cert_files(
-    cert_file: str | None, cert_pem: bytes | None, key_file: str | None, key_pem: bytes | None
-) -> Iterator[tuple[str, str]]:
-    # Data wins over a file, as in client-go's dataFromSliceOrFile.
-    with (
-        _as_file(cert_pem) if cert_pem is not None else _given(cert_file) as cert_path,
-        _as_file(key_pem) if key_pem is not None else _given(key_file) as key_path,
-    ):
-        yield cert_path, key_path
-
-
-@contextmanager
-def _given(path: str | None) -> Iterator[str]:
+def _read(path: str | None, what: str) -> bytes:
+    """A TLS file, within bounds: a FIFO named as the CA would block the engine's start."""
     assert path
-    yield path
+    try:
+        return read_input(path, MAX_TLS_FILE_BYTES, allow_stdin=False)
+    except InputError as exc:
+        raise ValueError(f"tlsConfig.{what}: {exc}") from None
 
 
 class PoolTransport:
-    """A urllib3 pool: no retries (POSTs are not idempotent), one total timeout per call."""
+    """Kept-alive HTTP/1.1 connections per extender server (:class:`corral.k8s.transport.
+    Transport`): no retries (POSTs are not idempotent); ``timeout`` is a deadline over the
+    whole exchange, as Go's ``http.Client.Timeout`` is (connect, send and the whole answer: a
+    peer trickling bytes cannot stretch it), and an answer past ``max_reply`` bytes is refused
+    as it arrives, before it is kept."""
 
     def __init__(
         self,
@@ -121,35 +131,55 @@ class PoolTransport:
         ssl_context: ssl.SSLContext | None = None,
         server_name: str | None = None,
     ) -> None:
-        kw: dict[str, Any] = {}
-        if ssl_context is not None:
-            kw["ssl_context"] = ssl_context
-            if ssl_context.verify_mode == ssl.CERT_NONE:
-                kw["cert_reqs"] = "CERT_NONE"
-                kw["assert_hostname"] = False
-                # Configured on purpose (enableHTTPS without a CA, or insecure): say it once here
-                # instead of a warning per request.
-                logger.warning("extender TLS certificates are not verified (no CA configured)")
-                warnings.filterwarnings(
-                    "ignore", category=urllib3.exceptions.InsecureRequestWarning
-                )
-        if server_name:
-            kw["server_hostname"] = server_name
-            if kw.get("assert_hostname") is not False:
-                kw["assert_hostname"] = server_name
-        self._pool = urllib3.PoolManager(
-            num_pools=4,
-            maxsize=_POOL_SIZE,
-            retries=False,
-            timeout=urllib3.Timeout(total=timeout),
-            **kw,
-        )
+        if ssl_context is not None and ssl_context.verify_mode == ssl.CERT_NONE:
+            # Configured on purpose (enableHTTPS without a CA, or insecure): said once here.
+            logger.warning("extender TLS certificates are not verified (no CA configured)")
+        self._timeout = timeout
+        self._tls = ssl_context
+        self._server_name = server_name
+        self._servers: dict[str, HTTPTransport] = {}
+        self._lock = threading.Lock()
 
-    def post(self, url: str, body: bytes) -> tuple[int, bytes]:
+    def _server(self, origin: str) -> HTTPTransport:
+        with self._lock:
+            server = self._servers.get(origin)
+            if server is None:
+                tls = self._tls
+                if tls is None and origin.startswith("https:"):
+                    tls = ssl.create_default_context()
+                server = HTTPTransport(origin, tls, server_hostname=self._server_name)
+                self._servers[origin] = server
+            return server
+
+    def post(self, url: str, body: bytes, *, max_reply: int) -> tuple[int, bytes]:
+        deadline = None if self._timeout is None else time.monotonic() + self._timeout
         try:
-            resp = self._pool.request(
-                "POST", url, body=body, headers={"Content-Type": "application/json"}
+            parts = urlsplit(url)
+            origin = f"{parts.scheme}://{parts.netloc}"
+            target = parts.path + (f"?{parts.query}" if parts.query else "")
+            answer = self._server(origin).exchange(
+                "POST",
+                target or "/",
+                {"Content-Type": "application/json", "Accept": "application/json"},
+                body,
+                deadline=deadline,
+                max_answer=max_reply,
             )
-        except urllib3.exceptions.HTTPError as exc:
-            raise ExtenderError(f'Post "{url}": {exc}') from exc
-        return resp.status, resp.data
+        except DeadlineError:
+            raise ExtenderError(
+                f'Post "{redact_url(url)}": no whole answer within {self._timeout:g}s '
+                "(the extender's httpTimeout)"
+            ) from None
+        except TooLargeError:
+            raise ExtenderError(
+                f'Post "{redact_url(url)}": the answer is larger than {max_reply} bytes'
+            ) from None
+        except (TransportError, ValueError) as exc:
+            raise ExtenderError(f'Post "{redact_url(url)}": {exc}') from exc
+        return answer.status, answer.body
+
+    def close(self) -> None:
+        with self._lock:
+            servers, self._servers = list(self._servers.values()), {}
+        for server in servers:
+            server.close()

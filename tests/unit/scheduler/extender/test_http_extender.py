@@ -325,7 +325,7 @@ class _Reply:
     def __init__(self, body: bytes) -> None:
         self.body = body
 
-    def post(self, url: str, body: bytes) -> tuple[int, bytes]:
+    def post(self, url: str, body: bytes, *, max_reply: int) -> tuple[int, bytes]:
         return 200, self.body
 
 
