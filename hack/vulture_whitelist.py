@@ -16,6 +16,7 @@ admit
 _.converter  # kopf settings (cli/scheduler.py)
 _.api_key  # kubernetes.client.Configuration (k8s/client.py)
 _.api_key_prefix
+_.sub_evaluator  # celpy's Evaluator builds macros' evaluators through it (cel_limits.py)
 
 # API fields: KubeSchedulerConfiguration and args types mirror upstream's, read by decoding
 # and dumping (dataclasses.fields), not by name; likewise the fields of records.

@@ -63,6 +63,20 @@ MatchCache = dict[tuple[str, str, str, str], bool]  # (expression, *DeviceKey) â
 _CAPACITY_FITS: Final = "\0capacity"  # a MatchCache key: not an expression, the capacity check
 
 
+def _cel_modules() -> tuple[Any, Any]:
+    """The CEL modules, imported on the first selector, not with the plugin: cel-python and
+    its parser cost a scheduler about 12 MB of RSS, which a cluster without CEL selectors
+    never needs."""
+    if not _CEL:
+        from corral.scheduler.plugins.dynamic_resources import cel, cel_fast  # noqa: PLC0415
+
+        _CEL.extend((cel, cel_fast))
+    return _CEL[0], _CEL[1]
+
+
+_CEL: list[Any] = []
+
+
 class AllocationError(Exception):
     """Allocation cannot succeed on any node; the message is upstream's."""
 
@@ -167,6 +181,7 @@ class Allocator:
         self.shared: Mapping[DeviceID, cap.Amounts] = shared or {}
         self.matches = match_cache if match_cache is not None else {}
         self.variables: dict[DeviceKey, dict[str, Any]] = {}
+        self.views: dict[DeviceKey, Any] = {}  # cel_fast.DeviceView, imported with cel
         self.available: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
         # By the claim object: the cycle hands every node the same object for a claim (but a
         # claim for extended resources is made anew per node, with that node's requests).
@@ -743,24 +758,33 @@ class _Run:
             key = (expression, *candidate.key)
             cached = self.a.matches.get(key)
             if cached is None:
-                if cls is not None:
-                    where = f"class {(cls.get('metadata') or {}).get('name') or ''}"
-                else:
-                    where = f"claim {claim_key(self.claims[ci])}"
-                cached = self._evaluate(where, i, expression, candidate)
+                cached = self._evaluate(ci, cls, i, expression, candidate)
                 self.a.matches[key] = cached
             if not cached:
                 return False
         return True
 
-    def _evaluate(self, where: str, index: int, expression: str, candidate: Candidate) -> bool:
-        # Imported on the first selector, not with the plugin: cel-python and its parser cost a
-        # scheduler about 12 MB of RSS, which a cluster without CEL selectors never needs.
-        from corral.scheduler.plugins.dynamic_resources import cel  # noqa: PLC0415
-
+    def _evaluate(
+        self, ci: int, cls: Json | None, index: int, expression: str, candidate: Candidate
+    ) -> bool:
+        cel, cel_fast = _cel_modules()
         compiled = cel.compile_selector(expression)
         if isinstance(compiled, cel.SelectorError):
+            where = self._where(ci, cls)
             raise AllocationError(f"{where}: selector #{index}: CEL compile error: {compiled}")
+        if compiled.fast is not None:  # most selectors: answered from the device's JSON
+            view = (
+                self.a.views.get(candidate.key)
+                if compiled.fast.reads_attributes
+                else cel_fast.DeviceView.of_driver(candidate.id.driver)
+            )
+            if view is None:
+                attributes = candidate.device.get("attributes") or {}
+                view = cel_fast.DeviceView.of(candidate.id.driver, attributes)
+                self.a.views[candidate.key] = view
+            answer = compiled.fast.evaluate(view)
+            if answer is not None:
+                return bool(answer)
         variables = self.a.variables.get(candidate.key)
         if variables is None:
             device = candidate.device
@@ -773,12 +797,21 @@ class _Run:
                 )
             )
             self.a.variables[candidate.key] = variables
-        try:
-            return compiled.matches(variables)
+        try:  # the deadline holds inside the evaluation too, not only between devices
+            return bool(compiled.matches(variables, deadline=self.deadline))
+        except cel.SelectorInterruptedError:
+            raise AllocationTimeoutError from None
         except cel.SelectorError as err:
+            where = self._where(ci, cls)
             raise AllocationError(
                 f"{where}: selector #{index} on device {candidate.id}: CEL runtime error: {err}"
             ) from err
+
+    def _where(self, ci: int, cls: Json | None) -> str:
+        """The selectors' owner, as upstream's messages name it."""
+        if cls is not None:
+            return f"class {(cls.get('metadata') or {}).get('name') or ''}"
+        return f"claim {claim_key(self.claims[ci])}"
 
     # --- counters (partitionable devices) ------------------------------------------------
 

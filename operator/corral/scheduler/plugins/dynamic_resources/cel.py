@@ -14,18 +14,25 @@ Kubernetes' library on top of the CEL standard: ``quantity()``, ``isQuantity()``
 ``major``, ``minor``, ``patch``, ``compareTo``, ``isGreaterThan``, ``isLessThan``.
 
 cel-python evaluates; it has no ``cel.bind``, optional chaining (``.?``) or the strings
-extension, and no cost accounting: such expressions fail to compile here (upstream accepts
-them), and upstream's runtime cost limit is not enforced. Compilation is cached per expression.
+extension: such expressions fail to compile here (upstream accepts them). Upstream's bounds on
+the work of one evaluation hold (:mod:`.cel_limits`): the expression's length and nesting are
+checked before and after parsing, its estimated worst-case cost at compile time (what the API
+server checks when the object is written; upstream's scheduler skips it, Corral's evaluator is
+slow enough that a selector it would run for seconds is refused first), the runtime cost is
+charged as cel-go charges it and cancelled past upstream's limit, and a deadline is checked
+inside the evaluation.
+Compilation is cached per expression.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import celpy
 from celpy import celtypes
@@ -33,6 +40,9 @@ from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
 from corral.scheduler.config import quantity as q
+from corral.scheduler.plugins.dynamic_resources import cel_compiled, cel_fast
+from corral.scheduler.plugins.dynamic_resources import cel_limits as limits
+from corral.scheduler.plugins.dynamic_resources.cel_limits import DeadlineExceededError, LimitError
 
 NO_SUCH_KEY_HINT: Final = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check"
@@ -48,6 +58,10 @@ _SEMVER = re.compile(
 
 class SelectorError(Exception):
     """A selector that does not compile, or fails at run time: the message is upstream's text."""
+
+
+class SelectorInterruptedError(SelectorError):
+    """The evaluation passed its deadline (upstream: the context was cancelled)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +185,11 @@ _FUNCTIONS: Final[dict[str, Any]] = {
     "minor": lambda v: celtypes.IntType(v.minor),
     "patch": lambda v: celtypes.IntType(v.patch),
 }
+_M = TypeVar("_M", bound=celtypes.MapType)
 _ENV: Final = celpy.Environment()
+# The evaluator recurses about five frames per level of a collapsed tree (at most
+# cel_limits.MAX_TREE_DEPTH); cel-python's own setting (2,500) is below that.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 6 * limits.MAX_TREE_DEPTH + 1000))
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,27 +213,40 @@ def activation(device: Device) -> dict[str, Any]:
         domain, ident = split_qualified_name(name, device.driver)
         capacity.setdefault(domain, {})[ident] = Quantity.parse(str(cap.get("value", "0")))
     return {
-        "device": celtypes.MapType(
+        "device": _map(
+            celtypes.MapType,
             {
-                celtypes.StringType("driver"): celtypes.StringType(device.driver),
-                celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(
-                    device.allow_multiple_allocations
-                ),
-                celtypes.StringType("attributes"): _domains(attributes),
-                celtypes.StringType("capacity"): _domains(capacity),
-            }
+                _DRIVER: celtypes.StringType(device.driver),
+                _MULTI: celtypes.BoolType(device.allow_multiple_allocations),
+                _ATTRIBUTES: _domains(attributes),
+                _CAPACITY: _domains(capacity),
+            },
         )
     }
 
 
+_DRIVER, _MULTI, _ATTRIBUTES, _CAPACITY = (
+    celtypes.StringType(k) for k in ("driver", "allowMultipleAllocations", "attributes", "capacity")
+)
+
+
+def _map(cls: type[_M], items: dict[Any, Any]) -> _M:
+    """A celtypes map of ``items`` (their keys already celtypes), without ``MapType``'s
+    per-key checks, which cost most of a device's activation (a hundred microseconds)."""
+    out = cls.__new__(cls)
+    dict.__init__(out, items)
+    return out
+
+
 def _domains(values: dict[str, dict[str, Any]]) -> _DomainMap:
-    return _DomainMap(
+    return _map(
+        _DomainMap,
         {
-            celtypes.StringType(domain): celtypes.MapType(
-                {celtypes.StringType(k): v for k, v in inner.items()}
+            celtypes.StringType(domain): _map(
+                celtypes.MapType, {celtypes.StringType(k): v for k, v in inner.items()}
             )
             for domain, inner in values.items()
-        }
+        },
     )
 
 
@@ -238,16 +269,55 @@ def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
 
 
 class Selector:
-    """One compiled expression; :meth:`matches` raises :class:`SelectorError` at run time."""
+    """One compiled expression; :meth:`matches` raises :class:`SelectorError` at run time
+    (:class:`SelectorInterruptedError` past its deadline). It runs as closures
+    (:mod:`.cel_compiled`) where they cover the expression, else on cel-python's interpreter:
+    the same results, errors and costs."""
 
-    __slots__ = ("_program",)
+    __slots__ = ("_code", "_program", "fast")
 
-    def __init__(self, program: celpy.Runner) -> None:
+    def __init__(
+        self,
+        program: celpy.Runner,
+        code: cel_compiled.Code | None = None,
+        fast: cel_fast.FastSelector | None = None,
+    ) -> None:
         self._program = program
+        self._code = code
+        self.fast = fast  # the common shape, answered from the device's JSON (:mod:`.cel_fast`)
 
-    def matches(self, variables: dict[str, Any]) -> bool:
+    @property
+    def compiled(self) -> bool:
+        return self._code is not None
+
+    def matches(
+        self,
+        variables: dict[str, Any],
+        *,
+        deadline: float | None = None,
+        cost_limit: int = limits.MAX_COST,
+        interpret: bool = False,
+    ) -> bool:
+        """``deadline``: a :func:`time.monotonic` instant; ``cost_limit``: upstream's runtime
+        cost limit (``CELSelectorExpressionMaxCost``); ``interpret``: skip the closures."""
+        return bool(self.evaluate(variables, limits.Tracker(limit=cost_limit, deadline=deadline),
+                                  interpret=interpret))  # fmt: skip
+
+    def evaluate(
+        self, variables: dict[str, Any], tracker: limits.Tracker, *, interpret: bool = False
+    ) -> celtypes.BoolType:
         try:
-            result = self._program.evaluate(variables)
+            if self._code is not None and not interpret:
+                result = cel_compiled.run(self._code, variables, tracker)
+            else:
+                evaluator = limits.CostEvaluator(
+                    self._program.ast, self._program.new_activation(), tracker
+                )
+                result = evaluator.evaluate(variables)
+        except DeadlineExceededError as err:
+            raise SelectorInterruptedError(str(err)) from err
+        except LimitError as err:
+            raise SelectorError(str(err)) from err
         except CELEvalError as err:
             raise SelectorError(_runtime_message(err)) from err
         except (TypeError, ValueError, KeyError) as err:
@@ -258,7 +328,7 @@ class Selector:
             raise SelectorError(
                 f"CEL result of type {type(result).__name__} could not be converted to bool"
             )
-        return bool(result)
+        return result
 
 
 def _runtime_message(err: CELEvalError) -> str:
@@ -274,8 +344,34 @@ def _runtime_message(err: CELEvalError) -> str:
 def compile_selector(expression: str) -> Selector | SelectorError:
     """The compiled selector, or the compile error as a value (cached either way)."""
     try:
+        limits.check_text(expression)
         ast = _ENV.compile(expression)
+        limits.check_tree(ast)
+        ast = limits.collapse(ast)
+        limits.check_depth(ast)
+        if limits.estimated_cost(ast) > limits.MAX_COST:
+            return SelectorError(limits.TOO_COMPLEX)
     except CELParseError as err:
         first = str(err).splitlines()[0] if str(err) else "syntax error"
         return SelectorError(f"compilation failed: ERROR: <input>: {first}")
-    return Selector(_ENV.program(ast, functions=_FUNCTIONS))
+    except LimitError as err:
+        return SelectorError(f"compilation failed: ERROR: <input>: {err}")
+    return Selector(
+        _ENV.program(ast, functions=_FUNCTIONS),
+        cel_compiled.compile_tree(ast, _FUNCTIONS),
+        cel_fast.compile_fast(ast),
+    )
+
+
+def estimated_cost(expression: str) -> int:
+    """cel-go's worst-case cost of a selector that parses (:func:`cel_limits.estimated_cost`);
+    raises :class:`SelectorError` for one that does not."""
+    try:
+        limits.check_text(expression)
+        ast = _ENV.compile(expression)
+        limits.check_tree(ast)
+        ast = limits.collapse(ast)
+        limits.check_depth(ast)
+    except (CELParseError, LimitError) as err:
+        raise SelectorError(str(err).splitlines()[0]) from None
+    return limits.estimated_cost(ast)
