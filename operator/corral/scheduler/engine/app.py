@@ -88,7 +88,8 @@ log = logging.getLogger("corral.scheduler")
 ACTIVE_PODS_PATH: Final = "/api/v1/pods"
 NON_TERMINAL: Final = "status.phase!=Succeeded,status.phase!=Failed"
 FLUSH_BACKOFF_SECONDS: Final = 1.0
-# Bindings are I/O bound and paced by the token bucket; upstream runs one goroutine each.
+# Idle binding threads kept for reuse: a binding cycle takes one, or starts one when none is
+# idle (upstream runs one goroutine each); the API calls are paced by the token bucket.
 BINDING_WORKERS: Final = 64
 FLUSH_UNSCHEDULABLE_SECONDS: Final = 30.0
 # Object kinds whose changes move unschedulable pods (plugins register for them); the others

@@ -1,11 +1,13 @@
-"""``schedule_one`` on a dedicated thread, binding cycles on a bounded pool (upstream
+"""``schedule_one`` on a dedicated thread, each binding cycle on a thread of its own (upstream
 ``schedule_one.go``: scheduleOne, bindingCycle, handleSchedulingFailure).
 
 The scheduling thread pops one pod at a time and runs the scheduling cycle against a fresh
-snapshot; the binding cycle (Permit wait, PreBind, Bind, PostBind) runs on a worker so the next
-pod is considered while the Binding is in flight. Outcomes are reported through a
-:class:`Reporter`, which turns them into Events, pod conditions, metrics and log lines without
-blocking this thread.
+snapshot; the binding cycle (Permit wait, PreBind, Bind, PostBind) starts at once on a thread
+no other cycle holds (:mod:`.binding_threads`: idle threads are reused, new ones started when
+none is idle), so the next pod is considered while the Binding is in flight, and pods waiting
+in PreBind or Permit, however many, never delay another pod's Binding. Outcomes are reported
+through a :class:`Reporter`, which turns them into Events, pod conditions, metrics and log
+lines without blocking this thread.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
 from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.engine.binding_threads import ElasticThreads
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podgroup_cycle import PodGroupCycle, PodGroupReporter
 from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
@@ -121,16 +123,16 @@ class SchedulingLoop:
         self.cache = cache
         self.schedulers = schedulers
         self.reporter = reporter
-        self.binding_workers = binding_workers
+        self.binding_workers = binding_workers  # idle binding threads kept for reuse
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: ElasticThreads | None = None
 
     # --- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> None:
         self._stop.clear()
-        self._pool = ThreadPoolExecutor(self.binding_workers, thread_name_prefix="binding")
+        self._pool = ElasticThreads(keep=self.binding_workers, name="binding")
         self._thread = threading.Thread(target=self._run, name="scheduling", daemon=True)
         self._thread.start()
 
@@ -141,7 +143,7 @@ class SchedulingLoop:
             self._thread.join()
             self._thread = None
         if self._pool is not None:
-            self._pool.shutdown(wait=wait_for_bindings, cancel_futures=True)
+            self._pool.shutdown(wait=wait_for_bindings)
             self._pool = None
 
     @property
