@@ -38,6 +38,9 @@ class OperatorDefaults:
 
     namespace: str = DEFAULT_NAMESPACE
     image: str = DEFAULT_IMAGE
+    # Whether a profile may put its Lease (and the Role granting update on it) where other
+    # components hold theirs: kube-system, kube-node-lease (corral.api.validation).
+    allow_system_leases: bool = False
 
 
 def apply_defaults(

@@ -32,14 +32,20 @@ def check_profile(
         if profile is None:
             return None, errs
         defaulted = apply_defaults(profile, operator)
-        rules = validate_profile(defaulted, catalog)
+        rules = validate_profile(defaulted, catalog, allow_system_leases=_allows(operator))
         return (None, rules) if rules else (defaulted, [])
     pruned = _without(data, [e.path for e in errs])
     retry, again = parse_profile(pruned) if pruned is not None else (None, errs)
     if retry is None or again:
         return None, errs
-    rules = validate_profile(apply_defaults(retry, operator), catalog)
+    rules = validate_profile(
+        apply_defaults(retry, operator), catalog, allow_system_leases=_allows(operator)
+    )
     return None, errs + [e for e in rules if not any(_within(e.path, d.path) for d in errs)]
+
+
+def _allows(operator: OperatorDefaults | None) -> bool:
+    return operator is not None and operator.allow_system_leases
 
 
 def _without(data: object, paths: list[str]) -> dict[str, Any] | None:

@@ -34,7 +34,14 @@ LEADER_ELECTION_JITTER: Final = 1.2
 _Errs = list[FieldError]
 
 
-def validate_profile(profile: SchedulerProfile, catalog: Catalog | None = None) -> _Errs:
+def validate_profile(
+    profile: SchedulerProfile,
+    catalog: Catalog | None = None,
+    *,
+    allow_system_leases: bool = False,
+) -> _Errs:
+    """Every rule's errors. ``allow_system_leases``: the operator's flag letting a profile's
+    Lease live in kube-system or kube-node-lease (:func:`_validate_lease`)."""
     cat = catalog or default_catalog()
     errs: _Errs = []
     name = profile.metadata.name
@@ -72,6 +79,8 @@ def validate_profile(profile: SchedulerProfile, catalog: Catalog | None = None) 
     if replicas < 1:
         errs.append(field_error(sp.child("replicas"), f"{replicas}: must be at least 1"))
     errs += _validate_leader_election(sp, profile)
+    if not allow_system_leases:
+        errs += _validate_lease(sp, profile)
     pct = spec.percentage_of_nodes_to_score
     if pct is not None and not 0 <= pct <= 100:
         errs.append(
@@ -113,6 +122,32 @@ def validate_feature_gates(path: FieldPath, gates: dict[str, bool]) -> _Errs:
     ]
 
 
+# Namespaces whose Leases other components hold: the control plane's (kube-scheduler,
+# kube-controller-manager, cloud-controller-manager) and every kubelet's heartbeat.
+SYSTEM_LEASE_NAMESPACES: Final = ("kube-system", "kube-node-lease")
+ALLOW_SYSTEM_LEASES_FLAG: Final = "--allow-system-leases"
+
+
+def _validate_lease(sp: FieldPath, profile: SchedulerProfile) -> _Errs:
+    """The scheduler's Lease lives in ``spec.namespace`` and its Role grants update on it
+    (``corral.render.rbac``): not among other components' Leases, unless the operator allows
+    it (``--allow-system-leases``: a Corral engine replacing kube-scheduler, say). A Lease of
+    another profile is refused by the operator (``corral.controller.refusals``)."""
+    namespace = profile.spec.namespace or ""
+    if namespace not in SYSTEM_LEASE_NAMESPACES:
+        return []
+    le = profile.spec.leader_election
+    name = (le.resource_name if le else None) or profile.metadata.name
+    return [
+        field_error(
+            sp.child("namespace"),
+            f"{quote(namespace)}: the scheduler's Lease {quote(namespace + '/' + name)}, and a "
+            "Role granting update on it, would stand among the Leases other components hold "
+            f"there; refused unless the operator runs with {ALLOW_SYSTEM_LEASES_FLAG}",
+        )
+    ]
+
+
 def _validate_leader_election(sp: FieldPath, profile: SchedulerProfile) -> _Errs:
     spec = profile.spec
     le = spec.leader_election
@@ -131,14 +166,6 @@ def _validate_leader_election(sp: FieldPath, profile: SchedulerProfile) -> _Errs
     errs += k8s.check_name(
         lp.child("resourceName"), le.resource_name or "", check_dns1123_subdomain
     )
-    if spec.namespace == "kube-system" and le.resource_name == "kube-scheduler":
-        errs.append(
-            field_error(
-                lp.child("resourceName"),
-                '"kube-scheduler" in kube-system is the Lease of the cluster scheduler; '
-                "choose another name",
-            )
-        )
     lease, renew, retry = (
         parse_duration(d or "0s") for d in (le.lease_duration, le.renew_deadline, le.retry_period)
     )

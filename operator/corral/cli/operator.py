@@ -58,6 +58,14 @@ def register(subparsers: Any) -> None:
     )
     add("--engine-dir", help=f"work directory of local engines [{ENV['engine_dir']}]")
     add(
+        "--allow-system-leases",
+        action="store_true",
+        default=None,
+        help="let profiles put their Lease in kube-system or kube-node-lease, among other "
+        "components' Leases (a Corral engine replacing kube-scheduler) "
+        f"[{ENV['allow_system_leases']}]",
+    )
+    add(
         "--peering",
         metavar="NAME",
         help="kopf ClusterKopfPeering for a hot standby (default: standalone)",

@@ -31,6 +31,7 @@ ENV: Final = {
     "workers": "CORRAL_WORKERS",
     "reserved": "CORRAL_RESERVED_SCHEDULER_NAMES",
     "local_engines": "CORRAL_LOCAL_ENGINES",
+    "allow_system_leases": "CORRAL_ALLOW_SYSTEM_LEASES",
     "engine_dir": "CORRAL_ENGINE_DIR",
     "webhook_listen": "CORRAL_WEBHOOK_LISTEN",
     "webhook_host": "CORRAL_WEBHOOK_HOST",
@@ -60,6 +61,8 @@ class Settings:
     reserved_scheduler_names: tuple[str, ...] = ("default-scheduler",)
     # Run each profile's engine as local processes too (kubelet-less dev clusters).
     local_engines: bool = False
+    # Let profiles put their Lease in kube-system or kube-node-lease (corral.api.validation).
+    allow_system_leases: bool = False
     engine_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "corral-engines")
     # The validating admission webhook (corral.controller.admission): off unless listening.
     webhook_listen: str | None = None  # HOST:PORT
@@ -70,7 +73,11 @@ class Settings:
 
     @property
     def operator_defaults(self) -> OperatorDefaults:
-        return OperatorDefaults(namespace=self.namespace, image=self.image)
+        return OperatorDefaults(
+            namespace=self.namespace,
+            image=self.image,
+            allow_system_leases=self.allow_system_leases,
+        )
 
 
 def _positive(name: str, raw: str) -> float:
@@ -121,6 +128,12 @@ def from_sources(
     local_engines = (
         bool(local) if local else _bool(ENV["local_engines"], env.get(ENV["local_engines"], ""))
     )
+    allow = flags.get("allow_system_leases")
+    allow_system_leases = (
+        bool(allow)
+        if allow
+        else _bool(ENV["allow_system_leases"], env.get(ENV["allow_system_leases"], ""))
+    )
     engine_dir = pick("engine_dir")
     listen, service = pick("webhook_listen"), pick("webhook_service")
     if listen is not None:
@@ -157,6 +170,7 @@ def from_sources(
         workers=worker_count,
         reserved_scheduler_names=names,
         local_engines=local_engines,
+        allow_system_leases=allow_system_leases,
         engine_dir=Path(engine_dir) if engine_dir else base.engine_dir,
         webhook_listen=listen,
         webhook_host=pick("webhook_host"),

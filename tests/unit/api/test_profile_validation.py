@@ -278,9 +278,34 @@ def fit(args: dict[str, Any]) -> dict[str, Any]:
             profile(
                 {"namespace": "kube-system", "leaderElection": {"resourceName": "kube-scheduler"}}
             ),
-            "spec.leaderElection.resourceName",
-            "cluster scheduler",
-            id="kube-scheduler lease",
+            "spec.namespace",
+            '"kube-system": the scheduler\'s Lease "kube-system/kube-scheduler", and a Role '
+            "granting update on it, would stand among the Leases other components hold there; "
+            "refused unless the operator runs with --allow-system-leases",
+            id="kube-scheduler's Lease",
+        ),
+        pytest.param(
+            profile(
+                {
+                    "namespace": "kube-system",
+                    "leaderElection": {"resourceName": "kube-controller-manager"},
+                }
+            ),
+            "spec.namespace",
+            'Lease "kube-system/kube-controller-manager"',
+            id="kube-controller-manager's Lease",
+        ),
+        pytest.param(
+            profile({"namespace": "kube-system"}),
+            "spec.namespace",
+            "would stand among the Leases",
+            id="any Lease in kube-system",
+        ),
+        pytest.param(
+            profile({"namespace": "kube-node-lease"}),
+            "spec.namespace",
+            '"kube-node-lease": the scheduler\'s Lease',
+            id="among the nodes' Leases",
         ),
         pytest.param(
             profile({"plugins": {"multiPoint": {"enabled": [{"name": "CheckPodCountLimit"}]}}}),

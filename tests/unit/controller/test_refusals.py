@@ -119,3 +119,27 @@ def test_admitted(incoming: dict[str, Any]) -> None:
     )
     assert refusal is None
     assert profile is not None
+
+
+@pytest.mark.parametrize(
+    ("namespace", "lease"),
+    [
+        pytest.param("kube-system", "kube-controller-manager", id="kube-controller-manager's"),
+        pytest.param("kube-system", "kube-scheduler", id="kube-scheduler's"),
+        pytest.param("kube-node-lease", "node-1", id="a kubelet's heartbeat"),
+    ],
+)
+def test_a_system_lease_only_with_the_operators_flag(namespace: str, lease: str) -> None:
+    incoming = body("new", namespace=namespace, leaderElection={"resourceName": lease})
+    _, refusal = refusals.check(incoming, settings=SETTINGS, catalog=default_catalog(), claims=[])
+    assert refusal is not None
+    assert refusal.reason == "InvalidSpec"
+    assert f'spec.namespace: "{namespace}": the scheduler\'s Lease "{namespace}/{lease}"' in (
+        refusal.message
+    )
+    allowing = Settings(namespace="corral-system", allow_system_leases=True)
+    profile, refusal = refusals.check(
+        incoming, settings=allowing, catalog=default_catalog(), claims=[]
+    )
+    assert refusal is None
+    assert profile is not None

@@ -30,6 +30,21 @@ from corral.controller.settings import SettingsError, from_sources
         pytest.param(
             {"reserved": "a, b"}, {}, "reserved_scheduler_names", ("a", "b"), id="reserved names"
         ),
+        pytest.param({}, {}, "allow_system_leases", False, id="no system Leases by default"),
+        pytest.param(
+            {"allow_system_leases": True},
+            {},
+            "allow_system_leases",
+            True,
+            id="system Leases allowed by the flag",
+        ),
+        pytest.param(
+            {},
+            {"CORRAL_ALLOW_SYSTEM_LEASES": "true"},
+            "allow_system_leases",
+            True,
+            id="system Leases allowed from env",
+        ),
         pytest.param({}, {"CORRAL_LOG_FORMAT": "json"}, "log_format", "json", id="json logs"),
         pytest.param(
             {"webhook_listen": "0.0.0.0:9443"},

@@ -84,7 +84,8 @@ def test_pods_held_in_prebind_do_not_delay_the_next_binding() -> None:
     queue = SchedulingQueue(less=lambda a, b: a.timestamp < b.timestamp)
     cache = build_cache([node("n1", cpu="1000", pods="1000")])
     outcomes = Outcomes()
-    loop = SchedulingLoop(queue, cache, {"default-scheduler": scheduler}, outcomes, binding_workers=4)
+    schedulers = {"default-scheduler": scheduler}
+    loop = SchedulingLoop(queue, cache, schedulers, outcomes, binding_workers=4)
     for i in range(HELD):
         queue.add(pod_info(f"held-{i}"))
     loop.start()

@@ -241,7 +241,13 @@ class DefaultPreemption:
 
         victims = {c.node_name: Victims(c.victims, c.num_pdb_violations) for c in found}
         try:
-            kept = call_preemption_extenders(extenders, pod, victims, pods_on_node)
+            kept = call_preemption_extenders(
+                extenders,
+                pod,
+                victims,
+                pods_on_node,
+                evictable=_evictable(self.handle.preemption_executor),
+            )
         except StatusError as exc:
             return [], _prefixed(Code.ERROR, exc.status.message)
         return [
