@@ -21,6 +21,7 @@ from corral.api import load_profile
 from corral.api.scheduler_config import scheduler_config_data
 from corral.boundedio import InputError, read_input
 from corral.cli import UsageError
+from corral.scheduler.backend import shapes
 from corral.scheduler.backend.records import MalformedObjectError
 from corral.scheduler.config import ValidationError
 from corral.scheduler.engine.frameworks import load_engine_config
@@ -84,6 +85,13 @@ def read_documents(files: list[str]) -> list[dict[str, Any]]:
             items = doc.get("items") if doc.get("kind") == "List" else [doc]
             if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
                 raise UsageError(f"{name}#{n}: items: every item must be a Kubernetes object")
+            for i, item in enumerate(items):
+                # What the API server would refuse is refused here too, with its field path:
+                # a wrong type, an apiVersion the engine does not read, a negative request.
+                found = shapes.problem(item)
+                if found is not None:
+                    where = f"{name}#{n}" + (f" items[{i}]" if item is not doc else "")
+                    raise UsageError(f"{where}: {found}")
             docs.extend(items)
     return docs
 

@@ -67,17 +67,19 @@ status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
                      "in.yaml#1: items: every item must be a Kubernetes object",
                      id="list-of-numbers"),
         pytest.param(NODE + "---\nkind: Pod\nmetadata: {name: p, labels: [a]}\nspec: {}\n",
-                     "Pod default/p: metadata.labels: must map strings to strings",
+                     "in.yaml#2: Pod p: metadata.labels: must be an object, got list",
                      id="pod-labels-a-list"),
         pytest.param(NODE.replace('cpu: "4"', "cpu: 1e999999999"),
-                     "Node n1: quantity '1e999999999' is out of range", id="absurd-quantity"),
+                     (':3:29: status.allocatable.cpu: "1e999999999": JSON has no infinite or NaN '
+                      "numbers"), id="absurd-quantity"),
         pytest.param(NODE + "---\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: []\n"
                      "  topologySpreadConstraints: [{maxSkew: x, topologyKey: zone, "
                      "whenUnsatisfiable: DoNotSchedule}]\n",
-                     "corral: Pod p: a field plugins read has the wrong shape (ValueError: invalid "
-                     "literal for int() with base 10: 'x')", id="malformed-spread-constraint"),
+                     "in.yaml#2: Pod p: spec.topologySpreadConstraints[0].maxSkew: must be an "
+                     "integer, got string", id="malformed-spread-constraint"),
         pytest.param(NODE + "---\nkind: Pod\nmetadata: [a]\nspec: {}\n",
-                     "Pod: metadata must be an object", id="pod-metadata-a-list"),
+                     "in.yaml#2: Pod <unnamed>: metadata: must be an object, got list",
+                     id="pod-metadata-a-list"),
     ],
 )  # fmt: skip
 def test_bad_input_is_a_usage_error(
@@ -198,12 +200,12 @@ def test_pod_level_requests_are_not_overcommitted(
     ("resources", "message"),
     [
         pytest.param("{requests: {cpu: lots}}",
-                     "Pod default/p: spec.resources.requests.cpu: quantities must match",
+                     "Pod p: spec.resources.requests[cpu]: quantities must match",
                      id="bad-quantity"),
-        pytest.param("[1]", "Pod default/p: spec.resources: must be an object",
+        pytest.param("[1]", "Pod p: spec.resources: must be an object, got list",
                      id="resources-a-list"),
         pytest.param("{requests: [cpu]}",
-                     "Pod default/p: spec.resources.requests: must be an object",
+                     "Pod p: spec.resources.requests: must be an object, got list",
                      id="requests-a-list"),
     ],
 )  # fmt: skip

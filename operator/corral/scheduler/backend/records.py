@@ -29,6 +29,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any, Final, NamedTuple
 
+from corral.scheduler.backend import shapes
 from corral.scheduler.config import quantity
 from corral.scheduler.framework import nodeselector, podaffinity, taints, types
 
@@ -42,9 +43,18 @@ _NON_ZERO_DEFAULTS: Final[dict[str, Fraction]] = {
 Amounts = dict[str, Fraction]
 
 
+def _amount(q: Any) -> Fraction:
+    """A request, limit or overhead: never negative (the API server refuses one; a negative
+    request would let a pod fit a full node)."""
+    amount = quantity.parse(q)
+    if amount < 0:
+        raise ValueError("a resource amount must be greater than or equal to 0")
+    return amount
+
+
 def _requests(container: Mapping[str, Any], defaults: Mapping[str, Fraction]) -> Amounts:
     raw = (container.get("resources") or {}).get("requests") or {}
-    out = {name: quantity.parse(q) for name, q in raw.items()}
+    out = {name: _amount(q) for name, q in raw.items()}
     for name, default in defaults.items():
         out.setdefault(name, default)
     return out
@@ -53,8 +63,8 @@ def _requests(container: Mapping[str, Any], defaults: Mapping[str, Fraction]) ->
 def _limits_or_requests(container: Mapping[str, Any], _defaults: Mapping[str, Fraction]) -> Amounts:
     """Per resource the container's limit, or its request where it sets no limit."""
     resources = container.get("resources") or {}
-    out = {name: quantity.parse(q) for name, q in (resources.get("requests") or {}).items()}
-    out.update({name: quantity.parse(q) for name, q in (resources.get("limits") or {}).items()})
+    out = {name: _amount(q) for name, q in (resources.get("requests") or {}).items()}
+    out.update({name: _amount(q) for name, q in (resources.get("limits") or {}).items()})
     return out
 
 
@@ -103,7 +113,7 @@ def pod_level_requests(spec: Mapping[str, Any]) -> Amounts:
     for name, q in _pod_level_raw(spec).items():
         if _is_pod_level_resource(name):
             try:
-                out[name] = quantity.parse(q)
+                out[name] = _amount(q)
             except ValueError as exc:
                 raise ValueError(f"spec.resources.requests.{name}: {exc}") from None
     return out
@@ -141,7 +151,7 @@ def pod_requests(
         reqs.update(pod_level_requests(spec))
     overhead = spec.get("overhead")
     if overhead:
-        _add(reqs, {name: quantity.parse(q) for name, q in overhead.items()})
+        _add(reqs, {name: _amount(q) for name, q in overhead.items()})
     return reqs
 
 
@@ -297,7 +307,10 @@ def _decoding(kind: str, raw: object, decode: Any) -> Any:
         meta = raw.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
         name = "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k))
-        if isinstance(exc, ValueError | _FieldTypeError):
+        found = shapes.problems(raw, kind=kind)  # where, by the Go types (only on failure)
+        if found:
+            what = found[0]
+        elif isinstance(exc, ValueError | _FieldTypeError):
             what = str(exc)
         else:
             what = f"a field has the wrong type ({exc})"

@@ -1,0 +1,230 @@
+"""The shapes of the Kubernetes objects the engine reads, checked as the API server would.
+
+``shapes.json`` is generated from the pinned ``k8s.io/api`` Go types (``hack/gen-object-shapes``):
+for every kind the engine reads (Pods, Nodes and the kinds of :data:`.objects.WATCHED_KINDS`)
+its ``apiVersion`` and, per Go struct, the JSON type of each field with its width (``int32``,
+``int64``, ``float64``, ...) and the types with a JSON form of their own (quantities, times,
+int-or-string).
+
+Contract: :func:`problems` lists what the API server's decoding and validation would refuse in
+an object, each ``path: what`` (``spec.containers[0].resources.requests.cpu: must be a
+quantity, got object``), at most :data:`MAX_PROBLEMS`; :func:`problem` is the first one, named
+after the object. What is checked:
+
+- ``apiVersion``, when given, is the version the engine reads (a ``resource.k8s.io/v1beta1``
+  claim has other fields than a v1 one and is not read as one);
+- every field the Go type declares has its JSON type (``null`` is every type's zero value, as
+  Go's decoder takes it); integers fit their width, numbers are finite; a quantity parses;
+- resource requests, limits and overhead are not negative (the API server's validation).
+
+Fields the Go types do not declare are left alone (the API server prunes or warns). Objects
+from an API server already have these shapes; ``corral simulate`` checks each object it reads,
+and the records say where a watched object is wrong when it cannot be read.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Iterator, Mapping
+from importlib import resources
+from typing import Any, Final
+
+from corral.scheduler.config import quantity
+
+MAX_PROBLEMS: Final = 20
+_RANGES: Final = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+}
+# Where resource amounts may not be negative (ValidateResourceRequirements, pod overhead).
+_AMOUNTS: Final = ("requests", "limits", "overhead")
+_CONTAINER_LISTS: Final = ("containers", "initContainers", "ephemeralContainers")
+Path = tuple[str | int, ...]
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(
+        resources.files("corral.scheduler.backend").joinpath("shapes.json").read_text()
+    )
+    return loaded
+
+
+def api_version(kind: str) -> str | None:
+    """The ``apiVersion`` the engine reads ``kind`` at; ``None`` for a kind it does not read."""
+    root = schema()["kinds"].get(kind)
+    return None if root is None else str(root["apiVersion"])
+
+
+def problem(obj: Mapping[str, Any]) -> str | None:
+    """The first of :func:`problems`, as ``Kind namespace/name: path: what``."""
+    found = problems(obj)
+    return f"{describe(obj)}: {found[0]}" if found else None
+
+
+def describe(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = "/".join(str(meta.get(k)) for k in ("namespace", "name") if isinstance(meta.get(k), str))
+    kind = obj.get("kind")
+    return f"{kind if isinstance(kind, str) else 'object'} {name or '<unnamed>'}"
+
+
+def problems(obj: Mapping[str, Any], *, kind: str | None = None) -> list[str]:
+    """What the API server would refuse in ``obj`` (a kind the engine reads), in order.
+    ``kind``: what the object is known to be (a list's items carry no kind). A missing
+    ``apiVersion`` is taken as the engine's (hand-written ``simulate`` files omit it)."""
+    kind = kind if kind is not None else obj.get("kind")
+    root = schema()["kinds"].get(kind) if isinstance(kind, str) else None
+    if root is None:
+        return []
+    out: list[str] = []
+    version = obj.get("apiVersion")
+    if version is not None and version != root["apiVersion"]:
+        shown = json.dumps(version) if isinstance(version, str) else "missing"
+        out.append(
+            f"apiVersion: {shown}: the engine reads {kind} at {json.dumps(root['apiVersion'])}"
+        )
+        return out  # another version's fields are not this one's
+    for where, what in _walk(obj, {"kind": "struct", "name": root["type"]}, ()):
+        out.append(f"{_dotted(where)}: {what}")
+        if len(out) >= MAX_PROBLEMS:
+            break
+    if not out and kind == "Pod":
+        out += _negative_amounts(obj)
+    return out[:MAX_PROBLEMS]
+
+
+def _walk(value: Any, shape: Mapping[str, Any], where: Path) -> Iterator[tuple[Path, str]]:
+    """The problems of ``value`` against ``shape``; iterative, so no depth is too deep."""
+    stack = [(value, shape, where)]
+    types = schema()["types"]
+    while stack:
+        value, shape, where = stack.pop()
+        if value is None:
+            continue
+        kind = shape["kind"]
+        if kind == "struct":
+            if not isinstance(value, Mapping):
+                yield where, _wrong("an object", value)
+                continue
+            fields = types[shape["name"]]["fields"]
+            for name, field_shape in reversed(fields):
+                if name in value:
+                    stack.append((value[name], field_shape, (*where, name)))
+        elif kind == "list":
+            if not isinstance(value, list):
+                yield where, _wrong("a list", value)
+                continue
+            stack.extend((v, shape["of"], (*where, i)) for i, v in reversed(list(enumerate(value))))
+        elif kind == "map":
+            if not isinstance(value, Mapping):
+                yield where, _wrong("an object", value)
+                continue
+            for key in reversed(list(value)):
+                if not isinstance(key, str):
+                    yield where, f"keys must be strings, got {_type(key)}"
+                    break
+                stack.append((value[key], shape["of"], (*where, f"[{key}]")))
+        else:
+            problem = _scalar(kind, value)
+            if problem is not None:
+                yield where, problem
+
+
+def _scalar(kind: str, value: Any) -> str | None:
+    if kind in ("string", "time", "microtime", "duration", "bytes"):
+        return None if isinstance(value, str) else _wrong("a string", value)
+    if kind == "bool":
+        return None if isinstance(value, bool) else _wrong("a boolean", value)
+    if kind in _RANGES:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return _wrong("an integer", value)
+        low, high = _RANGES[kind]
+        if not low <= value <= high:
+            return f"{_number(value)} does not fit in {kind}"
+        return None
+    if kind in ("float32", "float64"):
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return _wrong("a number", value)
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{value!r} is not a number JSON has"
+        return None
+    if kind == "intorstring":
+        if isinstance(value, str):
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            return _wrong("an integer or a string", value)
+        return _scalar("int32", value)
+    if kind == "quantity":
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return _wrong("a quantity (a string or a number)", value)
+        try:
+            quantity.exact(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
+    return None  # "any"
+
+
+def _negative_amounts(pod: Mapping[str, Any]) -> list[str]:
+    """Requests, limits and overhead below zero, as the API server's validation refuses them."""
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+    found: list[str] = []
+    places: list[tuple[Path, Any]] = [(("spec", "overhead"), spec.get("overhead"))]
+    resources_ = spec.get("resources")
+    if isinstance(resources_, Mapping):
+        places += [(("spec", "resources", k), resources_.get(k)) for k in _AMOUNTS]
+    for key in _CONTAINER_LISTS:
+        for i, container in enumerate(spec.get(key) or ()):
+            own = container.get("resources") if isinstance(container, Mapping) else None
+            if isinstance(own, Mapping):
+                places += [(("spec", key, i, "resources", k), own.get(k)) for k in _AMOUNTS]
+    for where, amounts in places:
+        for name, amount in (amounts or {}).items():
+            if quantity.exact(amount) < 0:
+                found.append(
+                    f"{_dotted((*where, f'[{name}]'))}: must be greater than or equal to 0"
+                )
+    return found
+
+
+def _wrong(expected: str, value: Any) -> str:
+    return f"must be {expected}, got {_type(value)}"
+
+
+def _type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list):
+        return "list"
+    return "null" if value is None else type(value).__name__
+
+
+def _number(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
+
+
+def _dotted(where: Path) -> str:
+    out = ""
+    for part in where:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part.startswith("["):
+            out += part
+        else:
+            out += f".{part}" if out else part
+    return out or "<root>"
