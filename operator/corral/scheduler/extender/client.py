@@ -49,6 +49,13 @@ MIN_MAX_REPLY_BYTES: Final = 16 * 2**20
 REPLY_PER_REQUEST_BYTE: Final = 2
 
 
+def _peer_error(text: str) -> str:
+    """An extender's ``Error``: any non-empty text fails the call, as upstream; shown on one
+    line, and said so when it is only blanks."""
+    shown = printable(text).strip()
+    return shown or f"the extender answered with an error it left blank ({text!r})"
+
+
 def max_reply(request_bytes: int) -> int:
     """The largest answer read for a request of ``request_bytes``."""
     return max(MIN_MAX_REPLY_BYTES, REPLY_PER_REQUEST_BYTE * request_bytes)
@@ -136,7 +143,7 @@ class HTTPExtender:
         doc = self._send(self.filter_verb, self._args(pod, nodes).to_json())
         result = self._decode(wire.ExtenderFilterResult.from_json, doc)
         if result.error:
-            raise ExtenderError(printable(result.error))  # a peer's text, kept on one line
+            raise ExtenderError(_peer_error(result.error))
         as_node_objects = False
         if self.node_cache_capable and result.node_names is not None:
             kept = list(result.node_names)
@@ -175,7 +182,7 @@ class HTTPExtender:
         doc = self._send(self.bind_verb, args.to_json())
         result = self._decode(wire.ExtenderBindingResult.from_json, doc)
         if result.error:
-            raise ExtenderError(printable(result.error))  # a peer's text, kept on one line
+            raise ExtenderError(_peer_error(result.error))
 
     def process_preemption(
         self,

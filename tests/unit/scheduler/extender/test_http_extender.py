@@ -335,6 +335,8 @@ class _Reply:
         pytest.param("filter", b'{"Error": "down\\nfor maintenance"}', "down\\nfor maintenance",
                      id="filter error text kept on one line"),
         pytest.param("bind", b'{"Error": "no\\r\\nway"}', "no\\r\\nway", id="bind error text"),
+        pytest.param("filter", b'{"Error": " "}', "the extender answered with an error it left "
+                     "blank (' ')", id="a blank error text is an error, said so"),
         pytest.param("prioritize", b'[{"Host": "n0", "Score": 9223372036854775808}]',
                      "Score: 9223372036854775808 does not fit in a 64-bit integer",
                      id="score beyond int64"),
