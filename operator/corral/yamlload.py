@@ -53,6 +53,10 @@ _RESOLVED: Final = {
 }
 # An explicit !!float may hold any number written the way JSON or Go writes one ("1", "1e5").
 _NUMBER_TEXT: Final = re.compile(r"[-+]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?")
+# Go's YAML decoder reads these plain scalars as floats where YAML 1.1 (PyYAML) keeps a string:
+# an exponent without a dot or a signed exponent ("1e3", "1.5e3"); tried after PyYAML's own.
+_GO_FLOAT: Final = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_NUMBER_START: Final = frozenset("-+0123456789.")
 _A: Final = {_INT: "an integer", _BOOL: "a boolean", _NULL: "null"}
 # Hexadecimal and binary literals this long are past 400 decimal digits too.
 _MAX_BASE_2_TEXT: Final = 300
@@ -94,6 +98,7 @@ class _Loader(yaml.SafeLoader):
 
     yaml_implicit_resolvers = {  # noqa: RUF012 - PyYAML's per-class table, read-only here
         first: [(tag, rx) for tag, rx in resolvers if tag not in _STRING_LOOKALIKES]
+        + ([(_FLOAT, _GO_FLOAT)] if first in _NUMBER_START else [])
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 

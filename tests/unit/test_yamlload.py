@@ -96,6 +96,9 @@ def test_refused(text: str | bytes, error: str) -> None:
                      [{"a": 12, "b": 1.0, "c": True, "d": "5"}], id="tags that fit their value"),
         pytest.param("a: <<\nb: =\nc: '!'\n", [{"a": "<<", "b": "=", "c": "!"}],
                      id="<<, = and ! as values are strings"),
+        pytest.param("a: 1e3\nb: 1.5e3\nc: -.5e-3\nd: 1e\n",
+                     [{"a": 1000.0, "b": 1500.0, "c": -0.0005, "d": "1e"}],
+                     id="exponents without a dot or a sign are numbers, as Go reads them"),
     ],
 )  # fmt: skip
 def test_accepted(text: str, data: list[Any]) -> None:
