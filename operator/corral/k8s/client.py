@@ -201,7 +201,12 @@ class Client:
             raise KubeconfigError(str(exc)) from None
         except Exception as exc:  # the client library raises a zoo of exceptions
             raise KubeconfigError(f"{where}: {_one_line(exc)}") from None
-        return cls(configuration)
+        try:
+            return cls(configuration)
+        except ValueError as exc:  # urllib3: no host in the cluster's server URL, a bad port
+            raise KubeconfigError(
+                f"{where}: the context's cluster has no usable server URL ({_one_line(exc)})"
+            ) from None
 
     @classmethod
     def in_cluster(cls) -> Client:

@@ -80,8 +80,8 @@ def test_bad_bind_address_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_the_whole_config_is_checked_before_credentials(tmp_path: Path) -> None:
-    # An extender client certificate without its key: the engine could not start, and that is
-    # said before the (missing) kubeconfig is even read.
+    # An extender client certificate without its key: the engine could not start (validation
+    # refuses it, client-go's rule), and that is said before the (missing) kubeconfig is read.
     config = tmp_path / "config.yaml"
     config.write_text(
         GOOD_HEAD + "extenders:\n- {urlPrefix: 'https://e:1', filterVerb: f, "
@@ -93,7 +93,9 @@ def test_the_whole_config_is_checked_before_credentials(tmp_path: Path) -> None:
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
-    assert result.stderr.startswith(f"{config}: extenders: extenders[0] (https://e:1): tlsConfig: ")
+    assert result.stderr == (
+        f"{config}: extenders[0].tlsConfig: a client certificate needs both a cert and a key\n"
+    )
     assert "credentials" not in result.stderr
 
 

@@ -22,6 +22,7 @@ flow and block styles, so the loader's own checks are reached with every kind of
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import types
@@ -85,7 +86,7 @@ def numbers(low: int, high: int) -> st.SearchStrategy[int]:
 
 def hostile_scalar(kind: str = "string") -> st.SearchStrategy[Any]:
     """What a field of ``kind`` gets when it is attacked: its wrong types, its boundaries."""
-    wrong = st.sampled_from(WRONG_TYPES)
+    wrong = st.sampled_from(WRONG_TYPES).map(copy.deepcopy)  # each its own list or map
     if kind in INT_WIDTHS:
         return wrong | numbers(*INT_WIDTHS[kind])
     if kind in ("float", "float32", "float64", "number"):
@@ -273,7 +274,7 @@ def from_type(
             pool = _GOOD_DURATIONS
         good = st.sampled_from(pool) if pool else st.sampled_from(["a", "cpu", "zone"])
         return sometimes(good, hostile_scalar())
-    return st.sampled_from(WRONG_TYPES)  # Any
+    return st.sampled_from(WRONG_TYPES).map(copy.deepcopy)  # Any
 
 
 @cache
@@ -401,10 +402,9 @@ def mutated_by_shape(draw: st.DrawFn, seeds: list[dict[str, Any]]) -> dict[str, 
             break
         container, key, shape = draw(st.sampled_from(fields))
         value = draw(hostile_scalar(shape["kind"]) | from_shape(shape, MAX_DEPTH - 1))
-        if isinstance(container, list):
-            container[key] = value
-        else:
-            container[key] = value
+        # A copy: the pools' lists and maps are shared, and a later mutation may land inside
+        # this value (mutating a pool, or making the document contain itself).
+        container[key] = copy.deepcopy(value)
     return obj
 
 

@@ -29,6 +29,9 @@ CONTEXT = "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-contex
         pytest.param(HEAD + "users: [{name: u, user: {token: t}}]\n",
                      "kc: Invalid kube-config file. Expected key current-context",
                      id="no-current-context"),
+        pytest.param("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {}}]\n"
+                     "users: [{name: u, user: {token: t}}]\n" + CONTEXT,
+                     "kc: the context's cluster has no usable server URL", id="no-server"),
     ],
 )  # fmt: skip
 def test_unusable_kubeconfig_is_one_line(tmp_path: Path, text: str, error: str) -> None:

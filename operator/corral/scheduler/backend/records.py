@@ -332,6 +332,12 @@ def _text(obj: Mapping[str, Any], parent: str, key: str) -> str:
     return value
 
 
+def _int32(value: Any, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not -(2**31) <= value < 2**31:
+        raise _FieldTypeError(f"{where}: must be a 32-bit integer, got {value!r:.40}")
+    return value
+
+
 def _labels(obj: Mapping[str, Any], parent: str, key: str) -> dict[str, str]:
     value = obj.get(key) or {}
     if not isinstance(value, Mapping) or not all(
@@ -369,7 +375,7 @@ def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
         name=_text(meta, "metadata", "name"),
         node_name=_text(spec, "spec", "nodeName"),
         scheduler_name=_text(spec, "spec", "schedulerName") or "default-scheduler",
-        priority=int(priority) if priority is not None else 0,
+        priority=_int32(priority, "spec.priority") if priority is not None else 0,
         labels=_labels(meta, "metadata", "labels"),
         node_selector=_labels(spec, "spec", "nodeSelector")
         if spec.get("nodeSelector") is not None
@@ -386,19 +392,21 @@ def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
         non_zero_memory=summary.non_zero_memory,
         scored_milli_cpu=summary.scored_milli_cpu,
         scored_memory=summary.scored_memory,
-        scheduling_gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
+        scheduling_gates=tuple(
+            _text(g, "spec.schedulingGates[]", "name") for g in spec.get("schedulingGates") or ()
+        ),
         deleting=meta.get("deletionTimestamp") is not None,
-        nominated_node_name=status.get("nominatedNodeName") or "",
-        resource_version=meta.get("resourceVersion") or "",
+        nominated_node_name=_text(status, "status", "nominatedNodeName"),
+        resource_version=_text(meta, "metadata", "resourceVersion"),
         affinity=podaffinity.parse(meta.get("namespace") or "default", spec.get("affinity")),
         host_ports=_host_ports(spec),
         limits=summary.limits,
         images=_images(spec),
         pvc_names=_pvc_names(meta.get("name") or "", spec),
         has_resource_claims=bool(spec.get("resourceClaims")),
-        phase=status.get("phase") or "",
+        phase=_text(status, "status", "phase"),
         start_time=_timestamp(status.get("startTime")),
-        preemption_policy=spec.get("preemptionPolicy") or "",
+        preemption_policy=_text(spec, "spec", "preemptionPolicy"),
         terminating_by_preemption=_terminating_by_preemption(meta, status),
         scheduling_group=_scheduling_group(spec),
         raw=raw,

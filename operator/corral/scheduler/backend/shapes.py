@@ -188,7 +188,7 @@ def _negative_amounts(pod: Mapping[str, Any]) -> list[str]:
                 places += [(("spec", key, i, "resources", k), own.get(k)) for k in _AMOUNTS]
     for where, amounts in places:
         for name, amount in (amounts or {}).items():
-            if quantity.exact(amount) < 0:
+            if amount is not None and quantity.exact(amount) < 0:
                 found.append(
                     f"{_dotted((*where, f'[{name}]'))}: must be greater than or equal to 0"
                 )

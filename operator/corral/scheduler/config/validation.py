@@ -325,4 +325,16 @@ def _validate_tls_data(path: FieldPath, ext: Extender) -> _Errs:
             base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError):
             errs.append(field_error(path.child(key), "illegal base64 data"))
+    # What the engine's transport refuses when it builds the extender (client-go's rules):
+    # refused here, so that an accepted configuration starts.
+    has_cert, has_key = bool(tls.cert_file or tls.cert_data), bool(tls.key_file or tls.key_data)
+    if has_cert != has_key:
+        errs.append(field_error(path, "a client certificate needs both a cert and a key"))
+    if tls.insecure and (tls.ca_file or tls.ca_data):
+        errs.append(
+            field_error(
+                path.child("insecure"),
+                "specifying a root certificates file with the insecure flag is not allowed",
+            )
+        )
     return errs

@@ -272,6 +272,22 @@ def args_of(name: str, args: dict[str, Any]) -> dict[str, Any]:
             id="verb a/b",
         ),
         pytest.param(
+            config(extenders=[{"urlPrefix": "https://a", "tlsConfig": {"certFile": "/c"}}]),
+            "extenders[0].tlsConfig",
+            "a client certificate needs both a cert and a key",
+            id="a certificate without its key (the engine would not start)",
+        ),
+        pytest.param(
+            config(
+                extenders=[
+                    {"urlPrefix": "https://a", "tlsConfig": {"insecure": True, "caFile": "/ca"}}
+                ]
+            ),
+            "extenders[0].tlsConfig.insecure",
+            "specifying a root certificates file with the insecure flag is not allowed",
+            id="insecure with a CA (the engine would not start)",
+        ),
+        pytest.param(
             config(extenders=[{"urlPrefix": "https://a", "tlsConfig": {"caData": "-----BEGIN"}}]),
             "extenders[0].tlsConfig.caData",
             "illegal base64 data",

@@ -118,3 +118,12 @@ def test_entry_point_reusing_a_name_is_left_out() -> None:
         "plugin entry point 'X' (unknown distribution) ignored: "
         "'OutOfTree' is already a plugin name"
     ]
+
+
+@pytest.mark.parametrize("args", [pytest.param({}, id="empty args"), pytest.param(None, id="none")])
+def test_an_argless_plugin_listed_in_plugin_config_without_args_starts(args: Any) -> None:
+    """``pluginConfig: [{name: VolumeZone}]`` passes validation (upstream ignores an argless
+    plugin's args); the engine must then start, as upstream's does."""
+    profile = dataclasses.replace(default_profile(), plugin_args={names.VOLUME_ZONE: args})
+    fwk = Framework(profile, in_tree_registry())
+    assert names.VOLUME_ZONE in fwk.plugins

@@ -115,6 +115,13 @@ def sample_plugin_metrics() -> bool:
     return random.random() * 100 < m.PLUGIN_METRICS_SAMPLE_PERCENT
 
 
+def _plugin_args(profile: ResolvedProfile, name: str) -> object:
+    """The args a plugin's factory gets; empty args are none (an argless plugin listed in
+    pluginConfig)."""
+    args = profile.plugin_args.get(name)
+    return None if isinstance(args, Mapping) and not args else args
+
+
 class Framework:
     """Implements :class:`~corral.scheduler.framework.interface.Handle` for its plugins."""
 
@@ -228,7 +235,7 @@ class Framework:
             if factory is None:
                 continue  # reported with the point it is listed at
             try:
-                plugin = factory(profile.plugin_args.get(name), self)
+                plugin = factory(_plugin_args(profile, name), self)
             except (TypeError, ValueError, KeyError) as exc:
                 raise FrameworkError(f"initializing plugin {name!r}: {exc}") from exc
             if plugin.name != name:
