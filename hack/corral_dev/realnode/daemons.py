@@ -146,7 +146,11 @@ def containerd_config(node_dir: Path, socket: Path, pause_image: str) -> str:
     ])  # fmt: skip
 
 
-def kubelet_config(socket: Path) -> dict[str, Any]:
+def kubelet_config(socket: Path, client_ca: Path) -> dict[str, Any]:
+    """The kubelet's configuration. Its API authenticates every caller: the API server by its
+    client certificate (``client_ca``, the local control plane's), anyone else by a bearer token
+    the API server reviews (TokenReview); each request is authorized by the API server too
+    (SubjectAccessReview on ``nodes/proxy``, ``nodes/log``, ...). No anonymous access."""
     return {
         "apiVersion": "kubelet.config.k8s.io/v1beta1",
         "kind": "KubeletConfiguration",
@@ -155,10 +159,12 @@ def kubelet_config(socket: Path) -> dict[str, Any]:
         "containerRuntimeEndpoint": f"unix://{socket}",
         "address": API_ADDRESS, "port": KUBELET_PORT, "readOnlyPort": 0,
         "healthzBindAddress": "127.0.0.1", "healthzPort": KUBELET_HEALTHZ_PORT,
-        # The API server presents no client certificate to kubelets here; the kubelet API
-        # listens only on the private address.
-        "authentication": {"anonymous": {"enabled": True}, "webhook": {"enabled": False}},
-        "authorization": {"mode": "AlwaysAllow"},
+        "authentication": {
+            "anonymous": {"enabled": False},
+            "webhook": {"enabled": True, "cacheTTL": "30s"},
+            "x509": {"clientCAFile": str(client_ca)},
+        },
+        "authorization": {"mode": "Webhook"},
         "failSwapOn": False,
         # Imported images cannot be pulled back: never garbage-collect them.
         "imageGCHighThresholdPercent": 100, "imageGCLowThresholdPercent": 99,

@@ -223,7 +223,8 @@ class RealNode:
             self.load_image(archive)
 
         kubelet_config = self.dir / "kubelet-config.yaml"
-        kubelet_config.write_text(json.dumps(daemons.kubelet_config(self.socket)))
+        client_ca = self.cluster_dir / "pki" / "kubelet-client-ca.crt"
+        kubelet_config.write_text(json.dumps(daemons.kubelet_config(self.socket, client_ca)))
         say(f"starting kubelet {b.pins.kube} as node {NODE_NAME}", self.progress)
         self._start("kubelet", [
             str(b["kubelet"]), f"--config={kubelet_config}",

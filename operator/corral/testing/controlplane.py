@@ -40,6 +40,7 @@ from corral.testing.credentials import (
     IDENTITIES,
     Credentials,
     create_credentials,
+    create_kubelet_client_pair,
     write_kubeconfig,
 )
 from corral.testing.node_provider import NodeProvider, ProvidedNode
@@ -372,6 +373,8 @@ class _Starter:
         d, b = self.directory, self.binaries
         identities = {**IDENTITIES, **(self.nodes.identities if self.nodes is not None else {})}
         creds = create_credentials(d / "pki", identities)
+        if self.nodes is not None:
+            create_kubelet_client_pair(creds)
         etcd_port, peer_port = free_port(), free_port()
         api_port = free_port(self.address)
         server = f"https://{self.address}:{api_port}"
@@ -491,10 +494,13 @@ def _apiserver_args(
         network = ["--endpoint-reconciler-type=none"]
     else:
         # A real node: the lease reconciler gives the kubernetes Service this address, pods
-        # reach it through kube-proxy; kubelets are dialled by IP (no DNS name for the node).
+        # reach it through kube-proxy; kubelets are dialled by IP (no DNS name for the node),
+        # and authenticate the API server by its client certificate (no anonymous access).
         network = [
             "--enable-admission-plugins=NodeRestriction",
             "--kubelet-preferred-address-types=InternalIP,Hostname",
+            f"--kubelet-client-certificate={creds.kubelet_client_cert}",
+            f"--kubelet-client-key={creds.kubelet_client_key}",
             # Webhooks behind a Service are dialled at a ready endpoint (the pod's address on
             # the node's bridge), not at the ClusterIP: that works too, through kube-proxy's
             # rules, but until they exist the call would be routed off the machine.

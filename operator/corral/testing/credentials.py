@@ -43,6 +43,20 @@ class Credentials:
         """The API server's self-signed serving certificate; it is also its own CA bundle."""
         return self.pki_dir / "apiserver.crt"
 
+    # The API server's client certificate to kubelets, and the CA a kubelet trusts it by: a
+    # real node's kubelet authenticates every caller (no anonymous access).
+    @property
+    def kubelet_client_ca(self) -> Path:
+        return self.pki_dir / "kubelet-client-ca.crt"
+
+    @property
+    def kubelet_client_cert(self) -> Path:
+        return self.pki_dir / "apiserver-kubelet-client.crt"
+
+    @property
+    def kubelet_client_key(self) -> Path:
+        return self.pki_dir / "apiserver-kubelet-client.key"
+
 
 def create_credentials(
     pki_dir: Path, identities: dict[str, tuple[str, tuple[str, ...]]] = IDENTITIES
@@ -68,6 +82,29 @@ def create_credentials(
     token_file.write_text("\n".join(lines) + "\n")
     token_file.chmod(0o600)
     return Credentials(pki_dir, tokens)
+
+
+# The identity the API server presents to kubelets (kubeadm's apiserver-kubelet-client):
+# system:masters, so the kubelet's webhook authorizer lets it read logs, exec and proxy.
+KUBELET_CLIENT_SUBJECT: Final = "/O=system:masters/CN=kube-apiserver-kubelet-client"
+
+
+def create_kubelet_client_pair(creds: Credentials) -> None:
+    """A CA (only for this) and the API server's client certificate signed by it."""
+    pki = creds.pki_dir
+    ca_key, csr = pki / "kubelet-client-ca.key", pki / "apiserver-kubelet-client.csr"
+    for argv in (
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key),
+         "-out", str(creds.kubelet_client_ca), "-days", "30",
+         "-subj", "/CN=corral-kubelet-client-ca"],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(creds.kubelet_client_key),
+         "-out", str(csr), "-subj", KUBELET_CLIENT_SUBJECT],
+        ["x509", "-req", "-in", str(csr), "-CA", str(creds.kubelet_client_ca), "-CAkey",
+         str(ca_key), "-CAcreateserial", "-out", str(creds.kubelet_client_cert), "-days", "30"],
+    ):  # fmt: skip
+        subprocess.run(["openssl", *argv], check=True, capture_output=True)
+    for key in (ca_key, creds.kubelet_client_key):
+        key.chmod(0o600)
 
 
 def write_kubeconfig(path: Path, *, server: str, ca_file: Path, token: str, user: str) -> None:
