@@ -184,6 +184,14 @@ class NodeResourcesAllocatableArgs:
 
 
 @dataclass(slots=True)
+class PreemptionTolerationArgs:
+    """SP reuses upstream's DefaultPreemptionArgs under its own kind."""
+
+    min_candidate_nodes_percentage: int | None = None
+    min_candidate_nodes_absolute: int | None = None
+
+
+@dataclass(slots=True)
 class NodeMetadataArgs:
     metadata_key: str | None = None
     metadata_source: str | None = None  # Label | Annotation

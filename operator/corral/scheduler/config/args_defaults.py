@@ -100,6 +100,14 @@ def default_node_resources_allocatable(a: args.NodeResourcesAllocatableArgs) -> 
         a.mode = "Least"
 
 
+def default_preemption_toleration(a: args.PreemptionTolerationArgs) -> None:
+    """SP's SetDefaults_PreemptionTolerationArgs: upstream's DefaultPreemptionArgs defaults."""
+    if a.min_candidate_nodes_percentage is None:
+        a.min_candidate_nodes_percentage = 10
+    if a.min_candidate_nodes_absolute is None:
+        a.min_candidate_nodes_absolute = 100
+
+
 def default_node_metadata(a: args.NodeMetadataArgs) -> None:
     if not a.timestamp_format and a.metadata_type == "Timestamp":
         a.timestamp_format = GO_RFC3339

@@ -400,6 +400,16 @@ def validate_node_resources_allocatable(
     return errs
 
 
+def validate_preemption_toleration(path: FieldPath, args: a.PreemptionTolerationArgs) -> _Errs:
+    """SP validates these as upstream's DefaultPreemptionArgs."""
+    return validate_default_preemption(
+        path,
+        a.DefaultPreemptionArgs(
+            args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
+        ),
+    )
+
+
 def validate_node_metadata(path: FieldPath, args: a.NodeMetadataArgs) -> _Errs:
     errs: _Errs = []
     key, source = args.metadata_key or "", args.metadata_source or ""

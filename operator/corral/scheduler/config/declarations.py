@@ -393,6 +393,22 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         "Scores nodes by a numeric or timestamp label or annotation.",
         args=PluginArgs(a.NodeMetadataArgs, d.default_node_metadata, v.validate_node_metadata),
     ),
+    _sp(
+        "PreemptionToleration",
+        "preemption_toleration",
+        "postFilter",
+        "Preempts lower-priority pods, except those whose PriorityClass tolerates the preemptor.",
+        args=PluginArgs(
+            a.PreemptionTolerationArgs,
+            d.default_preemption_toleration,
+            v.validate_preemption_toleration,
+        ),
+        cluster_reads=(
+            ("policy", "poddisruptionbudgets"),
+            ("scheduling.k8s.io", "priorityclasses"),
+        ),
+        namespaced_writes=(("", "pods", ("delete",)),),
+    ),
 )
 
 BY_NAME: Final[dict[str, PluginDeclaration]] = {p.name: p for p in IN_TREE}

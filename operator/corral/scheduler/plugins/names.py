@@ -37,3 +37,4 @@ LVM_VOLUME_CAPACITY: Final = "LvmVolumeCapacity"
 # kubernetes-sigs/scheduler-plugins' plugins (their semantics; Corral's code).
 NODE_RESOURCES_ALLOCATABLE: Final = "NodeResourcesAllocatable"
 NODE_METADATA: Final = "NodeMetadata"
+PREEMPTION_TOLERATION: Final = "PreemptionToleration"

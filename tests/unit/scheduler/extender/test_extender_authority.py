@@ -14,7 +14,7 @@ from corral.scheduler.extender import HTTPExtender
 from corral.scheduler.framework.extender import Victims
 from corral.scheduler.framework.status import StatusError
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.plugins.default_preemption.extenders import call_preemption_extenders
+from corral.scheduler.plugins.helper.preemption.extenders import call_preemption_extenders
 from corral.testing.builders import pod_info
 
 from .conftest import Script

@@ -31,7 +31,7 @@ from corral.scheduler.framework.runtime.schedule_one import binding_cycle, sched
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import NodeRecord, PodInfo
-from corral.scheduler.plugins.default_preemption.extenders import call_preemption_extenders
+from corral.scheduler.plugins.helper.preemption.extenders import call_preemption_extenders
 from corral.testing.builders import build_cache, node, pod_info
 from support.scheduler_fakes import FakeBatchFilter, FakeBind, FakeScore, registry_of
 

@@ -21,9 +21,9 @@ from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins import default_preemption
-from corral.scheduler.plugins.default_preemption import candidates as cand
-from corral.scheduler.plugins.default_preemption import workload_victims as wv
-from corral.scheduler.plugins.default_preemption.victims import split_by_pdb
+from corral.scheduler.plugins.helper.preemption import candidates as cand
+from corral.scheduler.plugins.helper.preemption import workload_victims as wv
+from corral.scheduler.plugins.helper.preemption.victims import split_by_pdb
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 from corral.testing.builders import build_cache, node, pod, pod_group
 

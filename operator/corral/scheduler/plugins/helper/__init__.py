@@ -8,6 +8,8 @@ nothing here imports one (an import contract).
 - :mod:`.pending_claims`: the claims a pod waits on (the storage-capacity plugins);
 - :mod:`.csi_translation`: in-tree volume plugins' CSI names (NodeVolumeLimits);
 - :mod:`.dra_extended_resources`: extended resources backed by DRA device classes.
+- :mod:`.golayout`: Go's ``time.Parse`` layouts (NodeMetadata);
+- :mod:`.preemption`: the preemption evaluator (DefaultPreemption, PreemptionToleration).
 
 The most used names are re-exported here (``helper.default_normalize_score``,
 ``helper.missing_state``, ``helper.NoOpPreFilter``).

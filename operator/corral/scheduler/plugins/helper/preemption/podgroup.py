@@ -34,7 +34,7 @@ from corral.scheduler.framework.podgroup import PodGroupRecord
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.plugins.default_preemption import workload_victims as wv
+from corral.scheduler.plugins.helper.preemption import workload_victims as wv
 
 NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
 ONGOING: Final = "ongoing preemption on nominated nodes"

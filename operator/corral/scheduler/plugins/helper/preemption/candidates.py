@@ -23,8 +23,12 @@ from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
-from corral.scheduler.plugins.default_preemption import workload_victims as wv
-from corral.scheduler.plugins.default_preemption.victims import select_victims_on_node, start_time
+from corral.scheduler.plugins.helper.preemption import workload_victims as wv
+from corral.scheduler.plugins.helper.preemption.victims import (
+    NO_VICTIMS,
+    select_victims_on_node,
+    start_time,
+)
 
 _PRIORITY_OFFSET = 2**31
 
@@ -54,7 +58,12 @@ def dry_run(
     wanted: int,
     now: float,
     evictable: Callable[[PodInfo], bool] = lambda _pod: True,
+    no_victims: Callable[[str], str] | None = None,
+    charge_every_pdb: bool = False,
 ) -> tuple[list[Candidate], NodeToStatus]:
+    """``no_victims``: the message of a node without victims, by node name (default
+    ``NO_VICTIMS``); ``charge_every_pdb``: see :func:`split_by_pdb` (both for single pods;
+    the GenericWorkload path keeps upstream's)."""
     statuses = NodeToStatus()
     clean: list[Candidate] = []
     violating: list[Candidate] = []
@@ -67,7 +76,15 @@ def dry_run(
             )
         else:
             victims, violations, s = select_victims_on_node(
-                handle, state.clone(), pod, node, pdbs, now=now, evictable=evictable
+                handle,
+                state.clone(),
+                pod,
+                node,
+                pdbs,
+                now=now,
+                evictable=evictable,
+                no_victims=no_victims(node.name) if no_victims is not None else NO_VICTIMS,
+                charge_every_pdb=charge_every_pdb,
             )
         if s is None and victims:
             c = Candidate(node.name, tuple(victims), violations)

@@ -26,8 +26,8 @@ from corral.scheduler.framework.podgroup import PodGroupState
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
-from corral.scheduler.plugins.default_preemption.victims import NO_VICTIMS, start_time
-from corral.scheduler.plugins.default_preemption.victims import split_by_pdb as split_pods
+from corral.scheduler.plugins.helper.preemption.victims import NO_VICTIMS, start_time
+from corral.scheduler.plugins.helper.preemption.victims import split_by_pdb as split_pods
 
 POD: Final = "pod"
 POD_GROUP: Final = "podgroup"

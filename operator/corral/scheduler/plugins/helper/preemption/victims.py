@@ -1,9 +1,10 @@
 """Choosing victims on one node (upstream ``SelectVictimsOnNode``) and the PDB split.
 
 1. Remove every pod of lower priority than the preemptor that ``evictable`` allows (a tenant
-   scheduler's own namespaces; any pod otherwise) from a copy of the node (and from the
-   cycle state through the PreFilter ``remove_pod`` extensions). None → UnschedulableAndUnresolvable
-   ``No preemption victims found for incoming pod``.
+   scheduler's own namespaces; any pod otherwise; PreemptionToleration also keeps the pods that
+   tolerate the preemptor) from a copy of the node (and from the cycle state through the
+   PreFilter ``remove_pod`` extensions). None → UnschedulableAndUnresolvable
+   ``No preemption victims found for incoming pod`` (or the caller's ``no_victims`` message).
 2. The preemptor must then pass the filters (with nominated pods); otherwise the node's status
    is that failure.
 3. Reprieve: in importance order (priority, then earlier start), PDB-violating pods first, then
@@ -20,7 +21,7 @@ from typing import Any, Final
 from corral.scheduler.framework import labels
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle
-from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 
 NO_VICTIMS: Final = "No preemption victims found for incoming pod"
@@ -37,12 +38,13 @@ def importance_key(now: float) -> Any:
 
 
 def split_by_pdb(
-    pods: Sequence[PodInfo], pdbs: Sequence[Mapping[str, Any]]
+    pods: Sequence[PodInfo], pdbs: Sequence[Mapping[str, Any]], *, charge_every_pdb: bool = False
 ) -> tuple[list[PodInfo], list[PodInfo]]:
     """Upstream ``FilterVictimsWithPDBViolation`` (1.37): (violating, non-violating), order kept.
 
-    A pod stops at the first PDB it would violate: the PDBs after it are not charged for that pod
-    (1.36's ``filterPodsWithPDBViolation`` charged every matching PDB)."""
+    A pod stops at the first PDB it would violate: the PDBs after it are not charged for that pod.
+    ``charge_every_pdb``: 1.36's ``filterPodsWithPDBViolation`` (scheduler-plugins' copy of it),
+    which charges every matching PDB."""
     allowed = [int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) for pdb in pdbs]
     parsed = [
         (
@@ -67,7 +69,8 @@ def split_by_pdb(
                 allowed[i] -= 1
                 if allowed[i] < 0:
                     violated = True
-                    break
+                    if not charge_every_pdb:
+                        break
         (violating if violated else fine).append(pod)
     return violating, fine
 
@@ -81,12 +84,19 @@ def select_victims_on_node(
     *,
     now: float | None = None,
     evictable: Callable[[PodInfo], bool] = lambda _pod: True,
+    no_victims: str = NO_VICTIMS,
+    charge_every_pdb: bool = False,
 ) -> tuple[list[PodInfo], int, Status | None]:
-    """(victims in importance order, PDB violations, None) or ([], 0, the node's status)."""
+    """(victims in importance order, PDB violations, None) or ([], 0, the node's status).
+
+    ``evictable`` may raise :class:`StatusError`: that status is the node's."""
     now = time.time() if now is None else now
-    potential = [p for p in node.pods if p.priority < pod.priority and evictable(p)]
+    try:
+        potential = [p for p in node.pods if p.priority < pod.priority and evictable(p)]
+    except StatusError as exc:
+        return [], 0, exc.status
     if not potential:
-        return [], 0, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+        return [], 0, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, no_victims)
     if handle.has_pre_filter_extensions(state):
         for victim in potential:  # each extension sees the node as it is after its removal
             node = node.without_pod(victim)
@@ -99,7 +109,7 @@ def select_victims_on_node(
     if s is not None and not s.is_success:
         return [], 0, s
     potential.sort(key=importance_key(now))
-    violating, fine = split_by_pdb(potential, pdbs)
+    violating, fine = split_by_pdb(potential, pdbs, charge_every_pdb=charge_every_pdb)
     victims: list[PodInfo] = []
 
     def reprieve(p: PodInfo) -> tuple[bool, Status | None]:
