@@ -115,6 +115,11 @@ class PodGroupCycle:
     def __init__(self, loop: SchedulingLoop, reporter: PodGroupReporter) -> None:
         self.loop = loop
         self.reporter = reporter
+        # Groups written True whose record (the PodGroup watch) does not show it yet, by key:
+        # their uid. The reporter's patch is asynchronous and a basic group's rest is retried
+        # at once, so without this a retry could regress the condition before the watch shows
+        # True; an entry goes as soon as the record shows it.
+        self._written_scheduled: dict[str, str] = {}
 
     # --- one group --------------------------------------------------------------------------
 
@@ -418,12 +423,15 @@ class PodGroupCycle:
 
     def _write_condition(self, group: PodGroupRecord, condition: dict[str, object]) -> None:
         existing = group.condition(CONDITION_INITIALLY_SCHEDULED)
-        if (
-            existing is not None
-            and existing.get("status") == "True"
-            and condition["status"] != "True"
-        ):
-            return  # terminal once True: a later cycle for extra pods does not regress it
+        shown = existing is not None and existing.get("status") == "True"
+        written = self._written_scheduled
+        if shown:
+            written.pop(group.key, None)  # the record guards from now on
+        if condition["status"] != "True":
+            if shown or written.get(group.key) == group.uid:
+                return  # terminal once True: a later cycle for extra pods does not regress it
+        elif not shown:
+            written[group.key] = group.uid
         condition["observedGeneration"] = group.generation
         self.reporter.condition(group, condition)
 

@@ -189,6 +189,21 @@ def test_a_basic_group_binds_what_fits() -> None:
     assert h.queue.where("uid-default-b-2") == "active"
 
 
+def test_a_group_written_scheduled_is_not_regressed_before_the_watch_shows_it() -> None:
+    """The retry of a basic group's rest runs at once, before the PodGroup watch brings back
+    the True condition just written (the cache's record still has none): its failure must not
+    write False over it (upstream's guard, whose synchronous patch is seen by then; found by
+    the gang conformance kind, seeds 2 and 5). Once the watch shows True, the record guards."""
+    h = Harness(_nodes("1", "1"))
+    h.add_group(pod_group("b"))
+    for raw in _members("b", 3):
+        h.add_pod(raw)
+    h.run_one()
+    h.run_one()  # b-2 alone: no room, no victims
+    assert h.reports.attempts == ["scheduled", "unschedulable"]
+    assert [c["status"] for _, c in h.reports.conditions] == ["True"]
+
+
 @pytest.mark.parametrize(
     ("steps", "where"),
     [
