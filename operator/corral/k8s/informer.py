@@ -110,12 +110,11 @@ class Informer:
                 log.warning("%s: %s; watching as JSON from now on", self.path, exc)
                 self.protobuf_objects = False
             except ResourceExpiredError:
-                log.info(
-                    "%s: resourceVersion %s expired; relisting", self.path, self.resource_version
-                )
+                self._expired()
                 need_list = True
             except ApiError as exc:
-                if exc.status == 410:
+                if exc.status == 410:  # the watch refused outright, not as an ERROR event
+                    self._expired()
                     need_list = True
                     continue
                 backoff = min(MAX_BACKOFF, max(0.8, backoff * 2))
@@ -126,6 +125,9 @@ class Informer:
                     level = logging.DEBUG
                 log.log(level, "%s: %s; retrying in %.1fs", self.path, exc, delay)
                 await asyncio.sleep(delay)
+
+    def _expired(self) -> None:
+        log.info("%s: resourceVersion %s expired; relisting", self.path, self.resource_version)
 
     async def _list(self) -> None:
         listed: dict[str, tuple[str, str]] = {}

@@ -7,6 +7,7 @@ handler that raises does not stop the stream."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -101,7 +102,10 @@ def test_lists_then_watches_from_the_lists_version_and_resumes_after_bookmarks()
         pytest.param(ApiError(410, "Expired", "too old"), id="status 410"),
     ],
 )
-def test_gone_relists_and_reports_only_what_changed(gone: list[JSON] | ApiError) -> None:
+def test_gone_relists_and_reports_only_what_changed(
+    gone: list[JSON] | ApiError, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="corral.k8s.informer")
     client = Scripted(
         lists=[
             _page("10", _obj("a", "5"), _obj("b", "6"), _obj("c", "7")),
@@ -116,6 +120,10 @@ def test_gone_relists_and_reports_only_what_changed(gone: list[JSON] | ApiError)
     assert seen[3:] == [("MODIFIED", "c@21"), ("ADDED", "d@22"), ("DELETED", "b@6")]
     assert informer.lists == 2
     assert [p["resourceVersion"] for p in client.watch_params] == ["10", "30"]
+    # Either way the relist is said (the fault tests count these lines).
+    assert [r.getMessage() for r in caplog.records if "expired" in r.getMessage()] == [
+        f"{informer.path}: resourceVersion 10 expired; relisting"
+    ]
 
 
 def test_a_paginated_list_follows_continue_tokens() -> None:
