@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode conformance-tests test fuzz compat demo demo-down clean
+.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode conformance-tests test fuzz faults compat demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -80,6 +80,15 @@ FUZZ_SCALE ?= 20
 # The harness watches every case itself (a hang is a failed case), so no pytest timeout.
 fuzz: venv  ## the fuzz tests of every entry point with FUZZ_SCALE times the cases of `make test`
 	CORRAL_FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest tests/unit/fuzz --timeout=0 $(PYTEST_ARGS)
+
+# The fault tests of docs/reliability.md, the long ones too (`make test` runs the fast ones);
+# FAULT_RUNS=3 runs them three times in a row and stops at the first red run.
+FAULT_RUNS ?= 1
+faults: venv control-plane  ## every fault e2e test (tests/e2e/faults), the long ones too; FAULT_RUNS=3 for three in a row
+	for run in $$(seq $(FAULT_RUNS)); do \
+		echo "== fault run $$run of $(FAULT_RUNS)"; \
+		$(BIN)/python -m pytest tests/e2e/faults --faults -p no:cacheprovider $(PYTEST_ARGS); \
+	done
 
 # The previous pin and its etcd; `make compat KUBE_VERSION=v1.x.y ETCD_VERSION=v3.x.y` for another.
 KUBE_VERSION ?= v1.36.3

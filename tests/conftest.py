@@ -5,9 +5,13 @@ test tiers (markers, given by where a test lives; docs/architecture.md#tests):
 - ``realnode``: tests/e2e/realnode (the machine's one real node);
 - ``conformance``: Corral's decisions and configuration handling against the pinned upstream
   kube-scheduler's (:data:`CONFORMANCE`);
-- ``slow``: unit tests that take tens of seconds each on 2 cores (:data:`SLOW`).
+- ``slow``: unit tests that take tens of seconds each on 2 cores (:data:`SLOW`);
+- ``faults``: the long fault tests of tests/e2e/faults (marked in their files), deselected
+  unless pytest runs with ``--faults`` (``make faults``); the fast ones run in every tier that
+  takes tests/e2e.
 
-``make unit`` is tests/unit without ``slow`` and ``conformance``; ``make test`` runs all.
+``make unit`` is tests/unit without ``slow`` and ``conformance``; ``make test`` runs all but the
+long fault tests.
 """
 
 import pytest
@@ -29,7 +33,15 @@ SLOW = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--faults",
+        action="store_true",
+        help="also run the long fault tests (marked faults; `make faults`)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = str(item.path)
         if "/tests/e2e/" in path:
@@ -40,3 +52,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.conformance)
         if any(s in path for s in SLOW):
             item.add_marker(pytest.mark.slow)
+    # The long fault tests run with --faults only: `make test` keeps within CI's budget.
+    if not config.getoption("--faults"):
+        long = [item for item in items if item.get_closest_marker("faults")]
+        if long:
+            config.hook.pytest_deselected(items=long)
+            items[:] = [item for item in items if not item.get_closest_marker("faults")]

@@ -49,6 +49,7 @@ from corral.testing.processes import (
     boot_id,
     free_port,
     is_running,
+    kill,
     log_tail,
     processes_mentioning,
     recorded_alive,
@@ -98,6 +99,12 @@ class Component:
             return  # a pid recorded under another boot names nothing now
         terminate(self.pid, self.executable, started=self.started)
 
+    def kill(self, boot: str | None) -> None:
+        """SIGKILL the recorded process (a crash), as :meth:`stop` judges it."""
+        if self.started is not None and boot is not None and boot != boot_id():
+            return
+        kill(self.pid, self.executable, started=self.started)
+
 
 @dataclass
 class State:
@@ -132,6 +139,9 @@ class LocalCluster:
         self.state = state
         self.nodes = nodes
         self._admin: Client | None = None
+        # Components restarted by this handle: kept so that their Popen objects outlive them
+        # (dropped while the process runs, each warns that it is still running).
+        self._restarted: list[subprocess.Popen[bytes]] = []
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -148,6 +158,7 @@ class LocalCluster:
         lean: bool = False,
         apiserver_profiling: bool = False,
         feature_gates: Mapping[str, bool] | None = None,
+        apiserver_args: Sequence[str] = (),
     ) -> LocalCluster:
         """Start a control plane in ``directory``, or return the one already running there.
 
@@ -169,6 +180,9 @@ class LocalCluster:
         its own through ``scheduler_args``); with GenericWorkload the API server also serves
         ``scheduling.k8s.io/v1beta1`` (Workloads, PodGroups). A running control plane started
         with other gates is restarted.
+
+        ``apiserver_args``: more kube-apiserver flags, after the harness's own (e.g. an audit
+        policy and log for the fault tests); :meth:`restart` keeps them.
         """
         directory = directory.resolve()
         gates = dict(feature_gates or {})
@@ -187,7 +201,11 @@ class LocalCluster:
             if node is not None:
                 node.prepare()
             state = starter.start(
-                with_kube_scheduler, list(scheduler_args), lean=lean, profiling=apiserver_profiling
+                with_kube_scheduler,
+                list(scheduler_args),
+                lean=lean,
+                profiling=apiserver_profiling,
+                apiserver_extra=list(apiserver_args),
             )
             cluster = cls(directory, state, nodes)
             if node is not None:
@@ -283,12 +301,18 @@ class LocalCluster:
         _post_json(f"{base}/compaction", {"revision": revision, "physical": True})
         return revision
 
-    def restart(self, name: str, *, timeout: float = READY_TIMEOUT) -> None:
+    def restart(self, name: str, *, timeout: float = READY_TIMEOUT, crash: bool = False) -> None:
         """Stop one component and start it again with the same arguments (same port), e.g. to
-        prove clients survive an API server restart. Waits for the API server to be ready."""
+        prove clients survive an API server restart. ``crash``: SIGKILL instead of a graceful
+        stop (requests in flight are cut, answered or not). Waits for kube-apiserver's
+        ``/readyz`` or etcd's ``/health`` when it is one of those."""
         component = self.component(name)
-        component.stop(self.state.boot)
+        if crash:
+            component.kill(self.state.boot)
+        else:
+            component.stop(self.state.boot)
         process = spawn(name, component.argv, self.directory / "logs", self.directory)
+        self._restarted.append(process)
         component.pid, component.started = process.pid, start_time(process.pid)
         self.state.boot = boot_id()  # where the new start time belongs
         self.state.save(self.directory)
@@ -303,6 +327,10 @@ class LocalCluster:
             wait_for("kube-apiserver /readyz after restart",
                      lambda: _http_ok(f"{self.state.server}/readyz", token=token),
                      timeout=timeout, alive=died)  # fmt: skip
+        elif name == "etcd":
+            wait_for("etcd /health after restart",
+                     lambda: _http_ok(f"http://127.0.0.1:{component.port}/health"),
+                     timeout=timeout)  # fmt: skip
 
     def component(self, name: str) -> Component:
         for component in self.state.components:
@@ -369,6 +397,7 @@ class _Starter:
         *,
         lean: bool,
         profiling: bool = False,
+        apiserver_extra: Sequence[str] = (),
     ) -> State:
         d, b = self.directory, self.binaries
         identities = {**IDENTITIES, **(self.nodes.identities if self.nodes is not None else {})}
@@ -397,6 +426,7 @@ class _Starter:
             apiserver_args.append(
                 f"--disable-admission-plugins={','.join(LEAN_DISABLED_ADMISSION)}"
             )
+        apiserver_args.extend(apiserver_extra)
         self.launch("kube-apiserver", b.kube_apiserver, apiserver_args, api_port)
         admin_token = creds.tokens["admin"]
         wait_for(

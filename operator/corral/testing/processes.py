@@ -27,6 +27,7 @@ __all__ = [
     "free_port",
     "is_running",
     "is_same_process",
+    "kill",
     "log_tail",
     "processes_mentioning",
     "recorded_alive",
@@ -136,11 +137,16 @@ def _reap(pid: int) -> None:
 
 
 def terminate(
-    pid: int, executable: str | None, *, started: int | None = None, grace: float = 10.0
+    pid: int,
+    executable: str | None,
+    *,
+    started: int | None = None,
+    grace: float = 10.0,
+    first: signal.Signals = signal.SIGTERM,
 ) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds.
-    Nothing is signalled unless ``pid`` runs ``executable`` and, if ``started`` is given, is the
-    process that started then (:func:`is_same_process`)."""
+    """Send ``first`` (SIGTERM) to the process group, then SIGKILL whatever is left after
+    ``grace`` seconds. Nothing is signalled unless ``pid`` runs ``executable`` and, if
+    ``started`` is given, is the process that started then (:func:`is_same_process`)."""
     ours = (
         is_running(pid, executable)
         if started is None
@@ -148,7 +154,7 @@ def terminate(
     )
     if not ours:
         return
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+    for sig, wait in ((first, grace), (signal.SIGKILL, 5.0)):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, sig)
         deadline = time.monotonic() + wait
@@ -158,6 +164,12 @@ def terminate(
             time.sleep(0.05)
     if is_running(pid):
         raise ProcessError(f"process {pid} ({executable}) survived SIGKILL")
+
+
+def kill(pid: int, executable: str | None, *, started: int | None = None) -> None:
+    """SIGKILL the process group at once (a crash: no graceful shutdown) and wait until it is
+    gone; the same identity checks as :func:`terminate`."""
+    terminate(pid, executable, started=started, grace=0.0, first=signal.SIGKILL)
 
 
 def processes_mentioning(text: str) -> list[int]:
