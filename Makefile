@@ -107,7 +107,7 @@ clean:  ## remove the venv and caches (the control-plane binary cache under ~/.c
 
 # --- benchmarks and conformance (bench/, docs/benchmarks.md) ---------------------------------
 .PHONY: bench conformance bench-protocol bench-full bench-smoke bench-operator bench-docs \
-	bench-scaling
+	bench-scaling soak
 BENCH_STAMP := $(VENV)/.bench-installed
 BENCH_ARGS ?=
 CONFORMANCE_ARGS ?=
@@ -153,3 +153,8 @@ bench-scaling: venv control-plane $(BENCH_STAMP)  ## the scaling curve: the prot
 
 bench-docs: venv $(BENCH_STAMP)  ## keep PROTOCOL_RUNS="dir ..." (protocol or scaling runs) in docs/benchmarks/, then regenerate docs/benchmarks.md, history.md and the plots
 	$(BIN)/python -m bench docs $(PROTOCOL_RUNS)
+
+SOAK_MINUTES ?= 60
+SOAK_ARGS ?=
+soak: venv control-plane $(BENCH_STAMP)  ## an hour of churn (~50 pods/s, claims, volumes): RSS, threads, files, caches each minute; flat or exit 1
+	$(BIN)/python -m bench.soak --minutes $(SOAK_MINUTES) $(SOAK_ARGS)

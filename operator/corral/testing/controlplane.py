@@ -159,6 +159,7 @@ class LocalCluster:
         apiserver_profiling: bool = False,
         feature_gates: Mapping[str, bool] | None = None,
         apiserver_args: Sequence[str] = (),
+        controller_manager_args: Sequence[str] = (),
     ) -> LocalCluster:
         """Start a control plane in ``directory``, or return the one already running there.
 
@@ -183,6 +184,8 @@ class LocalCluster:
 
         ``apiserver_args``: more kube-apiserver flags, after the harness's own (e.g. an audit
         policy and log for the fault tests); :meth:`restart` keeps them.
+        ``controller_manager_args`` likewise for kube-controller-manager (e.g. its client's
+        ``--kube-api-qps`` for the soak's churn of claims and volumes).
         """
         directory = directory.resolve()
         gates = dict(feature_gates or {})
@@ -206,6 +209,7 @@ class LocalCluster:
                 lean=lean,
                 profiling=apiserver_profiling,
                 apiserver_extra=list(apiserver_args),
+                controller_manager_extra=list(controller_manager_args),
             )
             cluster = cls(directory, state, nodes)
             if node is not None:
@@ -398,6 +402,7 @@ class _Starter:
         lean: bool,
         profiling: bool = False,
         apiserver_extra: Sequence[str] = (),
+        controller_manager_extra: Sequence[str] = (),
     ) -> State:
         d, b = self.directory, self.binaries
         identities = {**IDENTITIES, **(self.nodes.identities if self.nodes is not None else {})}
@@ -456,7 +461,11 @@ class _Starter:
         self.launch(
             "kube-controller-manager",
             b.kube_controller_manager,
-            _controller_manager_args(d, creds) + _gate_args(self.feature_gates),
+            [
+                *_controller_manager_args(d, creds),
+                *_gate_args(self.feature_gates),
+                *controller_manager_extra,
+            ],
             0,
         )
         if with_kube_scheduler:
