@@ -1,7 +1,8 @@
 """``corral scheduler --config FILE``: run the embedded scheduler engine.
 
-Exit codes: 0 after a graceful stop (SIGTERM/SIGINT), 1 when the configuration is invalid or
-the leader lost its Lease (the restart policy brings it back as a candidate), 2 for usage errors.
+Exit codes: 0 after a graceful stop (SIGTERM/SIGINT), 1 when the configuration is invalid
+(each error ``file:line:col: path: message``) or the leader lost its Lease (the restart policy
+brings it back as a candidate), 2 for usage errors (a ``--config`` that cannot be read).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from corral.cli import UsageError
+from corral.cli import inputs
+from corral.cli.problems import InvalidInput, Problem, UsageError
 from corral.k8s import Client
 from corral.k8s.client import KubeconfigError
 from corral.k8s.secure_serving import server_context
@@ -28,10 +30,12 @@ from corral.scheduler.engine import gc_tuning
 from corral.scheduler.engine.app import Engine, EngineOptions
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.engine.leaderelection import default_identity
+from corral.scheduler.engine.logfields import FIELDS, klog
 from corral.scheduler.engine.preflight import check_startable
 from corral.yamlload import YamlError
 
 LOG_LEVELS = {"Normal": logging.INFO, "Debug": logging.DEBUG, "Trace": 5}
+VERBOSITY_DEBUG = 4  # -v: kube-scheduler's level of debugging detail
 
 
 def register(subparsers: Any) -> None:
@@ -53,6 +57,7 @@ def register(subparsers: Any) -> None:
         help="kubeconfig to use (default: clientConnection.kubeconfig, then the "
         "in-cluster ServiceAccount)",
     )
+    parser.add_argument("--context", metavar="NAME", help="the kubeconfig context to use")
     parser.add_argument(
         "--namespaces", metavar="NS[,NS...]", help="tenancy: schedule only pods in these namespaces"
     )
@@ -103,22 +108,43 @@ def register(subparsers: Any) -> None:
         help="how the pod watch travels (default json): protobuf costs the API server about "
         "half as much per event and this process more to decode",
     )
-    parser.add_argument("--log-level", choices=sorted(LOG_LEVELS), default="Normal")
+    parser.add_argument("--log-level", choices=sorted(LOG_LEVELS), default=None,
+                        help="Normal (default), Debug or Trace")  # fmt: skip
+    parser.add_argument(
+        "-v",
+        "--v",
+        type=int,
+        metavar="N",
+        help="kube-scheduler's verbosity instead of --log-level: up to 3 Normal, 4 Debug, 5 and "
+        "more Trace",
+    )
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     parser.set_defaults(handler=run)  # fmt: skip
 
 
 class _JsonFormatter(logging.Formatter):
+    """One object per line: ``ts``, ``level``, ``logger``, ``msg``, then the line's structured
+    fields (``pod``, ``node``, ...: :mod:`corral.scheduler.engine.logfields`) as keys."""
+
     def format(self, record: logging.LogRecord) -> str:
-        entry = {
+        entry: dict[str, object] = {
             "ts": round(record.created, 6),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
         }
+        for key, value in (getattr(record, FIELDS, None) or {}).items():
+            entry.setdefault(key, value)
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry)
+        return json.dumps(entry, default=str)
+
+
+class _TextFormatter(logging.Formatter):
+    """klog's text shape: the message, then the structured fields as ``key="value"``."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        return super().formatMessage(record) + klog(getattr(record, FIELDS, None) or {})
 
 
 def setup_logging(level: str, fmt: str) -> None:
@@ -126,7 +152,7 @@ def setup_logging(level: str, fmt: str) -> None:
     if fmt == "json":
         handler.setFormatter(_JsonFormatter())
     else:
-        formatter = logging.Formatter(
+        formatter = _TextFormatter(
             "%(asctime)s.%(msecs)03d %(levelname).1s %(name)s] %(message)s", "%Y-%m-%dT%H:%M:%S"
         )
         formatter.converter = time.gmtime
@@ -155,26 +181,48 @@ def parse_bind_address(text: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port)
 
 
-def make_client(flag: str | None, from_config: str | None) -> Client:
+def make_client(flag: str | None, from_config: str | None, context: str | None = None) -> Client:
     path = flag or from_config
     try:
-        if path:
-            return Client.from_kubeconfig(path)
+        if path or context:
+            return Client.from_kubeconfig(path, context)
         return Client.in_cluster()
     except (KubeconfigError, YamlError, OSError) as exc:
         raise UsageError(f"cannot load credentials: {exc}") from None
 
 
+def config_document(name: str) -> inputs.Document:
+    """The one document of ``--config`` (read as every ``-f`` is: bounded, a regular file)."""
+    docs = inputs.documents([name])
+    if len(docs) != 1:
+        found = "no document" if not docs else f"{len(docs)} documents"
+        raise InvalidInput(
+            [Problem(name, f"must hold one KubeSchedulerConfiguration, not {found}")]
+        )
+    return docs[0]
+
+
+def log_level(args: argparse.Namespace) -> str:
+    if args.v is not None and args.log_level is not None:
+        raise UsageError("-v and --log-level go alone: give one")
+    if args.v is None:
+        return str(args.log_level or "Normal")
+    if args.v < 0:
+        raise UsageError(f"-v {args.v}: must be 0 or more")
+    if args.v < VERBOSITY_DEBUG:
+        return "Normal"
+    return "Debug" if args.v == VERBOSITY_DEBUG else "Trace"
+
+
 def run(args: argparse.Namespace) -> int:
-    setup_logging(args.log_level, args.log_format)
+    setup_logging(log_level(args), args.log_format)
     gates = parse_feature_gates(args.feature_gates)
+    doc = config_document(str(args.config))
     try:  # the whole configuration, before credentials are loaded
-        engine_config = load_engine_config(args.config, gates)
+        engine_config = load_engine_config(doc.data, gates)
         check_startable(engine_config)
     except ValidationError as exc:
-        for err in exc.errors:
-            print(f"{args.config}: {err}", file=sys.stderr)
-        return 1
+        raise InvalidInput(doc.problems(exc.errors)) from None
     host, port = parse_bind_address(args.bind_address)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file go together")
@@ -188,7 +236,9 @@ def run(args: argparse.Namespace) -> int:
         if args.namespaces
         else None
     )
-    client = make_client(args.kubeconfig, engine_config.config.client_connection.kubeconfig)
+    client = make_client(
+        args.kubeconfig, engine_config.config.client_connection.kubeconfig, args.context
+    )
     options = EngineOptions(
         identity=default_identity(),
         namespaces=namespaces,
@@ -206,9 +256,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         engine = Engine(engine_config, client, options)
     except ValidationError as exc:
-        for err in exc.errors:
-            print(f"{args.config}: {err}", file=sys.stderr)
-        return 1
+        raise InvalidInput(doc.problems(exc.errors)) from None
     return asyncio.run(_serve(engine))
 
 

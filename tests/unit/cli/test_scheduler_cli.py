@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from corral.cli.scheduler import parse_feature_gates
+from corral.cli import build_parser
+from corral.cli.problems import UsageError
+from corral.cli.scheduler import log_level, parse_feature_gates, setup_logging
+from corral.scheduler.engine.logfields import fields
 
 GOOD_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
@@ -54,6 +59,7 @@ def test_bad_config_exits_1_with_field_paths(tmp_path: Path, text: str, expected
     )
     assert result.returncode == 1, result.stderr
     assert expected in result.stderr
+    assert result.stderr.startswith(f"{config}:")  # at its line and column
     assert "Traceback" not in result.stderr
 
 
@@ -62,9 +68,10 @@ def test_missing_config_file_is_reported(tmp_path: Path) -> None:
         [sys.executable, "-m", "corral", "scheduler", "--config", str(tmp_path / "nope.yaml")],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
-    assert result.returncode == 1
-    assert "cannot read" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert result.returncode == 2  # usage: the file named cannot be read (docs/cli.md)
+    assert result.stderr == (
+        f"corral: cannot read {tmp_path / 'nope.yaml'}: No such file or directory\n"
+    )
 
 
 def test_bad_bind_address_is_a_usage_error(tmp_path: Path) -> None:
@@ -94,7 +101,7 @@ def test_the_whole_config_is_checked_before_credentials(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
     assert result.stderr == (
-        f"{config}: extenders[0].tlsConfig: a client certificate needs both a cert and a key\n"
+        f"{config}:4:45: extenders[0].tlsConfig: a client certificate needs both a cert and a key\n"
     )
     assert "credentials" not in result.stderr
 
@@ -167,3 +174,49 @@ def test_unknown_pod_watch_encoding_is_a_usage_error(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_feature_gates(gates: str, want: dict[str, bool]) -> None:
     assert parse_feature_gates(gates).settings == want
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        pytest.param([], "Normal", id="default"),
+        pytest.param(["--log-level", "Trace"], "Trace", id="log-level"),
+        pytest.param(["-v", "2"], "Normal", id="kube-scheduler's -v=2"),
+        pytest.param(["--v", "4"], "Debug", id="-v=4 debug"),
+        pytest.param(["-v", "10"], "Trace", id="-v=10 trace"),
+    ],
+)
+def test_verbosity_as_kube_scheduler_or_by_name(argv: list[str], want: str) -> None:
+    parser = build_parser(["scheduler"])
+    assert log_level(parser.parse_args(["scheduler", "--config", "c.yaml", *argv])) == want
+
+
+def test_verbosity_given_twice_is_a_usage_error() -> None:
+    parser = build_parser(["scheduler"])
+    args = parser.parse_args(["scheduler", "--config", "c", "-v", "4", "--log-level", "Debug"])
+    with pytest.raises(UsageError, match="-v and --log-level go alone"):
+        log_level(args)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_pod_and_node_are_log_fields(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The engine's lines name the pod and the node as fields: klog's key="value" in text,
+    keys of their own in JSON (finding 23: they were inside the message)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        setup_logging("Normal", fmt)
+        logging.getLogger("corral.scheduler").info(
+            "Successfully bound pod to node", extra=fields(pod="ns/p", node="n1", evaluatedNodes=3)
+        )
+    finally:
+        root.handlers[:], root.level = handlers, level
+    line = capsys.readouterr().err.strip()
+    if fmt == "text":
+        assert line.endswith(
+            '] Successfully bound pod to node pod="ns/p" node="n1" evaluatedNodes=3'
+        )
+    else:
+        entry = json.loads(line)
+        assert (entry["msg"], entry["pod"], entry["node"], entry["evaluatedNodes"]) == (
+            "Successfully bound pod to node", "ns/p", "n1", 3)  # fmt: skip

@@ -54,6 +54,7 @@ from corral.scheduler.engine.frameworks import (
 )
 from corral.scheduler.engine.handlers import ClusterState
 from corral.scheduler.engine.leaderelection import LeaderElector, WriteFence
+from corral.scheduler.engine.logfields import fields
 from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
 from corral.scheduler.engine.metrics import (
     RESULT_ERROR,
@@ -545,10 +546,10 @@ class _Reporter:
         # Logged from the loop thread only: many binding threads contending for the log
         # handler's lock cost more than the logging itself.
         pod = outcome.pod
-        log.info(
-            'Successfully bound pod to node pod="%s" node="%s" evaluatedNodes=%d feasibleNodes=%d',
-            pod.key, outcome.node, outcome.evaluated_nodes, outcome.feasible_nodes,
-        )  # fmt: skip
+        log.info("Successfully bound pod to node", extra=fields(
+            pod=pod.key, node=outcome.node, evaluatedNodes=outcome.evaluated_nodes,
+            feasibleNodes=outcome.feasible_nodes,
+        ))  # fmt: skip
         ref = PodRef(pod.namespace, pod.name, pod.uid, pod.resource_version)
         self.engine.recorders[outcome.profile].scheduled(ref, outcome.node)
 
@@ -561,8 +562,8 @@ class _Reporter:
 
     def _failed_on_loop(self, outcome: Failure) -> None:
         pod = outcome.pod
-        log.info('Unable to schedule pod pod="%s" reason=%s err="%s"',
-                 pod.key, outcome.reason, outcome.message)  # fmt: skip
+        log.info("Unable to schedule pod", extra=fields(
+            pod=pod.key, reason=outcome.reason, err=outcome.message))  # fmt: skip
         ref = PodRef(pod.namespace, pod.name, pod.uid, pod.resource_version)
         self.engine.recorders[outcome.profile].failed_scheduling(ref, outcome.message)
         self.engine._spawn(self._patch_status(outcome))

@@ -45,6 +45,7 @@ from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.backend.records import REASON_PREEMPTION_BY_SCHEDULER
 from corral.scheduler.engine.event_recorder import REASON_PREEMPTED
 from corral.scheduler.engine.leaderelection import NotLeaderError, WriteFence
+from corral.scheduler.engine.logfields import fields
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
@@ -247,8 +248,8 @@ class ApiPreemptionExecutor:
             raise VictimError(f"preempting {victim.key}: {exc}") from exc
         note = f"Preempted by {preemptor.kind} {preemptor.uid} on node {node_name}"
         self.events(victim, "Normal", REASON_PREEMPTED, "Preempting", note)
-        log.info('Preempted pod pod="%s" preemptor="%s" node="%s"',
-                 victim.key, preemptor.key, node_name)  # fmt: skip
+        log.info("Preempted pod", extra=fields(
+            pod=victim.key, preemptor=preemptor.key, node=node_name))  # fmt: skip
         return True
 
     def _call(self, method: str, path: str, body: object) -> None:
