@@ -89,7 +89,9 @@ class ClusterState:
         # the queue sees them, and a new pending pod is a queueing event (UnscheduledPod/Add).
         self.generic_workload = generic_workload
         self.queue = queue
-        self.nominator = nominator or Nominator()
+        # `is None`, never `or`: an empty Nominator is falsy (it has a length), and the loop's
+        # and the handlers' must be one object.
+        self.nominator = nominator if nominator is not None else Nominator()
         self.scheduler_names = scheduler_names
         self.serves_namespace = serves_namespace
         self._pending: dict[str, PodInfo] = {}

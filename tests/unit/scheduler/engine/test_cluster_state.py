@@ -9,6 +9,7 @@ import pytest
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.handlers import ClusterState
+from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.plugins.priority_sort import PrioritySort
 from corral.scheduler.plugins.scheduling_gates import SchedulingGates
 from corral.testing.builders import node_record, pod, pod_info
@@ -46,3 +47,17 @@ def test_an_update_after_the_cycle(assumed: bool, where: str) -> None:
     raw["metadata"]["resourceVersion"] = "2"
     state.on_pod("MODIFIED", raw)
     assert state.queue.where(qpi.pod.uid) == where
+
+
+def test_the_nominator_given_is_the_one_used_even_when_empty() -> None:
+    """An empty Nominator has length 0 (falsy): the handlers must still share the loop's, or
+    nominations the loop records never reach the pods the handlers add (preemption decided
+    against a different set of nominated pods than upstream's)."""
+    queue = SchedulingQueue(
+        less=PrioritySort().less,
+        pre_enqueue=SchedulingGates().pre_enqueue,
+        events_by_plugin={"SchedulingGates": SchedulingGates().events_to_register()},
+    )
+    nominator = Nominator()
+    state = ClusterState(Cache(), queue, {"default-scheduler"}, lambda _: True, nominator)
+    assert state.nominator is nominator

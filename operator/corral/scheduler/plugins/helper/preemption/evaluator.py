@@ -228,7 +228,9 @@ class Evaluator:
         nominator = self.handle.nominator
         lower = [
             p
-            for p in (nominator.nominated_pods_for_node(best.node_name) if nominator else ())
+            for p in (
+                nominator.nominated_pods_for_node(best.node_name) if nominator is not None else ()
+            )
             if p.priority < pod.priority
         ]
         s = executor.preempt(pod, best.node_name, evict, lower)
