@@ -46,6 +46,15 @@ def parse_profile(data: object) -> tuple[SchedulerProfile | None, list[FieldErro
         FieldPath.root("metadata"),
         errs,
     )
+    if raw_meta.get("namespace"):
+        # The API server drops it silently (the kind is cluster-scoped); say so offline.
+        errs.append(
+            field_error(
+                FieldPath.root("metadata").child("namespace"),
+                f"{raw_meta['namespace']!r}: a SchedulerProfile is cluster-scoped and belongs to "
+                "no namespace; spec.namespace says where its scheduler runs",
+            )
+        )
     spec_data: Any = data.get("spec")
     if spec_data is None:  # the CRD requires it (kubectl apply drops a null one)
         errs.append(field_error(FieldPath.root("spec"), "required: an object (it may be {})"))

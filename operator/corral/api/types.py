@@ -51,6 +51,9 @@ class Tenancy:
     namespaces: list[str] = field(default_factory=list, metadata=_OMIT)
     namespace_selector: LabelSelector | None = None
     node_selector: dict[str, str] = field(default_factory=dict, metadata=_OMIT)
+    # The operator's pod webhook gives pods created in the tenant's namespaces this scheduler
+    # (corral.controller.pod_admission); None: off.
+    assign_pods: bool | None = None
 
 
 @dataclass(slots=True)

@@ -214,6 +214,14 @@ def _validate_tenancy(path: FieldPath, t: Tenancy) -> _Errs:
                 "or remove tenancy",
             )
         )
+    elif t.assign_pods and not (t.namespaces or t.namespace_selector):
+        errs.append(
+            field_error(
+                path.child("assignPods"),
+                "needs namespaces or namespaceSelector: it gives this scheduler to the pods "
+                "created there",
+            )
+        )
     return errs
 
 

@@ -3,7 +3,11 @@
 Contract: events are announcements, the truth is in status (events expire after about an
 hour). Posting never fails a reconcile: a refused or failed post is logged and dropped.
 Events about a cluster-scoped object (a profile) go to the ``default`` namespace, as the
-Kubernetes components do for nodes, which is where ``kubectl describe`` finds them.
+Kubernetes components do for nodes, which is where ``kubectl describe`` finds them. Tenants
+seldom can read ``default``, so a profile's events are also posted, once each, in every
+namespace its ``tenancy.namespaces`` lists, where the tenant reads them (``kubectl get events``;
+the API server accepts an event in a namespace only when its involvedObject names that
+namespace, so those copies do, though a profile belongs to none).
 """
 
 from __future__ import annotations
@@ -39,6 +43,13 @@ def profile_ref(body: Mapping[str, Any]) -> dict[str, str]:
         "uid": str(meta.get("uid", "")),
         "resourceVersion": str(meta.get("resourceVersion", "")),
     }
+
+
+def tenant_namespaces(body: Mapping[str, Any]) -> list[str]:
+    """The namespaces a profile's events are copied to: its ``tenancy.namespaces``."""
+    tenancy = (body.get("spec") or {}).get("tenancy") or {}
+    listed = tenancy.get("namespaces") if isinstance(tenancy, Mapping) else None
+    return sorted({str(n) for n in listed}) if isinstance(listed, list) else []
 
 
 def pod_ref(namespace: str, name: str, uid: str) -> dict[str, str]:
@@ -90,4 +101,23 @@ class Recorder:
         try:
             self._client.create(obj)
         except ApiError as exc:
-            log.warning("could not post event %s on %s: %s", reason, involved.get("name"), exc)
+            log.warning(
+                "could not post event %s on %s in %s: %s",
+                reason,
+                involved.get("name"),
+                obj["metadata"]["namespace"],
+                exc,
+            )
+
+    def post_profile(
+        self,
+        body: Mapping[str, Any],
+        event_type: EventType,
+        reason: str,
+        message: str,
+    ) -> None:
+        """An event about a profile: in ``default``, and a copy in each tenant namespace."""
+        ref = profile_ref(body)
+        self.post(ref, event_type, reason, message)
+        for namespace in tenant_namespaces(body):
+            self.post({**ref, "namespace": namespace}, event_type, reason, message)

@@ -5,6 +5,9 @@ Contract (pure functions over raw profile bodies, so they work for invalid profi
   keeps it; every later one is refused. The earlier one is never affected by a later claim.
 - Two profiles electing their leader on the same Lease (namespace/name): the same rule, the
   earlier one keeps it (sharing a Lease would leave one scheduler silently idle).
+- Two profiles assigning pods (``tenancy.assignPods``) in the same listed namespace: the same
+  rule, the earlier one keeps it (the pod webhook could not tell which scheduler a pod gets).
+  Namespaces a selector matches can only be compared per pod: the webhook refuses those pods.
 - Names the operator is configured to reserve (``default-scheduler`` and any scheduler running
   outside Corral) are refused.
 - Two profiles whose ``tenancy.nodeSelector``s can match the same node (no shared key with
@@ -31,6 +34,8 @@ class Claim:
     deleting: bool = False
     # (spec.namespace, Lease name) when leader election is on; "" namespace: the operator's.
     lease: tuple[str, str] | None = None
+    # tenancy.namespaces when tenancy.assignPods is on.
+    assigns: frozenset[str] = frozenset()
 
     @property
     def order(self) -> tuple[str, str]:
@@ -44,7 +49,12 @@ def claim_of(body: Mapping[str, Any]) -> Claim:
     tenancy = spec.get("tenancy") if isinstance(spec, Mapping) else None
     selector = tenancy.get("nodeSelector") if isinstance(tenancy, Mapping) else None
     scheduler = spec.get("schedulerName") if isinstance(spec, Mapping) else None
+    assigns: frozenset[str] = frozenset()
+    if isinstance(tenancy, Mapping) and tenancy.get("assignPods") is True:
+        listed = tenancy.get("namespaces")
+        assigns = frozenset(str(n) for n in listed) if isinstance(listed, list) else frozenset()
     return Claim(
+        assigns=assigns,
         lease=_lease_of(name, spec if isinstance(spec, Mapping) else {}),
         profile=name,
         scheduler_name=str(scheduler or name),
@@ -86,6 +96,19 @@ def lease_holder(claim: Claim, claims: Iterable[Claim], default_namespace: str) 
     return None if mine is None else _first_rival(claim, claims, lambda c: where(c) == mine)
 
 
+def assign_holder(claim: Claim, claims: Iterable[Claim]) -> tuple[str, str] | None:
+    """``(profile, namespace)``: an earlier profile that assigns pods in one of the namespaces
+    ``claim`` assigns, when there is one."""
+    if not claim.assigns:
+        return None
+    others = list(claims)
+    holder = _first_rival(claim, others, lambda c: bool(c.assigns & claim.assigns))
+    if holder is None:
+        return None
+    theirs = next(c.assigns for c in others if c.profile == holder)
+    return holder, min(theirs & claim.assigns)
+
+
 def selectors_overlap(a: Mapping[str, str], b: Mapping[str, str]) -> bool:
     if not a or not b:
         return False
@@ -104,8 +127,8 @@ def overlapping(claim: Claim, claims: Iterable[Claim]) -> list[str]:
 
 def related(changed: Iterable[Claim], claims: Iterable[Claim]) -> set[str]:
     """Profiles whose guard outcome may change when ``changed`` (old and new versions of one
-    profile) changes: those sharing a schedulerName, a Lease name or a node pool with either
-    version."""
+    profile) changes: those sharing a schedulerName, a Lease name, a node pool or an assigned
+    namespace with either version."""
     versions = list(changed)
     out: set[str] = set()
     for c in claims:
@@ -117,6 +140,7 @@ def related(changed: Iterable[Claim], claims: Iterable[Claim]) -> set[str]:
                 c.scheduler_name == v.scheduler_name
                 or same_lease
                 or selectors_overlap(c.node_selector, v.node_selector)
+                or c.assigns & v.assigns
             ):
                 out.add(c.profile)
     return out

@@ -22,7 +22,7 @@ from typing import Any
 import kopf
 
 from corral.api import GROUP, KIND, PLURAL, VERSION, default_catalog
-from corral.controller import apply, guards, metrics_server, pending, refusals
+from corral.controller import apply, guards, metrics_server, pending, pod_admission, refusals
 from corral.controller.admission import HANDLER_ID, Webhook
 from corral.controller.engines import LocalEngines
 from corral.controller.events import Recorder, pod_ref
@@ -87,6 +87,9 @@ class Operator:
         self.tasks: list[asyncio.Task[Any]] = []
         self.catalog = catalog
         self.webhook: Webhook | None = None
+        self.tenants = pod_admission.TenantIndex(
+            lambda: self.client.list_items(f"{GROUP}/{VERSION}", KIND), self._namespace_labels
+        )
         if settings.webhook_listen is not None:
             self.webhook = Webhook(
                 settings.webhook_listen,
@@ -142,10 +145,28 @@ class Operator:
                 persistent=True,  # see corral.controller.admission: the failure policy
                 registry=registry,
             )
-            def admit(body: kopf.Body, **_: Any) -> None:
+            def admit(body: kopf.Body, warnings: list[str], **_: Any) -> None:
                 message = self.refusal(dict(body))
                 if message:
                     raise kopf.AdmissionError(message, code=422)
+                warnings.extend(refusals.advisories(dict(body)))
+
+            @kopf.on.mutate(
+                "v1",
+                "pods",
+                id=pod_admission.HANDLER_ID,
+                operations=["CREATE"],
+                persistent=True,  # kept while a replica restarts (see corral.controller.admission)
+                ignore_failures=True,  # see corral.controller.pod_admission: fails open
+                registry=registry,
+            )
+            def assign(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
+                namespace = str(body.get("metadata", {}).get("namespace") or "")
+                decision = self.tenants.decide(dict(body), namespace)
+                if decision.refusal:
+                    raise kopf.AdmissionError(decision.refusal, code=403)
+                if decision.scheduler_name:
+                    patch.spec["schedulerName"] = decision.scheduler_name
 
         for group, version, plural, _, _ in CHILD_KINDS:
             kopf.on.event(
@@ -183,6 +204,10 @@ class Operator:
             body, settings=self.settings, catalog=self.catalog, claims=claims
         )
         return refusal.message if refusal is not None else ""
+
+    def _namespace_labels(self, namespace: str) -> dict[str, str]:
+        meta = self.client.get("v1", "Namespace", namespace).get("metadata") or {}
+        return dict(meta.get("labels") or {})
 
     def profile_event(self, kind: str | None, obj: dict[str, Any]) -> None:
         name = str(obj["metadata"]["name"])

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from corral.api import API_VERSION, KIND, Catalog, SchedulerProfile
 from corral.controller import apply, guards, podhealth, refusals, status
-from corral.controller.events import EventType, Recorder, now_rfc3339, profile_ref
+from corral.controller.events import EventType, Recorder, now_rfc3339
 from corral.controller.settings import Settings
 from corral.controller.state import State, describe, key_of
 from corral.k8s import CONTENT_MERGE_PATCH, ApiError, Client
@@ -116,8 +116,8 @@ class Reconciler:
         except apply.RefusedError as exc:
             return status.stalled(exc.reason, exc.message), extras, {}
         for key in result.repaired:
-            self.recorder.post(
-                profile_ref(body),
+            self.recorder.post_profile(
+                body,
                 "Normal",
                 "DriftReverted",
                 f"{describe(key)} was changed outside the operator; restored",
@@ -245,9 +245,9 @@ class Reconciler:
         after = status.summary(desired["conditions"])
         if before != after:
             kind: EventType = "Warning" if outcome.kind == "stalled" else "Normal"
-            self.recorder.post(profile_ref(answer), kind, outcome.reason, outcome.message)
+            self.recorder.post_profile(answer, kind, outcome.reason, outcome.message)
             log.info("profile %s: %s: %s", name, outcome.reason, outcome.message)
         before_extra = {c.get("type") for c in previous.get("conditions", [])}
         for extra in extras:
             if extra.type not in before_extra:
-                self.recorder.post(profile_ref(answer), "Warning", extra.reason, extra.message)
+                self.recorder.post_profile(answer, "Warning", extra.reason, extra.message)

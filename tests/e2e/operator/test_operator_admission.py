@@ -64,7 +64,7 @@ def webhook_operator(
     yield op
     op.stop()
     kube.delete(*VWC[:2], VWC[2])  # persistent by design: it outlives the operator
-    kube.delete(VWC[0], "MutatingWebhookConfiguration", VWC[2])  # kopf's, empty
+    kube.delete(VWC[0], "MutatingWebhookConfiguration", VWC[2])  # the pod webhook, kept as well
 
 
 def served_certificate(port: int) -> str:

@@ -64,11 +64,19 @@ def test_apply_makes_every_child_and_goes_ready(
     reasons = [e["reason"] for e in events_for(kube, name)]
     assert "Ready" in reasons
     header, row = kubectl("get", "schedulerprofiles", name).stdout.splitlines()
-    assert header.split()[:5] == ["NAME", "SCHEDULER", "NAMESPACE", "REPLICAS", "READY"]
-    # The defaulted schedulerName (metadata.name) and the namespace show, from status.
-    assert row.split()[:5] == [name, obj["status"]["schedulerName"], namespace, "2", "2"]
+    assert header.split()[:-1] == ["NAME", "SCHEDULER", "ENGINE", "NAMESPACE", "REPLICAS",
+                                   "AVAILABLE", "LEADER", "READY", "REASON"]  # fmt: skip
+    # The defaulted schedulerName (metadata.name) and the engines' namespace show, from status;
+    # Ready's status and reason, so a stalled profile reads why without describe.
+    assert row.split()[:4] == [name, obj["status"]["schedulerName"], namespace, "2"]
+    # The engines' pods run on kwok nodes (no --local-engines): no engine holds the Lease, and
+    # kubectl leaves the LEADER cell blank.
+    assert not obj["status"].get("leader")
+    assert row.split()[4:-1] == ["2", "True", "Ready"]
     assert obj["status"]["schedulerName"] == (obj["spec"].get("schedulerName") or name)
-    assert "True" in row
+    wide = kubectl("get", "schedulerprofiles", name, "-o", "wide").stdout.splitlines()
+    assert wide[0].split()[-1] == "MESSAGE"
+    assert condition(obj, "Ready")["message"] in wide[1]
 
 
 def test_spec_change_rolls_and_label_change_writes_nothing(
@@ -245,6 +253,7 @@ def test_a_bad_change_stalls_and_leaves_running_children_alone(
     assert stall["reason"] == reason
     assert fragment in stall["message"]
     assert condition(obj, "Ready")["status"] == "False"
+    assert condition(obj, "Ready")["reason"] == reason  # what `kubectl get sp` shows
     assert obj["status"]["observedGeneration"] == 2
     assert obj["status"]["configHash"]  # still describes what runs
     assert versions(kube, name) == rvs

@@ -40,7 +40,9 @@ def test_identity() -> None:
     assert version["name"] == api.VERSION
     assert version["subresources"] == {"status": {}}
     columns = {c["name"] for c in version["additionalPrinterColumns"]}
-    assert {"Scheduler", "Replicas", "Ready", "Leader", "Age"} <= columns
+    assert {"Scheduler", "Replicas", "Ready", "Reason", "Leader", "Age", "Message"} <= columns
+    # A profile is cluster-scoped: no column may read as if it had a namespace.
+    assert "Namespace" not in columns
 
 
 def test_every_field_has_a_description() -> None:

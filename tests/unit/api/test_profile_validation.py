@@ -66,6 +66,13 @@ def fit(args: dict[str, Any]) -> dict[str, Any]:
         pytest.param(profile(name="Team_A"), "metadata.name", "DNS-1035", id="name syntax"),
         pytest.param(profile(name="a" * 41), "metadata.name", "no more than 40", id="name length"),
         pytest.param(
+            {**profile(), "metadata": {"name": "team-a", "namespace": "team-a"}},
+            "metadata.namespace",
+            "'team-a': a SchedulerProfile is cluster-scoped and belongs to no namespace; "
+            "spec.namespace says where its scheduler runs",
+            id="metadata.namespace on a cluster-scoped kind",
+        ),
+        pytest.param(
             {**profile(), "apiVersion": "corral.dev/v1"},
             "apiVersion",
             '"corral.dev/v1alpha1"',
@@ -225,6 +232,13 @@ def fit(args: dict[str, Any]) -> dict[str, Any]:
             id="extender weight",
         ),
         pytest.param(profile({"tenancy": {}}), "spec.tenancy", "sets nothing", id="empty tenancy"),
+        pytest.param(
+            profile({"tenancy": {"nodeSelector": {"pool": "a"}, "assignPods": True}}),
+            "spec.tenancy.assignPods",
+            "needs namespaces or namespaceSelector: it gives this scheduler to the pods created "
+            "there",
+            id="assignPods without namespaces",
+        ),
         pytest.param(
             profile({"tenancy": {"namespaces": ["a", "a"]}}),
             "spec.tenancy.namespaces[1]",

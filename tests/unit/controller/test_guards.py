@@ -63,3 +63,16 @@ def test_related_profiles_are_requeued() -> None:
     r = guards.claim_of(body("r", "t", "s1"))
     s = guards.claim_of(body("s", "t", "s3", {"pool": "y"}))
     assert guards.related([p], [p, q, r, s]) == {"q", "r"}
+
+
+def test_profiles_assigning_the_same_namespace_are_related() -> None:
+    def assigning(name: str, *namespaces: str, assign: bool = True) -> guards.Claim:
+        tenancy = {"namespaces": list(namespaces), "assignPods": assign}
+        return guards.claim_of({"metadata": {"name": name}, "spec": {"tenancy": tenancy}})
+
+    a = assigning("a", "team-a", "shared")
+    b = assigning("b", "shared")
+    c = assigning("c", "shared", assign=False)
+    d = assigning("d", "team-d")
+    assert guards.related([a], [a, b, c, d]) == {"b"}
+    assert c.assigns == frozenset()

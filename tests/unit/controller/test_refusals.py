@@ -1,6 +1,7 @@
 """One refusal for the webhook and the reconcile: validation errors with field paths, reserved
-and already served schedulerNames, Leases already used; a profile under admission (no
-creationTimestamp yet) comes after every existing one."""
+and already served schedulerNames, Leases already used, namespaces already assigned; a profile
+under admission (no creationTimestamp yet) comes after every existing one. Advisories: what
+admission warns about but admits."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ EXISTING = [
         "2026-01-01T00:00:00Z",
         namespace="other",
         leaderElection={"resourceName": "ns-lease"},
+    ),
+    body(
+        "assigner",
+        "2026-01-01T00:00:00Z",
+        tenancy={"namespaces": ["team-a", "team-x"], "assignPods": True},
     ),
 ]
 
@@ -85,6 +91,14 @@ EXISTING = [
             "spec.pluginConfig[0].args.scoringStrategy.type",
             id="bad args",
         ),
+        pytest.param(
+            body("new", tenancy={"namespaces": ["team-b", "team-x"], "assignPods": True}),
+            "AssignPodsConflict",
+            "spec.tenancy.assignPods: SchedulerProfile 'assigner' (created earlier) already "
+            "assigns the pods of namespace 'team-x'; a pod there can get only one scheduler: "
+            "drop the namespace or assignPods",
+            id="namespace already assigned",
+        ),
     ],
 )
 def test_refused(incoming: dict[str, Any], reason: str, fragment: str) -> None:
@@ -110,6 +124,13 @@ def test_refused(incoming: dict[str, Any], reason: str, fragment: str) -> None:
             id="no election, no Lease",
         ),
         pytest.param(EXISTING[0], id="the holder itself, updated"),
+        pytest.param(
+            body("new", tenancy={"namespaces": ["team-x"]}), id="the same namespace, not assigning"
+        ),
+        pytest.param(
+            body("new", tenancy={"namespaces": ["team-b"], "assignPods": True}),
+            id="another namespace assigned",
+        ),
     ],
 )
 def test_admitted(incoming: dict[str, Any]) -> None:
@@ -143,3 +164,21 @@ def test_a_system_lease_only_with_the_operators_flag(namespace: str, lease: str)
     )
     assert refusal is None
     assert profile is not None
+
+
+@pytest.mark.parametrize(
+    ("tenancy", "warned"),
+    [
+        pytest.param({"namespaceSelector": {"matchLabels": {"t": "a"}}}, True, id="selector only"),
+        pytest.param(
+            {"namespaces": ["a"], "namespaceSelector": {"matchLabels": {"t": "a"}}},
+            False,
+            id="selector and namespaces",
+        ),
+        pytest.param({"namespaces": ["a"]}, False, id="namespaces"),
+        pytest.param(None, False, id="no tenancy"),
+    ],
+)
+def test_advisories(tenancy: dict[str, Any] | None, warned: bool) -> None:
+    incoming = body("new", **({"tenancy": tenancy} if tenancy else {}))
+    assert refusals.advisories(incoming) == ([refusals.SELECTOR_ONLY] if warned else [])
