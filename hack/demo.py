@@ -37,7 +37,7 @@ from corral.testing.nodes import FAKE_NODE_LABEL, ZONE_LABEL
 from corral_dev.builds import load_node_pins
 from corral_dev.hostpackages import HostPackagesError, ensure_packages
 from corral_dev.images import ImageError, build_image
-from corral_dev.install import operator_overlay
+from corral_dev.install import operator_overlay, prerequisites
 from corral_dev.realnode import NODE_NAME, RealNode, RealNodeError, RealNodes, lock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,8 +223,9 @@ def run_real(directory: Path) -> int:
     overlay = operator_overlay(
         directory / "operator-overlay", ROOT / "config" / "default", image.tag, on_real_node
     )
+    prerequisites(cluster.kubectl, ROOT)  # the namespace and config/crd
     cluster.kubectl("apply", "--server-side", "-k", str(overlay))
-    say(f"installed the operator from config/default (kustomize, image {image.tag})")
+    say(f"installed the operator from config/crd and config/default (kustomize, image {image.tag})")
     cluster.kubectl(
         "rollout", "status", "-n", "corral-system", "deploy/corral-operator", "--timeout=240s"
     )

@@ -101,9 +101,9 @@ def register(subparsers: Any) -> None:
     )
     add(
         "--webhook-service",
-        metavar="NAMESPACE/NAME[:PORT]",
-        help="reach the webhook through this Service (port 443 unless given) instead "
-        f"[{ENV['webhook_service']}]",
+        metavar="[NAMESPACE/]NAME[:PORT]",
+        help="reach the webhook through this Service (port 443 unless given; without a "
+        f"namespace, the operator's own) instead [{ENV['webhook_service']}]",
     )
     add(
         "--webhook-cert-dir",
@@ -113,9 +113,9 @@ def register(subparsers: Any) -> None:
     )
     add(
         "--webhook-cert-secret",
-        metavar="NAMESPACE/NAME",
-        help="keep the self-signed pair in this Secret, shared by all replicas "
-        f"[{ENV['webhook_cert_secret']}]",
+        metavar="[NAMESPACE/]NAME",
+        help="keep the self-signed pair in this Secret, shared by all replicas (without a "
+        f"namespace, in the operator's own) [{ENV['webhook_cert_secret']}]",
     )
     parser.set_defaults(handler=main)
 

@@ -88,5 +88,5 @@ def ensure(client: Client, name: str) -> None:
             return
         raise PeeringError(
             f"cannot create {PEERING_KIND} {name!r} ({exc}); install its CRD "
-            "(config/manager/peering_crd.yaml) or run without --peering"
+            "(kubectl apply --server-side -k config/crd) or run without --peering"
         ) from None

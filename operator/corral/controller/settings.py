@@ -3,6 +3,11 @@
 Contract: every setting has a flag (``corral operator --help``) and a ``CORRAL_*`` environment
 variable; a flag wins over the environment, the environment over the default. Bad values are a
 :class:`SettingsError` with one readable message, never a traceback.
+
+The webhook's Service and certificate Secret may be given without a namespace: they are then in
+the operator's own namespace (``POD_NAMESPACE``, set from the downward API by the install; else
+the profiles' default namespace), so an install moved by a kustomize ``namespace:`` overlay or
+``helm install -n`` needs no flag rewritten.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ ENV: Final = {
     "webhook_cert_dir": "CORRAL_WEBHOOK_CERT_DIR",
     "webhook_cert_secret": "CORRAL_WEBHOOK_CERT_SECRET",
 }
+# The operator's own namespace (the downward API's metadata.namespace), for names given alone.
+OWN_NAMESPACE_ENV: Final = "POD_NAMESPACE"
 
 
 class SettingsError(ValueError):
@@ -67,9 +74,11 @@ class Settings:
     # The validating admission webhook (corral.controller.admission): off unless listening.
     webhook_listen: str | None = None  # HOST:PORT
     webhook_host: str | None = None  # the host in the webhook URL (local operator)
-    webhook_service: str | None = None  # NAMESPACE/NAME[:PORT] of the Service (operator in a pod)
+    # NAMESPACE/NAME[:PORT] of the Service (operator in a pod); a NAME alone is resolved to it.
+    webhook_service: str | None = None
     webhook_cert_dir: Path | None = None  # user-provided tls.crt/tls.key/ca.crt; else generated
-    webhook_cert_secret: str | None = None  # NAMESPACE/NAME sharing the generated pair
+    # NAMESPACE/NAME sharing the generated pair; a NAME alone is resolved to it.
+    webhook_cert_secret: str | None = None
 
     @property
     def operator_defaults(self) -> OperatorDefaults:
@@ -101,6 +110,11 @@ def _bool(name: str, raw: str) -> bool:
     if lowered in ("", "0", "false", "no", "off"):
         return False
     raise SettingsError(f"{name}: {raw!r} is not a boolean (true/false)")
+
+
+def _in_namespace(ref: str, namespace: str) -> str:
+    """``NAME`` (no ``/``) as ``namespace/NAME``; anything else as given."""
+    return ref if "/" in ref or not ref else f"{namespace}/{ref}"
 
 
 def from_sources(
@@ -135,22 +149,27 @@ def from_sources(
         else _bool(ENV["allow_system_leases"], env.get(ENV["allow_system_leases"], ""))
     )
     engine_dir = pick("engine_dir")
+    namespace = pick("namespace") or base.namespace
+    own = env.get(OWN_NAMESPACE_ENV) or namespace
     listen, service = pick("webhook_listen"), pick("webhook_service")
     if listen is not None:
         _, sep, port = listen.rpartition(":")
         if not sep or not _port_ok(port):
             raise SettingsError(f"webhook listen address: {listen!r} is not HOST:PORT")
     if service is not None:
+        given, service = service, _in_namespace(service, own)
         ns, _, rest = service.partition("/")
         name, colon, port = rest.partition(":")
         if not (ns and name) or "/" in rest or (colon and not _port_ok(port)):
-            raise SettingsError(f"webhook service: {service!r} is not NAMESPACE/NAME[:PORT]")
+            raise SettingsError(f"webhook service: {given!r} is not [NAMESPACE/]NAME[:PORT]")
     if listen is None and (service is not None or pick("webhook_host") is not None):
         raise SettingsError("webhook host/service: give the webhook listen address too")
     cert_dir = pick("webhook_cert_dir")
     cert_secret = pick("webhook_cert_secret")
-    if cert_secret is not None and (cert_secret.count("/") != 1 or not all(cert_secret.split("/"))):
-        raise SettingsError(f"webhook cert secret: {cert_secret!r} is not NAMESPACE/NAME")
+    if cert_secret is not None:
+        given, cert_secret = cert_secret, _in_namespace(cert_secret, own)
+        if cert_secret.count("/") != 1 or not all(cert_secret.split("/")):
+            raise SettingsError(f"webhook cert secret: {given!r} is not [NAMESPACE/]NAME")
     if cert_secret is not None and cert_dir is not None:
         raise SettingsError("webhook certificates: give a cert directory or a Secret, not both")
     worker_count = int(_positive("workers", workers)) if workers else base.workers
@@ -160,7 +179,7 @@ def from_sources(
         else base.reserved_scheduler_names
     )
     return Settings(
-        namespace=pick("namespace") or base.namespace,
+        namespace=namespace,
         image=pick("image") or base.image,
         log_format=log_format,  # type: ignore[arg-type]
         pending_threshold=(

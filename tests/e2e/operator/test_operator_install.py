@@ -1,5 +1,6 @@
-"""`kubectl apply -k config/default` installs the operator; its ServiceAccount can do the whole
-job (a profile goes Ready, with RBAC it grants) but nothing else (403 on secrets)."""
+"""`kubectl apply -k config/default` installs the operator (after its namespace and config/crd);
+its ServiceAccount can do the whole job (a profile goes Ready, with RBAC it grants) but nothing
+else (403 on secrets); the aggregated roles give `view` and `edit` holders the profiles."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from corral.k8s import ApiError, Client
 from corral.k8s.kubeconfig import write_token_kubeconfig
 from corral.testing import LocalCluster
+from corral_dev.install import prerequisites
 from support.operator_process import ROOT, OperatorProcess, eventually, is_ready, profile
 
 NS = "corral-system"
@@ -19,6 +21,7 @@ SA = "corral-operator"
 
 @pytest.fixture
 def installed(cluster: LocalCluster, kube: Client, crd: None) -> Any:
+    prerequisites(cluster.kubectl, ROOT)
     out = cluster.kubectl("apply", "-k", str(ROOT / "config" / "default"))
     yield out.stdout
     cluster.kubectl("delete", "--ignore-not-found", "-k", str(ROOT / "config" / "rbac"))
@@ -35,8 +38,11 @@ def test_install_then_operator_as_its_service_account(
     tmp_path: Path,
     profiles: Any,
 ) -> None:
-    assert "customresourcedefinition.apiextensions.k8s.io/schedulerprofiles.corral.dev" in installed
+    # The CRDs and the namespace are not the operator's: deleting it leaves them.
+    assert "customresourcedefinition" not in installed
+    assert "namespace/" not in installed
     assert "clusterrole.rbac.authorization.k8s.io/corral:operator" in installed
+    assert "clusterrole.rbac.authorization.k8s.io/corral:schedulerprofiles:viewer" in installed
     assert "deployment.apps/corral-operator" in installed
     assert "cluster-admin" not in installed
     dep = kube.get("apps/v1", "Deployment", "corral-operator", NS)

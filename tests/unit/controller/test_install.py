@@ -98,9 +98,17 @@ def test_operator_rbac_has_no_wildcards_and_no_secrets() -> None:
     assert not [r for r in rules if r[1] == "secrets"]
 
 
-def test_default_kustomization_installs_crd_rbac_and_manager() -> None:
+def test_default_kustomization_installs_the_operator_but_not_what_outlives_it() -> None:
+    # Deleting config/default must leave the CRDs (config/crd) and the namespace, where the
+    # engines of profiles without spec.namespace run (docs/upgrade.md).
     k = yaml.safe_load((ROOT / "config/default/kustomization.yaml").read_text())
-    assert k["resources"] == ["../crd", "../rbac", "../manager"]
+    assert k["resources"] == ["../rbac", "../manager"]
+    assert k["namespace"] == "corral-system"
+    for part in ("rbac", "manager"):
+        sub = yaml.safe_load((ROOT / "config" / part / "kustomization.yaml").read_text())
+        for name in sub["resources"]:
+            for doc in yaml.safe_load_all((ROOT / "config" / part / name).read_text()):
+                assert doc["kind"] not in ("Namespace", "CustomResourceDefinition"), name
 
 
 def test_operator_deployment_runs_the_image_as_the_rendered_user() -> None:

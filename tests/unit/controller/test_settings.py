@@ -53,6 +53,34 @@ from corral.controller.settings import SettingsError, from_sources
             "ns/svc:8443",
             id="webhook service from env",
         ),
+        pytest.param(
+            {"webhook_listen": ":9443", "webhook_service": "svc"},
+            {"POD_NAMESPACE": "platform"},
+            "webhook_service",
+            "platform/svc",
+            id="webhook service alone is in the operator's namespace",
+        ),
+        pytest.param(
+            {"webhook_listen": ":9443", "webhook_service": "svc:8443", "namespace": "engines"},
+            {},
+            "webhook_service",
+            "engines/svc:8443",
+            id="webhook service alone without POD_NAMESPACE",
+        ),
+        pytest.param(
+            {"webhook_cert_secret": "tls"},
+            {"POD_NAMESPACE": "platform"},
+            "webhook_cert_secret",
+            "platform/tls",
+            id="cert secret alone is in the operator's namespace",
+        ),
+        pytest.param(
+            {"webhook_cert_secret": "ns/tls"},
+            {"POD_NAMESPACE": "platform"},
+            "webhook_cert_secret",
+            "ns/tls",
+            id="cert secret with its namespace",
+        ),
     ],
 )
 def test_sources(flags: dict[str, Any], env: dict[str, str], field: str, want: Any) -> None:
@@ -69,16 +97,22 @@ def test_sources(flags: dict[str, Any], env: dict[str, str], field: str, want: A
         pytest.param({"webhook_listen": "9443"}, {}, "is not HOST:PORT", id="webhook no host"),
         pytest.param({"webhook_listen": ":0"}, {}, "is not HOST:PORT", id="webhook port 0"),
         pytest.param(
-            {"webhook_listen": ":9443", "webhook_service": "svc"},
-            {},
-            "NAMESPACE/NAME",
-            id="webhook service without namespace",
-        ),
-        pytest.param(
             {"webhook_listen": ":9443", "webhook_service": "ns/svc:https"},
             {},
-            "NAMESPACE/NAME",
+            r"^webhook service: 'ns/svc:https' is not \[NAMESPACE/\]NAME\[:PORT\]$",
             id="webhook service port",
+        ),
+        pytest.param(
+            {"webhook_listen": ":9443", "webhook_service": "a/b/c"},
+            {},
+            r"^webhook service: 'a/b/c' is not \[NAMESPACE/\]NAME\[:PORT\]$",
+            id="webhook service two slashes",
+        ),
+        pytest.param(
+            {"webhook_cert_secret": "/tls"},
+            {},
+            r"^webhook cert secret: '/tls' is not \[NAMESPACE/\]NAME$",
+            id="cert secret empty namespace",
         ),
         pytest.param(
             {},

@@ -99,6 +99,19 @@ def test_overlay_sets_the_image_and_pins_the_operator(tmp_path: Path) -> None:
     ]
     patch = yaml.safe_load(data["patches"][0]["patch"])
     assert patch == [{"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"k": "v"}}]
+    assert "components" not in data
+    assert "namespace" not in data
+
+
+def test_overlay_turns_components_on_and_moves_the_namespace(tmp_path: Path) -> None:
+    base = tmp_path / "config" / "default"
+    webhook = tmp_path / "config" / "webhook"
+    overlay = operator_overlay(
+        tmp_path / "o", base, "localhost/corral:9", components=[webhook], namespace="ops"
+    )
+    data = yaml.safe_load((overlay / "kustomization.yaml").read_text())
+    assert data["components"] == ["../config/webhook"]
+    assert data["namespace"] == "ops"
 
 
 def test_load_image_without_a_real_node_is_one_line(
