@@ -1,7 +1,7 @@
 """The path a user runs, on a real node: the image built from this checkout, the operator
-installed from config/default (kustomize) as real pods, a SchedulerProfile's engine pods as real
-containers doing the scheduling, leader failover, a plugin change rolling the engines, an
-unpullable image going Stalled, and the operator's standby taking over.
+installed from config/crd and config/default (kustomize) as real pods, a SchedulerProfile's
+engine pods as real containers doing the scheduling, leader failover, a plugin change rolling
+the engines, an unpullable image going Stalled, and the operator's standby taking over.
 
 The tests share one cluster and run in order (each starts from what the previous left).
 """
@@ -21,7 +21,7 @@ from corral.k8s import CONTENT_MERGE_PATCH, Client
 from corral.testing import LocalCluster
 from corral.testing.processes import wait_for
 from corral_dev.builds import ensure_helm, load_node_pins
-from corral_dev.install import operator_overlay
+from corral_dev.install import operator_overlay, prerequisites
 from corral_dev.realnode import NODE_NAME
 
 # Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
@@ -121,6 +121,7 @@ def operator(
     overlay = operator_overlay(
         tmp_path_factory.mktemp("overlay"), ROOT / "config" / "default", IMAGE, ON_REAL_NODE
     )
+    prerequisites(real_cluster.kubectl, ROOT)
     real_cluster.kubectl("apply", "--server-side", "-k", str(overlay))
     return _ready_pods(kube, OPERATOR_NS, OPERATORS, 2)
 
@@ -330,14 +331,16 @@ def test_helm_chart_installs_an_equivalent_working_operator(
     real_cluster.kubectl("delete", "-n", OPERATOR_NS, "deployment/corral-operator",
                          "serviceaccount/corral-operator", "--wait=true")  # fmt: skip
     real_cluster.kubectl("delete", "clusterrole/corral:operator",
-                         "clusterrolebinding/corral:operator")  # fmt: skip
+                         "clusterrolebinding/corral:operator",
+                         "clusterrole/corral:schedulerprofiles:viewer",
+                         "clusterrole/corral:schedulerprofiles:editor")  # fmt: skip
     wait_for("the kustomize operator pods to go", lambda: not _pods(kube, OPERATOR_NS, OPERATORS),
              timeout=120)  # fmt: skip
     name, _, tag = IMAGE.rpartition(":")
     result = subprocess.run(
         [str(ensure_helm()), "install", "corral", str(ROOT / "charts" / "corral"),
          f"--kubeconfig={real_cluster.kubeconfig}", "--namespace", OPERATOR_NS,
-         "--set", "createNamespace=false", "--set", f"image.repository={name}",
+         "--set", "crds.install=false", "--set", f"image.repository={name}",
          "--set", f"image.tag={tag}", "--set", f"nodeSelector.kubernetes\\.io/hostname={NODE_NAME}",
          "--wait", "--timeout=4m"],
         capture_output=True, text=True, check=False,

@@ -1,6 +1,7 @@
 """The validating admission webhook with the operator as two real pods on the real node,
-installed from config/webhook with the image built from this checkout: the API server calls it
-through the corral-webhook Service (at a ready endpoint, the pod's address on the node's bridge),
+installed from config/default with the Component config/webhook and the image built from this
+checkout: the API server calls it through the corral-webhook Service (at a ready endpoint, the
+pod's address on the node's bridge),
 ``kubectl apply`` and ``--dry-run=server`` of a bad profile are refused with the field path
 whichever replica answers, a good one is admitted, and a replica's deletion does not break
 admission: both serve the one self-signed pair kept in the Secret, which the caBundle names.
@@ -22,7 +23,7 @@ from test_real_path import API, IMAGE, ON_REAL_NODE, OPERATOR_NS, OPERATORS, _re
 from corral.k8s import ApiError, Client
 from corral.testing import LocalCluster
 from corral.testing.processes import wait_for
-from corral_dev.install import operator_overlay
+from corral_dev.install import operator_overlay, prerequisites
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -61,8 +62,10 @@ def operator(
     real_cluster: LocalCluster, kube: Client, tmp_path_factory: pytest.TempPathFactory
 ) -> list[dict[str, Any]]:
     overlay = operator_overlay(
-        tmp_path_factory.mktemp("overlay"), ROOT / "config" / "webhook", IMAGE, ON_REAL_NODE
-    )
+        tmp_path_factory.mktemp("overlay"), ROOT / "config" / "default", IMAGE, ON_REAL_NODE,
+        components=[ROOT / "config" / "webhook"],
+    )  # fmt: skip
+    prerequisites(real_cluster.kubectl, ROOT)
     real_cluster.kubectl("apply", "--server-side", "-k", str(overlay))
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ENGINE_NS}})
     pods = _ready_pods(kube, OPERATOR_NS, OPERATORS, 2)
