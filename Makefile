@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode conformance-tests test fuzz faults compat demo demo-down clean
+.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode upgrade conformance-tests test fuzz faults compat demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -57,7 +57,7 @@ lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts, vultur
 	@dead=$$($(BIN)/vulture operator/corral hack/corral_dev hack/demo.py bench tests hack/vulture_whitelist.py --min-confidence 60 | grep -v '^tests/' || true); \
 	  if [[ -n $$dead ]]; then echo "$$dead"; echo 'vulture: delete it, or list it in hack/vulture_whitelist.py with the reason' >&2; exit 1; fi
 
-# The tiers (markers given by tests/conftest.py); `make test` runs every one of them.
+# The tiers (markers given by tests/conftest.py); `make test` runs every one of them but `upgrade`.
 unit: venv  ## the fast unit tier (no control plane, no slow or conformance tests; ~2 min on 2 cores)
 	$(BIN)/python -m pytest tests/unit -m "not slow and not conformance" $(PYTEST_ARGS)
 
@@ -68,13 +68,16 @@ e2e: venv control-plane node storage  ## end-to-end tests against the real local
 	$(BIN)/python -m pytest tests/e2e -m "not realnode and not conformance" $(PYTEST_ARGS)
 
 realnode: venv control-plane node storage  ## the real-node tier: the image, one real node, the operator as real pods (root)
-	$(BIN)/python -m pytest tests/e2e -m realnode $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/e2e -m "realnode and not upgrade" $(PYTEST_ARGS)
+
+upgrade: venv control-plane node storage  ## the previous release's install upgraded (kustomize, Helm) and uninstalled on the real node (~10 min; not in `make test`)
+	$(BIN)/python -m pytest tests/e2e -m upgrade $(PYTEST_ARGS)
 
 conformance-tests: venv control-plane  ## the conformance tier: Corral against the pinned kube-scheduler (recorded decisions, live binary)
 	$(BIN)/python -m pytest tests -m conformance $(PYTEST_ARGS)
 
-test: venv control-plane node storage lint  ## everything: lint, types, import contracts and every tier
-	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+test: venv control-plane node storage lint  ## everything: lint, types, import contracts and every tier but `upgrade`
+	$(BIN)/python -m pytest tests -m "not upgrade" $(PYTEST_ARGS)
 
 FUZZ_SCALE ?= 20
 # The harness watches every case itself (a hang is a failed case), so no pytest timeout.

@@ -8,10 +8,12 @@ test tiers (markers, given by where a test lives; docs/architecture.md#tests):
 - ``slow``: unit tests that take tens of seconds each on 2 cores (:data:`SLOW`);
 - ``faults``: the long fault tests of tests/e2e/faults (marked in their files), deselected
   unless pytest runs with ``--faults`` (``make faults``); the fast ones run in every tier that
-  takes tests/e2e.
+  takes tests/e2e;
+- ``upgrade``: the previous release upgraded on the real node (:data:`UPGRADE`: it builds that
+  release's image and takes about 10 minutes, so ``make upgrade`` runs it, not ``make test``).
 
 ``make unit`` is tests/unit without ``slow`` and ``conformance``; ``make test`` runs all but the
-long fault tests.
+long fault tests and ``upgrade``.
 """
 
 import pytest
@@ -31,6 +33,8 @@ SLOW = (
     "/tests/unit/render/test_render_hostile.py",
     "/tests/unit/scheduler/plugins/test_out_of_tree_example.py",
 )
+
+UPGRADE = ("/tests/e2e/realnode/test_real_lifecycle.py",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,6 +56,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.conformance)
         if any(s in path for s in SLOW):
             item.add_marker(pytest.mark.slow)
+        if any(u in path for u in UPGRADE):
+            item.add_marker(pytest.mark.upgrade)
     # The long fault tests run with --faults only: `make test` keeps within CI's budget.
     if not config.getoption("--faults"):
         long = [item for item in items if item.get_closest_marker("faults")]

@@ -1,11 +1,16 @@
-"""The two install paths users expect render the same operator: `kubectl kustomize
-config/default` and `helm template charts/corral`, with the images set each one's way (kustomize
-``images:``, Helm values). The real-node tests install both for real."""
+"""The two install paths users expect render the same operator: kustomize (``config/crd``,
+``config/default`` and its Components) and ``helm template charts/corral``, with the images set
+each one's way (kustomize ``images:``, Helm values); a ``namespace:`` overlay moves every part,
+the chart passes ``helm lint`` and its package stands alone. The real-node tests install both for
+real (tests/e2e/realnode/test_real_lifecycle.py)."""
 
 from __future__ import annotations
 
+import copy
+import os
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +26,15 @@ pytestmark = pytest.mark.timeout(1800)
 
 
 ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "charts" / "corral"
 Key = tuple[str, str, str]
+# Labels only Helm sets (the chart's own are the install's).
+HELM_LABELS = (
+    "helm.sh/chart",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/version",
+    "app.kubernetes.io/managed-by",
+)
 
 
 def objects(text: str) -> dict[Key, dict[str, Any]]:
@@ -37,18 +50,74 @@ def kustomize(directory: Path) -> dict[Key, dict[str, Any]]:
     return objects(result.stdout)
 
 
-def helm_template(*values: str) -> dict[Key, dict[str, Any]]:
+def overlay(
+    directory: Path,
+    resources: list[Path],
+    components: list[str] | None = None,
+    namespace: str | None = None,
+) -> Path:
+    """An overlay of ``resources`` with config/'s ``components``; data dumped as YAML."""
+    directory.mkdir(parents=True, exist_ok=True)
+    body: dict[str, Any] = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(r, directory) for r in resources],
+        "components": [os.path.relpath(ROOT / "config" / c, directory) for c in components or []],
+    }
+    if namespace:
+        body["namespace"] = namespace
+    (directory / "kustomization.yaml").write_text(yaml.safe_dump(body))
+    return directory
+
+
+def helm(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(ensure_helm()), *args], capture_output=True, text=True, check=False)
+
+
+def helm_template(*values: str, chart: Path = CHART, namespace: str = "corral-system") -> Any:
     args = [arg for value in values for arg in ("--set", value)]
-    result = subprocess.run(
-        [str(ensure_helm()), "template", "corral", str(ROOT / "charts" / "corral"),
-         "--include-crds", *args],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    result = helm("template", "corral", str(chart), "--namespace", namespace, *args)
+    assert result.returncode == 0, result.stderr
     return objects(result.stdout)
 
 
-def container(objs: dict[Key, dict[str, Any]]) -> dict[str, Any]:
-    deployment = objs[("Deployment", "corral-system", "corral-operator")]
+def comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` without what only one install path sets: Helm's labels and the pull policy it
+    states; kustomize's GitOps annotations and Helm's keep policy on the CRDs; the order of
+    list entries that are merged by name (env, ports, volumes)."""
+    out = copy.deepcopy(obj)
+    meta = out["metadata"]
+    for labels in (meta.get("labels"), *_pod_labels(out)):
+        for key in HELM_LABELS:
+            (labels or {}).pop(key, None)
+    if out["kind"] == "CustomResourceDefinition":
+        meta.pop("annotations", None)
+    if not meta.get("labels"):
+        meta.pop("labels", None)
+    if out["kind"] == "Deployment":
+        pod = out["spec"]["template"]["spec"]
+        pod["volumes"] = sorted(pod.get("volumes", []), key=lambda v: v["name"])
+        for c in pod["containers"]:
+            c.pop("imagePullPolicy", None)
+            for field in ("env", "ports", "volumeMounts"):
+                c[field] = sorted(c.get(field, []), key=lambda e: e["name"])
+    return out
+
+
+def _pod_labels(obj: dict[str, Any]) -> list[dict[str, str]]:
+    if obj["kind"] != "Deployment":
+        return []
+    return [obj["spec"]["template"]["metadata"].setdefault("labels", {})]
+
+
+def assert_same(from_kustomize: dict[Key, Any], from_helm: dict[Key, Any]) -> None:
+    assert sorted(from_helm) == sorted(from_kustomize)
+    for key, obj in from_kustomize.items():
+        assert comparable(from_helm[key]) == comparable(obj), key
+
+
+def container(objs: dict[Key, dict[str, Any]], namespace: str = "corral-system") -> dict[str, Any]:
+    deployment = objs[("Deployment", namespace, "corral-operator")]
     first: dict[str, Any] = deployment["spec"]["template"]["spec"]["containers"][0]
     return first
 
@@ -58,23 +127,106 @@ def engine_image(objs: dict[Key, dict[str, Any]]) -> str:
     return str(env["CORRAL_ENGINE_IMAGE"])
 
 
-def test_helm_and_kustomize_render_the_same_operator() -> None:
-    from_kustomize = kustomize(ROOT / "config" / "default")
-    from_helm = helm_template()
-    assert sorted(from_helm) == sorted(from_kustomize)
-    for key, obj in from_kustomize.items():
-        other = from_helm[key]
-        if key[0] == "Deployment":
-            # Helm states the pull policy its values carry; kustomize leaves the default.
-            other["spec"]["template"]["spec"]["containers"][0].pop("imagePullPolicy")
-        assert other == obj, key
+@pytest.mark.parametrize(
+    ("components", "values"),
+    [
+        pytest.param([], [], id="default"),
+        pytest.param(["webhook"], ["webhook.enabled=true"], id="webhook"),
+        pytest.param(
+            ["webhook", "certmanager"],
+            ["webhook.enabled=true", "webhook.certManager.enabled=true"],
+            id="webhook with cert-manager",
+        ),
+    ],
+)
+def test_helm_and_kustomize_render_the_same_operator(
+    tmp_path: Path, components: list[str], values: list[str]
+) -> None:
+    base = overlay(tmp_path / "install", [ROOT / "config" / "crd", ROOT / "config" / "default"],
+                   components)  # fmt: skip
+    assert_same(kustomize(base), helm_template(*values))
+
+
+def test_the_crds_are_kept_the_gitops_way_and_helms() -> None:
+    for obj in kustomize(ROOT / "config" / "crd").values():
+        assert obj["metadata"]["annotations"] == {
+            "argocd.argoproj.io/sync-options": "Delete=false",
+            "kustomize.toolkit.fluxcd.io/prune": "disabled",
+        }
+    crds = [o for o in helm_template().values() if o["kind"] == "CustomResourceDefinition"]
+    assert {o["metadata"]["name"] for o in crds} == {
+        "schedulerprofiles.corral.dev",
+        "clusterkopfpeerings.kopf.dev",
+    }
+    assert all(o["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep" for o in crds)
+    unkept = helm_template("crds.keep=false")
+    assert not [o for o in unkept.values() if o["metadata"].get("annotations")]
+    assert not [
+        k for k in helm_template("crds.install=false") if k[0] == "CustomResourceDefinition"
+    ]
+
+
+def test_neither_install_owns_a_namespace() -> None:
+    for objs in (kustomize(ROOT / "config" / "default"), helm_template("webhook.enabled=true")):
+        assert not [k for k in objs if k[0] == "Namespace"]
+
+
+@pytest.mark.parametrize(
+    ("components", "helm"),
+    [
+        pytest.param([], [], id="default"),
+        pytest.param(["webhook"], ["webhook.enabled=true"], id="webhook"),
+        # The chart has no Prometheus objects (yet): only the overlay is checked.
+        pytest.param(["webhook", "prometheus"], None, id="webhook and prometheus"),
+    ],
+)
+def test_a_namespace_overlay_moves_every_part(
+    tmp_path: Path, components: list[str], helm: list[str] | None
+) -> None:
+    moved = overlay(tmp_path / "moved", [ROOT / "config" / "default"], components, "platform-sched")
+    text = subprocess.run(
+        [str(ensure_binaries().kubectl), "kustomize", str(moved)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "corral-system" not in text
+    objs = objects(text)
+    for (kind, namespace, name), obj in objs.items():
+        for subject in obj.get("subjects", []):
+            assert subject["namespace"] == "platform-sched", (kind, name)
+        if kind in ("ServiceAccount", "Deployment", "Service", "Role", "RoleBinding"):
+            assert namespace == "platform-sched", (kind, name)
+    if helm is not None:  # the same objects as Helm installs with -n platform-sched
+        assert_same(objs, helm_template("crds.install=false", *helm, namespace="platform-sched"))
+
+
+def test_cert_manager_over_a_namespace_overlay(tmp_path: Path) -> None:
+    moved = overlay(
+        tmp_path / "moved", [ROOT / "config" / "default"], ["webhook"], "platform-sched"
+    )
+    top = overlay(tmp_path / "top", [moved], ["certmanager"])
+    objs = kustomize(top)
+    cert = objs[("Certificate", "platform-sched", "corral-webhook")]
+    assert cert["spec"]["dnsNames"] == [
+        "corral-webhook.platform-sched.svc",
+        "corral-webhook.platform-sched.svc.cluster.local",
+    ]
+    assert ("Issuer", "platform-sched", "corral-selfsigned") in objs
+    assert not [k for k in objs if k[0] in ("Role", "RoleBinding")]  # no Secret rights needed
+    env = {e["name"]: e.get("value") for e in container(objs, "platform-sched")["env"]}
+    assert env["CORRAL_WEBHOOK_CERT_DIR"] == "/etc/corral/webhook-certs"
+    assert "CORRAL_WEBHOOK_CERT_SECRET" not in env
+    assert_same(
+        objs,
+        helm_template("crds.install=false", "webhook.enabled=true",
+                      "webhook.certManager.enabled=true", namespace="platform-sched"),
+    )  # fmt: skip
 
 
 def test_default_images_are_the_release() -> None:
     objs = kustomize(ROOT / "config" / "default")
     assert container(objs)["image"] == f"ghcr.io/corral-dev/corral:{__version__}"
     assert engine_image(objs) == f"ghcr.io/corral-dev/corral:{__version__}"
-    chart = yaml.safe_load((ROOT / "charts" / "corral" / "Chart.yaml").read_text())
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert chart["appVersion"] == __version__
 
 
@@ -97,9 +249,8 @@ def test_kustomize_images_set_operator_and_engine_apart(
     tmp_path: Path, images: list[dict[str, str]], operator: str, engine: str
 ) -> None:
     # What `kustomize edit set image corral-engine=...` in config/default does.
-    for part in ("default", "crd", "rbac", "manager"):
+    for part in ("default", "rbac", "manager"):
         shutil.copytree(ROOT / "config" / part, tmp_path / "config" / part)
-    shutil.copytree(ROOT / "crds", tmp_path / "crds")
     kustomization = tmp_path / "config" / "default" / "kustomization.yaml"
     data = yaml.safe_load(kustomization.read_text())
     by_name = {i["name"]: i for i in data["images"]}
@@ -111,19 +262,102 @@ def test_kustomize_images_set_operator_and_engine_apart(
     assert (container(objs)["image"], engine_image(objs)) == (operator, engine)
 
 
-def test_helm_values_set_operator_and_engine_apart() -> None:
+def test_helm_values_reach_the_operator() -> None:
     objs = helm_template(
         "image.repository=registry.example/op", "image.tag=3",
-        "engineImage=registry.example/engine:2", "replicas=3", "namespace=ops",
-        "nodeSelector.pool=system",
+        "engineImage=registry.example/engine:2", "replicas=3",
+        "nodeSelector.pool=system", "imagePullSecrets[0].name=pull", "priorityClassName=ops",
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        ".nodeSelectorTerms[0].matchExpressions[0].key=pool",
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        ".nodeSelectorTerms[0].matchExpressions[0].operator=Exists",
+        "podLabels.team=platform", "podLabels.app\\.kubernetes\\.io/name=mine",
+        "podAnnotations.note=x", "extraArgs[0]=--pending-threshold=120",
+        "extraEnv[0].name=CORRAL_LOG_FORMAT", "extraEnv[0].value=text",
+        "podSecurityContext.runAsUser=1000", "securityContext.privileged=false",
+        "rbac.profileReaders[0].kind=Group", "rbac.profileReaders[0].name=tenants",
+        namespace="ops",
     )  # fmt: skip
     deployment = objs[("Deployment", "ops", "corral-operator")]
-    pod = deployment["spec"]["template"]["spec"]
-    assert pod["containers"][0]["image"] == "registry.example/op:3"
-    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    template = deployment["spec"]["template"]
+    pod = template["spec"]
+    c = pod["containers"][0]
+    assert c["image"] == "registry.example/op:3"
+    env = {e["name"]: e.get("value") for e in c["env"]}
     assert env["CORRAL_ENGINE_IMAGE"] == "registry.example/engine:2"
+    assert [e for e in c["env"] if e["name"] == "CORRAL_LOG_FORMAT"][-1]["value"] == "text"
+    assert c["command"][-1] == "--pending-threshold=120"
+    assert c["securityContext"] == {"privileged": False}
     assert deployment["spec"]["replicas"] == 3
+    assert deployment["spec"]["selector"] == {
+        "matchLabels": {"app.kubernetes.io/name": "corral-operator"}
+    }
     assert pod["nodeSelector"] == {"pool": "system"}
+    assert pod["imagePullSecrets"] == [{"name": "pull"}]
+    assert pod["priorityClassName"] == "ops"
+    assert pod["securityContext"] == {"runAsUser": 1000}
+    assert "nodeAffinity" in pod["affinity"]
+    assert template["metadata"]["labels"]["team"] == "platform"
+    # The selector's label is the install's, whatever podLabels say.
+    assert template["metadata"]["labels"]["app.kubernetes.io/name"] == "corral-operator"
+    assert template["metadata"]["annotations"] == {"note": "x"}
     assert ("ServiceAccount", "ops", "corral-operator") in objs
     binding = objs[("ClusterRoleBinding", "", "corral:operator")]
     assert binding["subjects"][0]["namespace"] == "ops"
+    readers = objs[("ClusterRoleBinding", "", "corral:schedulerprofiles:readers")]
+    assert readers["roleRef"]["name"] == "corral:schedulerprofiles:viewer"
+    assert readers["subjects"] == [{"kind": "Group", "name": "tenants"}]
+    labels = deployment["metadata"]["labels"]
+    assert labels["app.kubernetes.io/managed-by"] == "Helm"
+    assert labels["app.kubernetes.io/instance"] == "corral"
+    assert labels["helm.sh/chart"] == "corral-0.2.0"
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        pytest.param("replica=2", "additional properties 'replica' not allowed", id="typo"),
+        pytest.param("replicas=0", "replicas", id="no replica"),
+        pytest.param("image.pullPolicy=Sometimes", "pullPolicy", id="pull policy"),
+        pytest.param("webhook.enable=true", "'enable' not allowed", id="nested typo"),
+        pytest.param(
+            "extraEnv[0].name=X,extraEnv[0].value=60",
+            "/extraEnv/0/value': got number, want string",
+            id="an environment value the API server would refuse",
+        ),
+    ],
+)
+def test_the_schema_refuses_bad_values(value: str, fragment: str) -> None:
+    result = helm("template", "corral", str(CHART), "-n", "corral-system", "--set", value)
+    assert result.returncode != 0
+    assert fragment in result.stderr, result.stderr
+
+
+def test_the_namespace_value_moves_every_part() -> None:
+    # Releases of charts up to 0.1.0 ran the operator in `namespace`, the release elsewhere.
+    objs = helm_template("namespace=corral-system", "webhook.enabled=true", namespace="default")
+    assert {ns for _, ns, _ in objs} == {"", "corral-system"}
+    for obj in objs.values():
+        for subject in obj.get("subjects", []):
+            assert subject["namespace"] == "corral-system", obj["metadata"]["name"]
+
+
+def test_helm_lint_passes() -> None:
+    for values in ([], ["--set", "webhook.enabled=true,webhook.certManager.enabled=true"]):
+        result = helm("lint", "--strict", str(CHART), *values)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_package_stands_alone(tmp_path: Path) -> None:
+    result = helm("package", str(CHART), "--destination", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    package = tmp_path / "corral-0.2.0.tgz"
+    with tarfile.open(package) as archive:
+        members = archive.getmembers()
+        assert not [m.name for m in members if m.issym() or m.islnk()]
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    unpacked = tmp_path / "unpacked" / "corral"
+    # The chart vendored without the repository renders what it renders from the repository.
+    for values in ([], ["webhook.enabled=true"]):
+        assert helm_template(*values, chart=package) == helm_template(*values)
+        assert helm_template(*values, chart=unpacked) == helm_template(*values)

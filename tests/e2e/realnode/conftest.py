@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,3 +80,21 @@ def real_cluster(
 @pytest.fixture(scope="module")
 def kube(real_cluster: LocalCluster) -> Client:
     return real_cluster.admin
+
+
+REPORT: pytest.StashKey[list[str]] = pytest.StashKey()
+
+
+@pytest.fixture(scope="session")
+def report(request: pytest.FixtureRequest) -> list[str]:
+    """Lines printed in the terminal summary (what a real-node test found, e.g. which engines an
+    upgrade restarted and why), shown whether the test passes or not."""
+    return request.config.stash.setdefault(REPORT, [])
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    lines = config.stash.get(REPORT, [])
+    if lines:
+        terminalreporter.section("real node: what the tests found")
+        for line in lines:
+            terminalreporter.write_line(line)
