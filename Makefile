@@ -93,11 +93,12 @@ faults: venv control-plane  ## every fault e2e test (tests/e2e/faults), the long
 		$(BIN)/python -m pytest tests/e2e/faults --faults -p no:cacheprovider $(PYTEST_ARGS); \
 	done
 
-# The previous pin and its etcd; `make compat KUBE_VERSION=v1.x.y ETCD_VERSION=v3.x.y` for another.
-KUBE_VERSION ?= v1.36.3
+# Without KUBE_VERSION: every minor of COMPAT_VERSIONS (versions.env) back to 1.33, one at a time;
+# `make compat KUBE_VERSION=v1.x.y ETCD_VERSION=v3.x.y` for one release.
+KUBE_VERSION ?=
 ETCD_VERSION ?= v3.6.16
-compat: venv  ## the engine's e2e smoke against KUBE_VERSION's control plane (not in `make test`; docs/compatibility.md)
-	hack/compat $(KUBE_VERSION) $(ETCD_VERSION)
+compat: venv  ## the engine's e2e smoke against older control planes (not in `make test`; docs/compatibility.md)
+	hack/compat $(if $(KUBE_VERSION),$(KUBE_VERSION) $(ETCD_VERSION),)
 
 demo: venv control-plane  ## local cluster + CRD + operator (local engines) + tenant profile scheduling a workload
 	$(BIN)/python hack/demo.py --dir $(DEMO_DIR)
