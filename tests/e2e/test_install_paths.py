@@ -137,6 +137,7 @@ def engine_image(objs: dict[Key, dict[str, Any]]) -> str:
             ["webhook.enabled=true", "webhook.certManager.enabled=true"],
             id="webhook with cert-manager",
         ),
+        pytest.param(["prometheus"], ["metrics.enabled=true"], id="prometheus"),
     ],
 )
 def test_helm_and_kustomize_render_the_same_operator(
@@ -176,12 +177,15 @@ def test_neither_install_owns_a_namespace() -> None:
     [
         pytest.param([], [], id="default"),
         pytest.param(["webhook"], ["webhook.enabled=true"], id="webhook"),
-        # The chart has no Prometheus objects (yet): only the overlay is checked.
-        pytest.param(["webhook", "prometheus"], None, id="webhook and prometheus"),
+        pytest.param(
+            ["webhook", "prometheus"],
+            ["webhook.enabled=true", "metrics.enabled=true"],
+            id="webhook and prometheus",
+        ),
     ],
 )
 def test_a_namespace_overlay_moves_every_part(
-    tmp_path: Path, components: list[str], helm: list[str] | None
+    tmp_path: Path, components: list[str], helm: list[str]
 ) -> None:
     moved = overlay(tmp_path / "moved", [ROOT / "config" / "default"], components, "platform-sched")
     text = subprocess.run(
@@ -195,8 +199,8 @@ def test_a_namespace_overlay_moves_every_part(
             assert subject["namespace"] == "platform-sched", (kind, name)
         if kind in ("ServiceAccount", "Deployment", "Service", "Role", "RoleBinding"):
             assert namespace == "platform-sched", (kind, name)
-    if helm is not None:  # the same objects as Helm installs with -n platform-sched
-        assert_same(objs, helm_template("crds.install=false", *helm, namespace="platform-sched"))
+    # The same objects as Helm installs with -n platform-sched.
+    assert_same(objs, helm_template("crds.install=false", *helm, namespace="platform-sched"))
 
 
 def test_cert_manager_over_a_namespace_overlay(tmp_path: Path) -> None:

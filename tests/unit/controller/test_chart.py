@@ -22,6 +22,17 @@ COPIES = {
     "files/schedulerprofile_viewer_role.yaml": "config/rbac/schedulerprofile_viewer_role.yaml",
     "files/schedulerprofile_editor_role.yaml": "config/rbac/schedulerprofile_editor_role.yaml",
     "files/deployment.yaml": "config/manager/deployment.yaml",
+    **{
+        f"files/prometheus/{name}": f"config/prometheus/{name}"
+        for name in (
+            "metrics_reader.yaml",
+            "monitors.yaml",
+            "operator_service.yaml",
+            "rules.yaml",
+            "dashboards/corral-scheduler.json",
+            "dashboards/corral-operator.json",
+        )
+    },
 }
 
 
@@ -35,6 +46,12 @@ def test_chart_files_are_copies_of_the_kustomize_sources(copy: str, source: str)
 def test_every_crd_is_in_the_chart() -> None:
     sources = {p.name for p in (ROOT / "crds").glob("*.yaml") if p.name != "kustomization.yaml"}
     assert {p.name for p in (CHART / "files" / "crds").glob("*.yaml")} == sources
+
+
+def test_every_prometheus_object_is_in_the_chart() -> None:
+    sources = ROOT / "config" / "prometheus"
+    copied = {str(p.relative_to(sources)) for p in sources.rglob("*.*")} - {"kustomization.yaml"}
+    assert {c.removeprefix("files/prometheus/") for c in COPIES if "prometheus" in c} == copied
 
 
 def test_chart_has_no_symlink() -> None:
