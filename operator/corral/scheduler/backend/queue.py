@@ -72,6 +72,9 @@ FORCE_ACTIVATE: Final = events.label(events.FORCE_ACTIVATE)
 UNSCHEDULABLE_TIMEOUT: Final = events.label(events.UNSCHEDULABLE_TIMEOUT)
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+# PreEnqueue for a pod, given the plugin that gated it last ("" for none): that plugin runs
+# first (upstream runPreEnqueuePluginsForPod).
+PreEnqueue = Callable[[PodInfo, str], Status | None]
 
 
 class _ActiveEntry:
@@ -125,7 +128,7 @@ class SchedulingQueue:
         self,
         *,
         less: Less,
-        pre_enqueue: Callable[[PodInfo], Status | None] = lambda _pod: None,
+        pre_enqueue: PreEnqueue = lambda _pod, _gating_plugin: None,
         events_by_plugin: Mapping[str, Sequence[ClusterEvent | ClusterEventWithHint]] | None = None,
         events_by_profile: Mapping[str, Mapping[str, Sequence[ClusterEvent | ClusterEventWithHint]]]
         | None = None,
@@ -215,36 +218,39 @@ class SchedulingQueue:
             self._metrics.inc(m.QUEUE_INCOMING_ENTITIES, (queue, event, _kind(qpi)))
             qpi.queue = queue
 
-    def _to_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
+    def _to_unschedulable(self, qpi: QueuedPodInfo, event: str, *, requeued: bool = False) -> None:
         """File the pod in unschedulablePods (again, under its current keys); only a pod that
-        was not there counts as incoming, as upstream's ``addOrUpdate``."""
-        if qpi.pod.uid not in self._unschedulable:
+        was not there counts as incoming, as upstream's ``addOrUpdate``, or one ``requeued``
+        (upstream took it out before asking PreEnqueue again)."""
+        if requeued or qpi.pod.uid not in self._unschedulable:
             self._incoming("unschedulable", event, qpi)
         self._unschedulable.put(qpi, self._registrations(qpi))
 
-    def _gate(self, qpi: QueuedPodInfo, event: str) -> bool:
+    def _gate(self, qpi: QueuedPodInfo, event: str, *, requeued: bool = False) -> bool:
         """Run PreEnqueue; a rejected pod is kept gated in unschedulablePods (returns True)."""
         if isinstance(qpi, QueuedPodGroupInfo):
-            return self._gate_group(qpi, event)
-        s = self._pre_enqueue(qpi.pod)
+            return self._gate_group(qpi, event, requeued=requeued)
+        s = self._pre_enqueue(qpi.pod, qpi.gating_plugin)
         if s is not None and not s.is_success:
             qpi.gated = True
             qpi.gating_plugin = s.plugin
             if s.plugin:
                 qpi.unschedulable_plugins |= {s.plugin}
-            self._to_unschedulable(qpi, event)
+            self._to_unschedulable(qpi, event, requeued=requeued)
             return True
         qpi.gated = False
         qpi.gating_plugin = ""
         return False
 
-    def _gate_group(self, entity: QueuedPodGroupInfo, event: str) -> bool:
+    def _gate_group(
+        self, entity: QueuedPodGroupInfo, event: str, *, requeued: bool = False
+    ) -> bool:
         """Upstream runPreEnqueuePlugins for an entity: every member's PreEnqueue (each member
         keeps its own gating plugin and rejectors); the entity is gated when any member is, by
         the last gated member's plugin."""
         gating = ""
         for member in entity.members:
-            s = self._pre_enqueue(member.pod)
+            s = self._pre_enqueue(member.pod, member.gating_plugin)
             if s is not None and not s.is_success:
                 member.gated, member.gating_plugin = True, s.plugin
                 if s.plugin:
@@ -254,14 +260,16 @@ class SchedulingQueue:
                 member.gated, member.gating_plugin = False, ""
         entity.gated, entity.gating_plugin = bool(gating), gating
         if gating:
-            self._to_unschedulable(entity, event)
+            self._to_unschedulable(entity, event, requeued=requeued)
             return True
         return False
 
-    def _to_active(self, qpi: QueuedPodInfo, event: str, *, pre_enqueue: bool = True) -> bool:
+    def _to_active(
+        self, qpi: QueuedPodInfo, event: str, *, pre_enqueue: bool = True, requeued: bool = False
+    ) -> bool:
         """Push to activeQ through PreEnqueue (already run for a pod leaving backoffQ), or
         keep the pod gated in unschedulablePods. ``event``: what moved it (the metric's label)."""
-        if pre_enqueue and self._gate(qpi, event):
+        if pre_enqueue and self._gate(qpi, event, requeued=requeued):
             return False
         self._unschedulable.pop(qpi.pod.uid)
         entry = _ActiveEntry(qpi, self._less)
@@ -307,8 +315,10 @@ class SchedulingQueue:
             return False
         if strategy is Strategy.AFTER_BACKOFF and self._backing_off(qpi, now):
             return self._to_backoff(qpi, event)
-        self._unschedulable.pop(qpi.pod.uid)
-        return self._to_active(qpi, event)
+        # Not taken out first: a pod PreEnqueue gates again stays filed where it was instead of
+        # being unfiled and filed again (on every victim's deletion each gated preemptor is
+        # asked again). It still counts as entering unschedulablePods, as upstream's does.
+        return self._to_active(qpi, event, requeued=True)
 
     def _registrations(self, qpi: QueuedPodInfo) -> Registrations:
         return self._by_profile.get(qpi.pod.scheduler_name, self._events)
@@ -657,8 +667,7 @@ class SchedulingQueue:
         """A gated pod is reconsidered only for events its gating plugin registered for."""
         if event.resource == events.WILDCARD:
             return self.queueing_hints  # PreEnqueue runs again (upstream 1.37)
-        regs = self._registrations(qpi).get(qpi.gating_plugin, ())
-        return any(event.matches(r.event) for r in regs)
+        return qpi.gating_plugin in self._registered(self._registrations(qpi), event)
 
     def activate(self, uid: str) -> bool:
         """Move a waiting pod (backoffQ or unschedulablePods) to activeQ at once, through

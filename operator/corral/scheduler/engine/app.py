@@ -267,9 +267,9 @@ class Engine:
         note = f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
         self.reporter.on_loop(recorder.failed_scheduling, ref, note)
 
-    def _pre_enqueue(self, pod: PodInfo) -> Status | None:
+    def _pre_enqueue(self, pod: PodInfo, gating_plugin: str) -> Status | None:
         scheduler = self.schedulers.get(pod.scheduler_name)
-        return None if scheduler is None else scheduler.fwk.run_pre_enqueue(pod)
+        return None if scheduler is None else scheduler.fwk.run_pre_enqueue(pod, gating_plugin)
 
     def _serves_namespace(self, namespace: str) -> bool:
         if self.options.namespaces is not None and namespace in self.options.namespaces:

@@ -39,7 +39,7 @@ class Clock:
 def _queue(clock: Clock, **kwargs: float) -> SchedulingQueue:
     return SchedulingQueue(
         less=PrioritySort().less,
-        pre_enqueue=SchedulingGates().pre_enqueue,
+        pre_enqueue=lambda pod, _gating_plugin: SchedulingGates().pre_enqueue(pod),
         events_by_plugin=EVENTS,
         clock=clock,
         **kwargs,
@@ -240,8 +240,10 @@ class PreemptionGate:
 
     def __init__(self) -> None:
         self.running: set[str] = set()
+        self.asked: list[str] = []  # the gating plugin named on each call
 
-    def __call__(self, p: PodInfo) -> Status | None:
+    def __call__(self, p: PodInfo, gating_plugin: str = "") -> Status | None:
+        self.asked.append(gating_plugin)
         if p.uid in self.running:
             return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting").with_plugin(self.name)
         return SchedulingGates().pre_enqueue(p)
@@ -285,6 +287,19 @@ def test_a_preemption_gate_is_rerun_on_the_events_its_plugin_registered(
         gate.running.clear()
     q.move_all_to_active_or_backoff(event)
     assert q.where(qpi.pod.uid) == where
+
+
+def test_a_gated_pod_names_its_gating_plugin_to_pre_enqueue() -> None:
+    # Upstream runPreEnqueuePluginsForPod runs the plugin that gated the pod first.
+    clock = Clock()
+    q, gate, qpi = _gated_preemptor(clock)
+    assert gate.asked == ["", ""]  # added; moved by the first victim's deletion
+    q.move_all_to_active_or_backoff(POD_DELETE)
+    gate.running.clear()
+    q.move_all_to_active_or_backoff(POD_DELETE)
+    assert gate.asked == ["", "", "DefaultPreemption", "DefaultPreemption"]
+    assert q.where(qpi.pod.uid) == "active"
+    assert qpi.gating_plugin == ""
 
 
 def test_scheduling_gates_are_not_lifted_by_pod_deletions() -> None:
@@ -387,7 +402,7 @@ def test_pre_enqueue_runs_when_entering_backoff_not_when_leaving() -> None:
     clock = Clock()
     calls: list[str] = []
 
-    def gate(p: PodInfo) -> Status | None:
+    def gate(p: PodInfo, _gating_plugin: str) -> Status | None:
         calls.append(p.name)
         return None
 

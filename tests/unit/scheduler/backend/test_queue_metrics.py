@@ -33,7 +33,7 @@ class Clock:
         return self.now
 
 
-def gates(pod: PodInfo) -> Status | None:
+def gates(pod: PodInfo, _gating_plugin: str = "") -> Status | None:
     """PreEnqueue as the framework answers it: SchedulingGates' rejection, with its name."""
     if pod.scheduling_gates:
         return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "gated").with_plugin(
@@ -58,6 +58,13 @@ def added(q: SchedulingQueue, _: Clock) -> None:
 
 def gated(q: SchedulingQueue, _: Clock) -> None:
     q.add(pod_info("g", gates=["wait"]))
+
+
+def gated_then_asked_again(q: SchedulingQueue, _: Clock) -> None:
+    gated(q, _)
+    # A wildcard event asks every gated pod's PreEnqueue again; still gated, it enters
+    # unschedulablePods again (upstream took it out first).
+    q.move_all_to_active_or_backoff(ClusterEvent("*", ActionType.ALL, "Wild"), None, None)
 
 
 def rejected(q: SchedulingQueue, _: Clock) -> None:
@@ -103,6 +110,12 @@ def rejected_and_timed_out(q: SchedulingQueue, clock: Clock) -> None:
             {("unschedulable", "UnscheduledPodAdd"): 1},
             {("SchedulingGates", PROFILE): 1},
             id="a gated pod waits, counted by its gate",
+        ),
+        pytest.param(
+            gated_then_asked_again,
+            {("unschedulable", "UnscheduledPodAdd"): 1, ("unschedulable", "Wild"): 1},
+            {("SchedulingGates", PROFILE): 1},
+            id="gated again: counted as entering again, still one pod",
         ),
         pytest.param(
             rejected,

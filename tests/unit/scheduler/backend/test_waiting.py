@@ -137,7 +137,7 @@ class _Clock:
         return self.now
 
 
-def _gate(pod: PodInfo) -> Status | None:
+def _gate(pod: PodInfo, _gating_plugin: str = "") -> Status | None:
     if pod.labels.get("gate") == "yes":
         return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "gated").with_plugin("G")
     return None

@@ -18,7 +18,7 @@ from corral.testing.builders import node_record, pod, pod_info
 def _state() -> ClusterState:
     queue = SchedulingQueue(
         less=PrioritySort().less,
-        pre_enqueue=SchedulingGates().pre_enqueue,
+        pre_enqueue=lambda pod, _gating_plugin: SchedulingGates().pre_enqueue(pod),
         events_by_plugin={"SchedulingGates": SchedulingGates().events_to_register()},
     )
     cache = Cache()

@@ -137,6 +137,26 @@ def test_runners_that_stop_at_the_first_failure(
     assert log == [f"{method} {c}" for c in called]
 
 
+@pytest.mark.parametrize(
+    ("statuses", "gating", "want", "called"),
+    [
+        pytest.param((None, NEVER, None), "B", NEVER.with_plugin("B"), "B",
+                     id="the gating plugin still gates: no other runs"),
+        pytest.param((None, None, NO), "B", NO.with_plugin("C"), "BAC",
+                     id="it passes now: the others run in order after it"),
+        pytest.param((NO, NEVER, None), "", NO.with_plugin("A"), "A", id="not gated: in order"),
+        pytest.param((None, None, None), "Z", None, "ABC", id="an unknown plugin: in order"),
+    ],
+)  # fmt: skip
+def test_pre_enqueue_runs_the_gating_plugin_first(
+    statuses: tuple[Status | None, ...], gating: str, want: Status | None, called: str
+) -> None:
+    # Upstream runPreEnqueuePluginsForPod: a gated pod asks the plugin that gated it first.
+    fwk, log = framework(*statuses)
+    assert fwk.run_pre_enqueue(POD, gating) == want
+    assert log == [f"pre_enqueue {c}" for c in called]
+
+
 def test_reserve_skip_is_an_error_and_unreserve_runs_in_reverse() -> None:
     fwk, log = framework(None, SKIP, None)
     assert fwk.run_reserve(CycleState(), POD, "n") == err("Reserve", "B", "")

@@ -472,14 +472,18 @@ class Framework:
             if isinstance(p, fw.EnqueueExtensions)
         }
 
-    def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
-        """Upstream's runPreEnqueuePlugins, with its own sampling of the plugins' durations."""
+    def run_pre_enqueue(self, pod: PodInfo, gating_plugin: str = "") -> Status | None:
+        """Upstream's runPreEnqueuePluginsForPod, with its own sampling of the plugins'
+        durations: the plugin that gated the pod last runs first, and if it still rejects the
+        pod no other runs (a gated pod is asked again on every event its gating plugin
+        registered)."""
         started = perf_counter()
+        order = self.pre_enqueue
+        if gating_plugin:
+            first = [pl for pl in order if pl.name == gating_plugin]
+            order = [*first, *(pl for pl in order if pl.name != gating_plugin)]
         s = self._run_in_order(
-            m.PRE_ENQUEUE,
-            self.pre_enqueue,
-            lambda pl: pl.pre_enqueue(pod),
-            sampled=sample_plugin_metrics(),
+            m.PRE_ENQUEUE, order, lambda pl: pl.pre_enqueue(pod), sampled=sample_plugin_metrics()
         )
         self.observe_point(m.PRE_ENQUEUE, s, started)
         return s

@@ -114,6 +114,7 @@ def select_victims_on_node(
 
     def reprieve(p: PodInfo) -> tuple[bool, Status | None]:
         nonlocal node
+        before = node
         node = node.with_pod(p)
         s = handle.run_pre_filter_extension_add_pod(state, pod, p, node)
         if s is not None and not s.is_success:
@@ -121,7 +122,9 @@ def select_victims_on_node(
         status = handle.run_filter_plugins_with_nominated_pods(state, pod, node)
         if status is None or status.is_success:
             return True, None
-        node = node.without_pod(p)
+        # The node without ``p`` again is the node before it was added (the copies are
+        # values): no third copy per victim (upstream removes it from its mutable NodeInfo).
+        node = before
         s = handle.run_pre_filter_extension_remove_pod(state, pod, p, node)
         if s is not None and not s.is_success:
             return False, s
