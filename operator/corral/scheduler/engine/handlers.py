@@ -104,6 +104,12 @@ class ClusterState:
     # --- pods -------------------------------------------------------------------------------
 
     def on_pod(self, kind: EventType, raw: JSON) -> None:
+        meta = raw.get("metadata")
+        if isinstance(meta, dict):
+            # Upstream's pod informer drops managedFields to save memory (newPodInformer's
+            # transform): nothing schedules by them, and they are a pod's largest part, kept
+            # for every pod in the cluster (the event's dict is ours alone).
+            meta.pop("managedFields", None)
         uid = str(_field(_field(raw, "metadata"), "uid") or "")
         phase = _field(_field(raw, "status"), "phase")
         if kind == "DELETED" or phase in TERMINAL_PHASES:

@@ -1,6 +1,7 @@
 """ClusterState routes pod events: an update of a pod whose binding is under way (assumed in
 the cache) must not queue it again, as upstream's updatePodInSchedulingQueue skips it; a pod
-that is pending and not assumed is requeued by its update."""
+that is pending and not assumed is requeued by its update. Pods are kept without their
+managedFields, as upstream's pod informer keeps them."""
 
 from __future__ import annotations
 
@@ -61,3 +62,22 @@ def test_the_nominator_given_is_the_one_used_even_when_empty() -> None:
     nominator = Nominator()
     state = ClusterState(Cache(), queue, {"default-scheduler"}, lambda _: True, nominator)
     assert state.nominator is nominator
+
+
+@pytest.mark.parametrize("node", [pytest.param("", id="pending"), pytest.param("n1", id="bound")])
+def test_pods_are_kept_without_managed_fields(node: str) -> None:
+    state = _state()
+    raw = pod("p", cpu="1")
+    if node:
+        raw["spec"]["nodeName"] = node
+    entry = {"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}
+    raw["metadata"]["managedFields"] = [entry]
+    state.on_pod("ADDED", raw)
+    if node:
+        (info,) = state.cache.pods_on(node)
+    else:
+        qpi = state.queue.pop(timeout=0)
+        assert qpi is not None
+        info = qpi.pod
+    assert "managedFields" not in info.raw["metadata"]
+    assert info.raw["metadata"]["name"] == "p"
