@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--candidates",
         default="upstream,corral",
-        help="schedulers judged against upstream; 'upstream' is the self-check "
-        "(default %(default)s)",
+        help="schedulers judged against upstream; 'upstream' is the self-check, 'simulate' "
+        "corral simulate deciding from a snapshot of the cluster (default %(default)s)",
     )
     parser.add_argument(
         "--disable-plugins",

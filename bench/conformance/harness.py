@@ -16,7 +16,9 @@ For each pod of the scenario, in order:
 Each scheduler has one pod watch, so it sees a deletion or a new bound pod before the next copy
 it is asked to schedule: no sleeping is needed between steps.
 A candidate named ``upstream`` is a second kube-scheduler: the self-check that proves the
-method (ties, log parsing, messages) before any Corral decision is judged.
+method (ties, log parsing, messages) before any Corral decision is judged. A candidate named
+``simulate`` is no process: ``corral simulate``'s engine decides offline from a snapshot of the
+cluster at its turn, with the configuration the others run (``bench.conformance.simulated``).
 
 The scenario's kind (``bench.conformance.kinds``) adds its services and their configuration,
 its comparison, and for preemption the victims' bookkeeping: each decision's victims are
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.cluster import make_schedulable
-from bench.conformance import groups, kinds
+from bench.conformance import groups, kinds, simulated
 from bench.conformance.compare import Decision, LogParser, Trace, Verdict
 from bench.conformance.generate import JSON, Scenario
 from bench.schedulers import SchedulerConfig, SchedulerProcess, gate_args
@@ -309,19 +311,25 @@ def run(
                 log_name="conf-reference",
             )  # fmt: skip
             processes.append(reference)
+            by_candidate: dict[str, SchedulerProcess | Path] = {}
             for candidate, name in names.items():
-                processes.append(
-                    SchedulerProcess.start(
-                        candidate, cluster, config(name), extra_args=gates, log_name=name
-                    )
+                if candidate == simulated.SIMULATE:
+                    by_candidate[candidate] = config(name)
+                    continue
+                process = SchedulerProcess.start(
+                    candidate, cluster, config(name), extra_args=gates, log_name=name
                 )
+                processes.append(process)
+                by_candidate[candidate] = process
             admin = cluster.admin
             for scheduler_name, process in zip(
-                [REFERENCE, *names.values()], processes, strict=True
+                [REFERENCE, *(n for c, n in names.items() if c != simulated.SIMULATE)],
+                processes,
+                strict=True,
             ):
                 _canary(admin, scheduler_name, process)
-            lockstep = _Lockstep(admin, _ReferenceLog(reference.log), kind, names, processes,
-                                 {_key(p): p for p in scenario.running})  # fmt: skip
+            lockstep = _Lockstep(admin, _ReferenceLog(reference.log), kind, names, reference,
+                                 by_candidate, {_key(p): p for p in scenario.running})  # fmt: skip
             report = Report(scenario.seed, list(candidates), kind=scenario.kind)
             if kind.grouped:
                 rounds = groups.units(scenario)
@@ -366,7 +374,9 @@ class _Lockstep:
     log: _ReferenceLog
     kind: kinds.Kind
     names: dict[str, str]  # candidate -> scheduler name
-    processes: list[SchedulerProcess]  # the reference first
+    reference: SchedulerProcess
+    # candidate -> its process, or for ``simulate`` the configuration it decides with
+    candidates: dict[str, SchedulerProcess | Path]
     state: dict[str, JSON]  # "namespace/name" -> the bound pod
 
     def _decide(self, pod: JSON, process: SchedulerProcess) -> Decision:
@@ -402,7 +412,7 @@ class _Lockstep:
     def one(self, index: int, original: JSON) -> PodResult:
         namespace, base = original["metadata"]["namespace"], original["metadata"]["name"]
         ref_name = f"{base}-ref"
-        reference = self._decide(_copy(original, ref_name, REFERENCE), self.processes[0])
+        reference = self._decide(_copy(original, ref_name, REFERENCE), self.reference)
         trace = self.log.trace(f"{namespace}/{ref_name}", reference.node)
         top = sorted(trace.top()) if reference.node else []
         if reference.node and reference.node not in (top or [reference.node]):
@@ -410,8 +420,10 @@ class _Lockstep:
         result = PodResult(index, base, reference, top,
                            max(trace.final.values()) if trace.final else None)  # fmt: skip
         for i, (candidate, scheduler_name) in enumerate(self.names.items()):
-            decision = self._decide(_copy(original, f"{base}-{i}", scheduler_name),
-                                    self.processes[i + 1])  # fmt: skip
+            copy_ = _copy(original, f"{base}-{i}", scheduler_name)
+            runs = self.candidates[candidate]
+            decision = (simulated.decide(self.admin, runs, copy_) if isinstance(runs, Path)
+                        else self._decide(copy_, runs))  # fmt: skip
             result.candidates[candidate] = decision
             result.verdicts[candidate] = self.kind.compare(reference, trace, decision)
         # The next state is upstream's: its victims gone, the pod bound where it put it.
@@ -483,7 +495,7 @@ class _Lockstep:
 
     def group(self, first: int, template: JSON, members: list[JSON]) -> list[PodResult]:
         """One PodGroup's round (bench.conformance.groups): a result per member."""
-        decided = self._decide_group(template, members, "ref", REFERENCE, self.processes[0])
+        decided = self._decide_group(template, members, "ref", REFERENCE, self.reference)
         references: list[tuple[Decision, Trace]] = []
         results: list[PodResult] = []
         for offset, (original, decision) in enumerate(zip(members, decided, strict=True)):
@@ -494,8 +506,10 @@ class _Lockstep:
             best = max(trace.final.values()) if trace.final else None
             results.append(PodResult(first + offset, base, decision, top, best))
         for i, (candidate, scheduler_name) in enumerate(self.names.items()):
-            got = self._decide_group(template, members, str(i), scheduler_name,
-                                     self.processes[i + 1])  # fmt: skip
+            runs = self.candidates[candidate]
+            if isinstance(runs, Path):  # corral simulate has no pod-group cycle yet
+                raise RuntimeError(f"{candidate}: pod groups are not simulated")
+            got = self._decide_group(template, members, str(i), scheduler_name, runs)
             verdicts = groups.judge(references, got, self.kind.compare)
             for result, decision, verdict in zip(results, got, verdicts, strict=True):
                 result.candidates[candidate] = decision

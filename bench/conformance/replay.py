@@ -36,7 +36,7 @@ from bench.cluster import UNSCHEDULABLE_TAINT
 from bench.conformance import kinds
 from bench.conformance.generate import Scenario
 from corral.scheduler.engine.frameworks import load_engine_config
-from corral.scheduler.engine.simulate import Simulator
+from corral.scheduler.engine.simulate import SimulatedEngine, Simulator
 
 JSON = dict[str, Any]
 
@@ -113,7 +113,7 @@ def replay_seed(data: JSON) -> Iterator[Replayed]:
     placed: list[JSON] = []
     for result in results:
         index = result["index"]
-        simulator = Simulator(engine)
+        simulator = Simulator([SimulatedEngine("upstream's configuration", engine)])
         for obj in objects:
             simulator.add_object(obj)
         for node in scenario["nodes"]:

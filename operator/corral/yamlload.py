@@ -308,24 +308,36 @@ def locate(
     required field points at the object that lacks it). ``None`` when the text does not load.
 
     Positions are found by composing the YAML again, so loading keeps no marks and pays
-    nothing; a caller asks only when it reports errors, all of one document at once."""
-    loader: _Loader | None = None
+    nothing; a caller asks only when it reports errors. Only text :func:`load_all` accepted is
+    located, so it is composed by libyaml when PyYAML has it (the bounds already held), and the
+    documents of the last text located are kept for the next question about it."""
+    roots = _roots(text)
+    if roots is None or not 0 <= document < len(roots):
+        return [None] * len(paths)
+    return [_walk(roots[document], path) for path in paths]
+
+
+_COMPOSED: list[tuple[str | bytes, list[Node] | None]] = []
+
+
+def _roots(text: str | bytes) -> list[Node] | None:
+    if _COMPOSED and _COMPOSED[0][0] is text:
+        return _COMPOSED[0][1]
+    loader_class: Any = getattr(yaml, "CSafeLoader", None) or _Loader
+    loader = loader_class(text)
+    found: list[Node] = []
+    roots: list[Node] | None = found
     try:
-        loader = _Loader(text)
-        n = -1
         while loader.check_node():
             node = loader.get_node()
-            if node is None or _is_null(node):
-                continue
-            n += 1
-            if n == document:
-                return [_walk(node, path) for path in paths]
+            if node is not None and not _is_null(node):
+                found.append(node)
     except (yaml.YAMLError, RecursionError):
-        pass
+        roots = None
     finally:
-        if loader is not None:
-            loader.dispose()
-    return [None] * len(paths)
+        loader.dispose()
+    _COMPOSED[:] = [(text, roots)]
+    return roots
 
 
 def _is_null(node: Node) -> bool:

@@ -14,7 +14,7 @@ Exit codes (documented in ``docs/cli.md``):
 1      invalid input: YAML, schema or validation errors, an empty input
 2      usage: unknown flags, a file or directory that cannot be read, conflicting options
 3      ``simulate`` only: some pod could not be placed (unschedulable, not served, no
-       profile for its schedulerName)
+       profile for its schedulerName, held by a PreEnqueue plugin, preempted)
 =====  ===============================================================================
 """
 

@@ -96,7 +96,7 @@ def scheduler_config(text: str | bytes) -> Result:
 
 def simulate(text: str | bytes) -> Result:
     code, _out, err = _cli(["simulate", "-f"], text)
-    if err.strip():
+    if code in (1, 2):  # invalid input, usage (docs/cli.md); 3 is a pod not placed
         return "rejected", err
     return "accepted", f"exit {code}"
 

@@ -1,5 +1,7 @@
-"""The storage controllers of a simulation: what VolumeBinding's PreBind writes is completed at
-once, as the PV controller and a provisioner would complete it on a real cluster.
+"""The storage controllers of a simulation, and its API for ResourceClaims.
+
+:class:`SimulatedStorage`: what VolumeBinding's PreBind writes is completed at once, as the PV
+controller and a provisioner would complete it on a real cluster.
 
 ``update(kind, obj)`` (the ``ObjectUpdater`` seam) stores ``obj`` with the next
 ``resourceVersion``, then:
@@ -10,15 +12,22 @@ once, as the PV controller and a provisioner would complete it on a real cluster
   of the requested size and the claim's class, with node affinity to that node's hostname (a
   local volume, the simplest topology a provisioner reports), bound to the claim as above.
 Capacity objects are not decremented (real drivers publish new CSIStorageCapacities later).
+
+:class:`SimulatedClaims`: DynamicResources' writes (the claim's finalizer, its allocation and
+reservation, the claims it creates for extended resources) are stored as the API server would
+store them, so that later pods see the devices as allocated.
+
+Every write is reported to ``on_change(kind, old, new)`` (``new`` None for a deletion), as the
+engine's informers report them, so waiting pods are requeued by the same events.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from corral.scheduler.backend.objects import MODIFIED, ObjectStore
+from corral.scheduler.backend.objects import DELETED, MODIFIED, ObjectStore
 from corral.scheduler.framework import listers
 
 Object = Mapping[str, Any]
@@ -27,17 +36,29 @@ BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 HOSTNAME: Final = "kubernetes.io/hostname"
 
 
-class SimulatedStorage:
-    def __init__(self, objects: ObjectStore) -> None:
+Change = Callable[[str, Object | None, Object | None], None]
+
+
+def _unchanged(kind: str, old: Object | None, new: Object | None) -> None:
+    pass
+
+
+class _Writer:
+    def __init__(self, objects: ObjectStore, on_change: Change = _unchanged) -> None:
         self.objects = objects
+        self.on_change = on_change
         self._versions = itertools.count(1_000_000)
 
     def _store(self, kind: str, obj: Object) -> dict[str, Any]:
         meta = {**(obj.get("metadata") or {}), "resourceVersion": str(next(self._versions))}
         stored = {**obj, "metadata": meta}
+        old = self.objects.get(kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         self.objects.apply(kind, MODIFIED, stored)
+        self.on_change(kind, old, stored)
         return stored
 
+
+class SimulatedStorage(_Writer):
     def update(self, kind: str, obj: Object) -> Object:
         stored = self._store(kind, obj)
         if kind == listers.PERSISTENT_VOLUME:
@@ -90,3 +111,41 @@ class SimulatedStorage:
             "spec": {**(claim.get("spec") or {}), "volumeName": volume_name},
             "status": {"phase": "Bound"},
         })  # fmt: skip
+
+
+class SimulatedClaims(_Writer):
+    """Implements :class:`corral.scheduler.framework.listers.ResourceClaimWriter` over the
+    simulation's objects."""
+
+    def __init__(self, objects: ObjectStore, on_change: Change = _unchanged) -> None:
+        super().__init__(objects, on_change)
+        self._names = itertools.count(1)
+
+    def get(self, namespace: str, name: str) -> Object:
+        claim = self.objects.get(listers.RESOURCE_CLAIM, namespace, name)
+        if claim is None:
+            raise listers.WriteError(f'resourceclaims "{name}" not found', not_found=True)
+        return claim
+
+    def update(self, claim: Object) -> Object:
+        return self._store(listers.RESOURCE_CLAIM, claim)
+
+    def update_status(self, claim: Object) -> Object:
+        return self._store(listers.RESOURCE_CLAIM, claim)
+
+    def create(self, claim: Object) -> Object:
+        meta = dict(claim.get("metadata") or {})
+        if not meta.get("name"):
+            meta["name"] = f"{meta.get('generateName') or 'claim-'}{next(self._names):05d}"
+        meta.setdefault("uid", f"simulated-claim-{meta.get('namespace', '')}-{meta['name']}")
+        return self._store(listers.RESOURCE_CLAIM, {**claim, "metadata": meta})
+
+    def delete(self, namespace: str, name: str) -> None:
+        old = self.objects.get(listers.RESOURCE_CLAIM, namespace, name)
+        if old is None:
+            return
+        self.objects.apply(listers.RESOURCE_CLAIM, DELETED, old)
+        self.on_change(listers.RESOURCE_CLAIM, old, None)
+
+    def patch_pod_status(self, namespace: str, name: str, status: Object) -> None:
+        """The pod's extendedResourceClaimStatus: nothing the simulation reads again."""

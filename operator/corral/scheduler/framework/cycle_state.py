@@ -7,7 +7,10 @@ back at later points of the same cycle. Values that preemption's dry runs may ch
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from corral.scheduler.framework.explanation import Recorder
 
 
 class StateData(Protocol):
@@ -23,6 +26,7 @@ class CycleState:
     __slots__ = (
         "_data",
         "record_plugin_metrics",
+        "recorder",
         "skip_filter_plugins",
         "skip_pre_bind_plugins",
         "skip_score_plugins",
@@ -38,6 +42,9 @@ class CycleState:
         self.skip_score_plugins: frozenset[str] = frozenset()
         # Plugins whose PreBindPreFlight returned Skip: their PreBind is not run.
         self.skip_pre_bind_plugins: frozenset[str] = frozenset()
+        # Set when the cycle is explained (``--explain``): the runtime's points report to it.
+        # A clone (preemption's dry runs) records nothing.
+        self.recorder: Recorder | None = None
 
     def write(self, key: str, value: object) -> None:
         self._data[key] = value

@@ -84,9 +84,7 @@ class DefaultPreemption:
         assert absolute is not None, "defaulted by plugin_args"
         self.handle = handle
         self.clock = clock
-        self.evaluator = Evaluator(
-            NAME, handle, (pct, absolute), rng=rng or random.Random(), clock=clock
-        )
+        self.evaluator = Evaluator(NAME, handle, (pct, absolute), rng=rng, clock=clock)
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         executor = self.handle.preemption_executor

@@ -148,7 +148,7 @@ class PreemptionToleration:
             NAME,
             handle,
             (pct, absolute),
-            rng=rng or random.Random(),
+            rng=rng,
             clock=clock,
             victim_filter=self._not_exempted,
             no_victims=lambda node, pod: NO_VICTIMS.format(node=node, pod=pod.name),

@@ -13,7 +13,7 @@ import pytest
 
 from corral.scheduler.config.types import Extender as ExtenderConfig
 from corral.scheduler.engine.frameworks import load_engine_config
-from corral.scheduler.engine.simulate import Simulator
+from corral.scheduler.engine.simulate import SimulatedEngine, Simulator
 from corral.scheduler.extender import HTTPExtender, with_ignored_resources
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import FitError
@@ -354,7 +354,7 @@ def test_nodes_returned_as_objects_are_scored_without_their_pods(
                        "nodeCacheCapable": node_cache_capable}],
     }  # fmt: skip
     nodes, running, incoming = case
-    simulator = Simulator(load_engine_config(config))
+    simulator = Simulator([SimulatedEngine("test", load_engine_config(config))])
     for name, cpu, memory in nodes:
         simulator.add_node(_kube_node(name, cpu, memory))
     for name, requests in running:

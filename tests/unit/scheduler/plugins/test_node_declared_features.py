@@ -205,7 +205,8 @@ def test_failed_scheduling_message_through_the_engine(
     # The default profile without its PostFilter plugins, whose own part of the message
     # (DynamicResources, DefaultPreemption) is not this plugin's.
     config.write_text(NO_POST_FILTER)
-    assert main(["simulate", "-f", str(cluster), "--config", str(config)]) == 1
+    # Exit 3: a pod not placed (docs/cli.md).
+    assert main(["simulate", "-f", str(cluster), "--config", str(config)]) == 3
     assert capsys.readouterr().out.splitlines() == [
         "ns/restarts -> new  (evaluated 3 nodes, 1 feasible)",
         "ns/mounts: unschedulable: 0/3 nodes are available: "

@@ -31,6 +31,7 @@ from corral.scheduler.framework.extender import (
     ExtenderError,
     HostPriority,
 )
+from corral.scheduler.framework.runtime.recording import CycleRecording
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import NodeRecord, PodInfo
@@ -61,6 +62,8 @@ def find_nodes_that_pass_extenders(
     snapshot: Snapshot,
     feasible: npt.NDArray[np.intp],
     diagnosis: Diagnosis,
+    *,
+    recorder: CycleRecording | None = None,
 ) -> npt.NDArray[np.intp]:
     """The feasible slots every interested extender keeps; raises :class:`StatusError`."""
     before = len(feasible)
@@ -74,6 +77,8 @@ def find_nodes_that_pass_extenders(
             result = ext.filter(pod, _records(snapshot, feasible))
         except ExtenderError as exc:
             if ext.is_ignorable():
+                if recorder is not None:
+                    recorder.filter_extender(ext.name, sent, (), {}, error=str(exc))
                 continue
             raise StatusError(Status.error(str(exc))) from exc
         unresolvable = result.failed_and_unresolvable
@@ -92,8 +97,15 @@ def find_nodes_that_pass_extenders(
             count=-1,
         )
         diagnosis.extender_node_objects |= result.as_node_objects
+        if recorder is not None:
+            statuses = {n: diagnosis.node_to_status.get(slot) for n, slot in sent.items()}
+            kept = [n for n in result.node_names if n in sent]
+            found = {n: st for n, st in statuses.items() if st is not None}
+            recorder.filter_extender(ext.name, sent, kept, found)
     if len(feasible) != before:
         diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+    if recorder is not None:
+        recorder.feasible(feasible)
     return feasible
 
 
@@ -141,6 +153,8 @@ def extender_scores(
     pod: PodInfo,
     snapshot: Snapshot,
     slots: npt.NDArray[np.intp],
+    *,
+    recorder: CycleRecording | None = None,
 ) -> dict[str, npt.NDArray[np.int64]]:
     """Each answering extender's scaled, weighted scores over ``slots``, by extender name."""
     callers = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
@@ -166,6 +180,10 @@ def extender_scores(
                 # int64 arithmetic as upstream's: an absurd score or weight wraps, never raises.
                 scores[i] = _int64(int(scores[i]) + hp.score * weight * _SCALE)
         out[ext.name] = scores
+        if recorder is not None:
+            raw = {hp.host: hp.score for hp in priorities if hp.host in index}
+            added = {name: int(scores[i]) for name, i in index.items()}
+            recorder.score_extender(ext.name, weight, _SCALE, raw, added)
     return out
 
 

@@ -35,6 +35,7 @@ from corral.scheduler.framework.listers import (
 from corral.scheduler.framework.podgroup import PodGroupRecord
 from corral.scheduler.framework.profile import ResolvedProfile
 from corral.scheduler.framework.runtime import nominated
+from corral.scheduler.framework.runtime.recording import recording
 from corral.scheduler.framework.runtime.waiting_pods import (
     MAX_PERMIT_TIMEOUT,
     WaitingPod,
@@ -124,6 +125,10 @@ def _plugin_args(profile: ResolvedProfile, name: str) -> object:
 
 class Framework:
     """Implements :class:`~corral.scheduler.framework.interface.Handle` for its plugins."""
+
+    # The PodScheduler's random generator, for plugins that draw (preemption's offset); it
+    # sets it (a simulation seeds it).
+    rng: random.Random | None = None
 
     def __init__(
         self,
@@ -270,16 +275,20 @@ class Framework:
         *,
         sampled: bool,
         skip_passes: bool = False,
+        record: Callable[[str, Status | None], None] | None = None,
     ) -> Status | None:
         """Upstream's plain runner (PreEnqueue, Reserve, PreBind): ``call`` every plugin in
         order and stop at the first that does not succeed, returning :func:`_failure` of its
         status. Skip counts as success only where ``skip_passes`` (PreBind); elsewhere it is an
-        error. ``sampled``: each call's duration is recorded."""
+        error. ``sampled``: each call's duration is recorded; ``record``: told each plugin's
+        status (an explained cycle)."""
         for pl in plugins:
             started = perf_counter() if sampled else 0.0
             s = call(pl)
             if sampled:
                 self.observe_plugin(pl.name, point, s, started)
+            if record is not None:
+                record(pl.name, s)
             if s is None or s.is_success or (skip_passes and s.is_skip):
                 continue
             return _failure(point, pl.name, s)
@@ -507,11 +516,14 @@ class Framework:
         skipped: set[str] = set()
         returned: Status | None = None
         sampled = state.record_plugin_metrics
+        rec = recording(state)
         for pl in self.pre_filter:
             started = perf_counter() if sampled else 0.0
             r, s = pl.pre_filter(state, pod, snapshot)
             if sampled:
                 self.observe_plugin(pl.name, m.PRE_FILTER, s, started)
+            if rec is not None:
+                rec.pre_filter(pl.name, s, None if r is None or r.all_nodes() else r.node_names)
             if s is not None and s.is_skip:
                 skipped.add(pl.name)
                 continue
@@ -551,11 +563,14 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         sampled = state.record_plugin_metrics
+        rec = recording(state)
         for pl in self.post_filter:
             started = perf_counter() if sampled else 0.0
             r, s = pl.post_filter(state, pod, statuses)
             if sampled:
                 self.observe_plugin(pl.name, m.POST_FILTER, s, started)
+            if rec is not None:
+                rec.post_filter(pl.name, s, None if r is None else r.nominated_node_name)
             if s is None:
                 return r, Status(Code.SUCCESS, plugin=pl.name)
             if s.is_success:  # its message goes into the FitError, as upstream's
@@ -585,11 +600,14 @@ class Framework:
     ) -> Status | None:
         skipped: set[str] = set()
         sampled = state.record_plugin_metrics
+        rec = recording(state)
         for pl in self.pre_score:
             started = perf_counter() if sampled else 0.0
             s = pl.pre_score(state, pod, snapshot, slots)
             if sampled:
                 self.observe_plugin(pl.name, m.PRE_SCORE, s, started)
+            if rec is not None:
+                rec.pre_score(pl.name, s)
             if s is None or s.is_success:
                 continue
             if s.is_skip:
@@ -603,11 +621,13 @@ class Framework:
         """The first failing plugin's status; on a failure the scheduling cycle then runs
         :meth:`run_unreserve` (every Reserve plugin, in reverse order)."""
         started = perf_counter()
+        rec = recording(state)
         s = self._run_in_order(
             m.RESERVE,
             self.reserve,
             lambda pl: pl.reserve(state, pod, node_name),
             sampled=state.record_plugin_metrics,
+            record=None if rec is None else rec.reserve,
         )
         self.observe_point(m.RESERVE, s, started)
         return s
@@ -633,11 +653,14 @@ class Framework:
     def _run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         timeouts: dict[str, float] = {}
         sampled = state.record_plugin_metrics
+        rec = recording(state)
         for pl in self.permit:
             begun = perf_counter() if sampled else 0.0
             s, timeout = pl.permit(state, pod, node_name)
             if sampled:
                 self.observe_plugin(pl.name, m.PERMIT, s, begun)
+            if rec is not None:
+                rec.permit(pl.name, s, timeout)
             if s is None or s.is_success:
                 continue
             if s.is_wait:

@@ -38,6 +38,7 @@ from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.runtime import extenders as ext
 from corral.scheduler.framework.runtime import nominated
 from corral.scheduler.framework.runtime.framework import FilterStep, Framework, ScoreStep
+from corral.scheduler.framework.runtime.recording import CycleRecording, recording
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import NodeInfo, PodInfo
@@ -90,6 +91,7 @@ class PodScheduler:
         profile_pct = fwk.profile.percentage_of_nodes_to_score
         self.percentage = percentage_of_nodes_to_score if profile_pct is None else profile_pct
         self.rng = rng or random.Random()
+        fwk.rng = self.rng
         self.next_start_node_index = 0
         # A timing hook: books the time since its previous call to the named phase (the
         # engine's PhaseClock.mark); a no-op unless the engine sets it.
@@ -101,12 +103,15 @@ class PodScheduler:
             # Upstream's ErrNoNodesAvailable: Unschedulable (waiting for a node), not an error.
             raise StatusError(Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE))
         self.fwk.set_snapshot(snapshot)
+        rec = recording(state)
         feasible, diagnosis = self._find_nodes_that_fit(state, pod, snapshot)
         self.mark("filter")
         if len(feasible) == 0:
             raise FitError(pod.key, snapshot.num_nodes, diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
+            if rec is not None:  # upstream scores nothing when one node is feasible
+                rec.selected(feasible, None, snapshot.names[int(feasible[0])])
             return ScheduleResult(snapshot.names[int(feasible[0])], evaluated, 1, feasible)
         total, per_plugin = self._prioritize(
             state, pod, snapshot, feasible, as_node_objects=diagnosis.extender_node_objects
@@ -114,6 +119,8 @@ class PodScheduler:
         top = total.max()
         ties = np.flatnonzero(total == top)
         chosen = int(feasible[int(ties[self.rng.randrange(len(ties))])])
+        if rec is not None:
+            rec.selected(feasible, total, snapshot.names[chosen])
         self.mark("score")
         return ScheduleResult(
             snapshot.names[chosen], evaluated, len(feasible), feasible, per_plugin
@@ -145,7 +152,7 @@ class PodScheduler:
             found = self._pass_filters(state, pod, snapshot, trial, only)
             if len(found) and self.extenders:
                 found = ext.find_nodes_that_pass_extenders(
-                    self.extenders, pod, snapshot, found, trial
+                    self.extenders, pod, snapshot, found, trial, recorder=recording(state)
                 )
             if len(found):
                 return found, trial
@@ -168,7 +175,7 @@ class PodScheduler:
             self.next_start_node_index = (self.next_start_node_index + processed) % num_all
         if self.extenders:
             feasible = ext.find_nodes_that_pass_extenders(
-                self.extenders, pod, snapshot, feasible, diagnosis
+                self.extenders, pod, snapshot, feasible, diagnosis, recorder=recording(state)
             )
         return feasible, diagnosis
 
@@ -215,7 +222,13 @@ class PodScheduler:
         start = self.next_start_node_index % n
         rotated = np.concatenate([nodes[start:], nodes[:start]]) if start else nodes
         steps = [p for p in fwk.filter_steps if p.name not in state.skip_filter_plugins]
+        rec = recording(state)
+        if rec is not None:
+            rec.begin(snapshot, rotated, [p.name for p in fwk.filter_steps])
+            rec.filter_skipped(p.name for p in fwk.filter_steps if p not in steps)
         if not steps:
+            if rec is not None:
+                rec.filtered(rotated[:to_find], rotated[:to_find])
             return rotated[:to_find]
 
         alive = np.zeros(snapshot.capacity, dtype=np.bool_)
@@ -223,12 +236,15 @@ class PodScheduler:
         failed_at = np.full(snapshot.capacity, -1, dtype=np.int16)
         sampled = state.record_plugin_metrics
         verdicts, singles = _batch_filters(
-            fwk, steps, state, pod=pod, snapshot=snapshot, alive=alive, failed_at=failed_at
-        )
+            fwk, steps, state, pod=pod, snapshot=snapshot, alive=alive, failed_at=failed_at,
+            rec=rec, nodes=rotated,
+        )  # fmt: skip
         # Nodes with nominated pods of >= priority must also pass with those pods added; that
         # first pass's failure is the node's status (RunFilterPluginsWithNominatedPods).
         stage = len(steps)
         explicit = nominated.first_pass_failures(fwk, state, pod, snapshot, nodes)
+        if rec is not None:
+            rec.filter_nominated(nodes, explicit)
         for slot in explicit:
             alive[slot] = False
             failed_at[slot] = stage
@@ -238,8 +254,10 @@ class PodScheduler:
             processed, feasible = self._pass_per_node(
                 state, pod, snapshot, rotated, to_find,
                 stage=stage, singles=singles, failed_at=failed_at, explicit=explicit,
-                observe=fwk.observe_plugin if sampled else None,
+                observe=fwk.observe_plugin if sampled else None, rec=rec,
             )  # fmt: skip
+            if rec is not None:
+                rec.filtered(processed, feasible)
             failed = processed[failed_at[processed] >= 0]
             if len(failed):
                 _record_failures(
@@ -256,6 +274,8 @@ class PodScheduler:
         else:
             processed = rotated
             feasible = rotated[positions]
+        if rec is not None:
+            rec.filtered(processed, feasible)
         failed = processed[~alive[processed]]
         if len(failed):
             _record_failures(
@@ -281,6 +301,7 @@ class PodScheduler:
         failed_at: npt.NDArray[np.int16],
         explicit: dict[int, Status],
         observe: Callable[[str, str, Status | None, float], None] | None = None,
+        rec: CycleRecording | None = None,
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
         """Node by node in rotation order, as upstream's ``findNodesThatPassFilters``: each node
         meets the filters in profile order (the batch ones answered from their verdicts, in
@@ -307,6 +328,8 @@ class PodScheduler:
                 s = single(state, pod, node)
                 if observe is not None:
                     observe(name, m.FILTER, s, begun)
+                if rec is not None:
+                    rec.filter_node(name, slot, s)
                 if s is None or s.is_success:
                     continue
                 if not s.is_rejected:
@@ -351,7 +374,10 @@ class PodScheduler:
             status = None
         finally:
             fwk.observe_point(m.SCORE, status, started)
-        for name, scores in ext.extender_scores(self.extenders, pod, snapshot, slots).items():
+        answered = ext.extender_scores(
+            self.extenders, pod, snapshot, slots, recorder=recording(state)
+        )
+        for name, scores in answered.items():
             per_plugin[name] = scores
             total += scores
         return total, per_plugin
@@ -365,11 +391,15 @@ class PodScheduler:
         total = np.zeros(len(slots), dtype=np.int64)
         per_plugin: dict[str, npt.NDArray[np.int64]] = {}
         sampled = state.record_plugin_metrics
+        rec = recording(state)
         for step in fwk.score_steps:
             if step.name in state.skip_score_plugins:
+                if rec is not None:
+                    rec.score_skipped(step.name, step.weight)
                 continue
             begun = perf_counter() if sampled else 0.0
             scores, s = _score_one(step, state, pod, scoring, slots)
+            raw = scores.copy() if rec is not None else scores
             if sampled:
                 fwk.observe_plugin(step.name, m.SCORE, s, begun)
             if s is not None and not s.is_success:
@@ -400,6 +430,8 @@ class PodScheduler:
             weighted = scores * np.int64(step.weight)
             per_plugin[step.name] = weighted
             total += weighted
+            if rec is not None:
+                rec.score(step.name, step.weight, slots, raw, scores)
         return total, per_plugin
 
 
@@ -412,9 +444,13 @@ def _batch_filters(
     snapshot: Snapshot,
     alive: npt.NDArray[np.bool_],
     failed_at: npt.NDArray[np.int16],
+    rec: CycleRecording | None = None,
+    nodes: npt.NDArray[np.intp] | None = None,
 ) -> tuple[list[fw.FilterVerdict | None], list[tuple[int, str, SingleFilter]]]:
     """Each step's batch verdict (None for a per-node one, returned among the singles with its
-    index), the nodes it rejects first marked in ``failed_at`` and cleared from ``alive``."""
+    index), the nodes it rejects first marked in ``failed_at`` and cleared from ``alive``;
+    ``rec`` gets each verdict over ``nodes`` (a batch plugin evaluates every node it is asked
+    about)."""
     verdicts: list[fw.FilterVerdict | None] = []
     singles: list[tuple[int, str, SingleFilter]] = []
     sampled = state.record_plugin_metrics
@@ -434,6 +470,8 @@ def _batch_filters(
         failed_at[newly] = i
         alive &= verdict.passed
         verdicts.append(verdict)
+        if rec is not None and nodes is not None:
+            rec.filter_batch(step.name, nodes, verdict)
     return verdicts, singles
 
 

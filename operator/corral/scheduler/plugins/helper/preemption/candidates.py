@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
@@ -110,9 +110,28 @@ def _earliest_start_of_top(victims: Sequence[PodInfo], now: float) -> float:
     return earliest
 
 
+# Upstream pickOneNodeForPreemption's rules, in order, as the explanation words them.
+PICK_RULES: Final = (
+    "fewest PodDisruptionBudget violations",
+    "lowest priority of its most important victim",
+    "lowest sum of victim priorities",
+    "fewest victims",
+    "latest start of its most important victim",
+)
+PICK_FIRST: Final = "the first of the candidates tied on every rule"
+PICK_ONLY: Final = "the only candidate"
+
+
 def pick_one(candidates: Sequence[Candidate], now: float) -> Candidate | None:
+    return pick_one_why(candidates, now)[0]
+
+
+def pick_one_why(candidates: Sequence[Candidate], now: float) -> tuple[Candidate | None, str]:
+    """Upstream ``pickOneNodeForPreemption``, and the rule that decided (for ``--explain``)."""
     if not candidates:
-        return None
+        return None, ""
+    if len(candidates) == 1:
+        return candidates[0], PICK_ONLY
     scorers: list[Callable[[Candidate], float]] = [
         lambda c: -c.num_pdb_violations,
         lambda c: -c.victims[0].priority,
@@ -121,10 +140,10 @@ def pick_one(candidates: Sequence[Candidate], now: float) -> Candidate | None:
         lambda c: _earliest_start_of_top(c.victims, now),
     ]
     remaining = list(candidates)
-    for score in scorers:
+    for rule, score in zip(PICK_RULES, scorers, strict=True):
         values = [score(c) for c in remaining]
         best = max(values)
         remaining = [c for c, v in zip(remaining, values, strict=True) if v == best]
         if len(remaining) == 1:
-            return remaining[0]
-    return remaining[0]
+            return remaining[0], rule
+    return remaining[0], PICK_FIRST

@@ -29,6 +29,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from corral.scheduler.framework import explanation as x
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import Diagnosis, FitError, NodeToStatus
@@ -66,7 +67,7 @@ class Evaluator:
         handle: Handle,
         min_candidates: tuple[int, int],
         *,
-        rng: random.Random,
+        rng: random.Random | None,
         clock: Any,
         victim_filter: VictimFilter | None = None,
         no_victims: Callable[[str, PodInfo], str] | None = None,
@@ -76,12 +77,23 @@ class Evaluator:
         self.plugin = plugin
         self.handle = handle
         self.min_candidates = min_candidates
-        self.rng = rng
+        # None: the profile's own (a simulation seeds it), else one of this evaluator's.
+        self._rng = rng
+        self._fallback = random.Random()
         self.clock = clock
         self.victim_filter = victim_filter
         self.no_victims = no_victims
         self.charge_every_pdb = charge_every_pdb
         self.blocks_nomination = blocks_nomination
+
+    @property
+    def rng(self) -> random.Random:
+        """The dry run's random offset: as upstream, random; repeatable when the profile's
+        scheduler has a seeded generator (the handle's ``rng``, ``corral simulate --seed``)."""
+        if self._rng is not None:
+            return self._rng
+        own = getattr(self.handle, "rng", None)
+        return own if isinstance(own, random.Random) else self._fallback
 
     def preempt(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
@@ -129,6 +141,9 @@ class Evaluator:
             if errors and not found:
                 return None, prefixed(Code.ERROR, errors[0].message)
         if not found:
+            if state.recorder is not None:
+                state.recorder.preemption(x.Preemption(why="no node where evicting lower-priority "
+                                                       "pods would make room"))  # fmt: skip
             self._clear_own_nomination(pod)
             diagnosis = Diagnosis(node_to_status=tried)
             tried.absent = Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL)
@@ -137,7 +152,9 @@ class Evaluator:
         found, err = self._call_extenders(pod, snapshot, found)
         if err is not None:
             return None, err
-        best = cand.pick_one(found, now)
+        best, why = cand.pick_one_why(found, now)
+        if state.recorder is not None:
+            state.recorder.preemption(_explained(found, best, why))
         if best is None:
             return None, prefixed(Code.UNSCHEDULABLE, "no candidate node for preemption")
         err = self._prepare(pod, best)
@@ -237,6 +254,21 @@ class Evaluator:
         if s is not None and not s.is_success:
             return prefixed(Code.ERROR, s.message)
         return None
+
+
+def _explained(
+    found: Sequence[cand.Candidate], best: cand.Candidate | None, why: str
+) -> x.Preemption:
+    return x.Preemption(
+        candidates=[
+            x.PreemptionCandidate(
+                c.node_name, [x.Victim(v.key, v.priority) for v in c.victims], c.num_pdb_violations
+            )
+            for c in found
+        ],
+        chosen=None if best is None else best.node_name,
+        why=why,
+    )
 
 
 def _code(status: Status | None) -> Code:
