@@ -9,7 +9,8 @@
   ``pip install --prefix=/install`` + ``COPY --from=build /install /usr/local`` work unchanged.
   Cached by :data:`BASE_VERSION` under ``~/.cache/corral/images``.
 - :func:`build_image` runs the repository's Dockerfile with buildah (a private store, no
-  pulls) and exports ``localhost/corral:<version>`` as a docker archive.
+  pulls) and exports ``localhost/corral:<version>`` as a docker archive;
+  :func:`build_dockerfile` builds any other Dockerfile there, e.g. one ``FROM`` that image.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -200,15 +201,36 @@ def build_image(repo: Path, out_dir: Path, version: str, *, base: Path | None = 
     ``RUN pip install`` (some networks intercept TLS) and nothing of it stays in the image.
     """
     ensure_packages(load_node_pins().image_packages)  # buildah and its runtime
-    started = time.monotonic()
     base = base or python_base()
-    store = images_cache() / "buildah"
-    buildah = ["buildah", "--root", str(store / "root"), "--runroot", str(store / "run"),
-               "--storage-driver", "overlay"]  # fmt: skip
     _say(f"loading {BASE_IMAGE} into buildah's store")
-    _run("buildah pull", [*buildah, "pull", "-q", f"docker-archive:{base}"])
-    tag = f"localhost/corral:{version}"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _run("buildah pull", [*_buildah(), "pull", "-q", f"docker-archive:{base}"])
+    return build_dockerfile(
+        repo, repo / "Dockerfile", f"localhost/corral:{version}",
+        out_dir / f"corral-{version}.tar", build_args={"BASE": BASE_IMAGE},
+    )  # fmt: skip
+
+
+def _buildah() -> list[str]:
+    store = images_cache() / "buildah"
+    return ["buildah", "--root", str(store / "root"), "--runroot", str(store / "run"),
+            "--storage-driver", "overlay"]  # fmt: skip
+
+
+def build_dockerfile(
+    context: Path,
+    dockerfile: Path,
+    tag: str,
+    archive: Path,
+    *,
+    build_args: Mapping[str, str] | None = None,
+) -> Built:
+    """``buildah bud`` of any Dockerfile in the same private store, so ``FROM`` an image built
+    here (``localhost/corral:<version>``: an image with a user's plugin) needs no registry;
+    exported as the docker archive ``archive`` tagged ``tag``."""
+    ensure_packages(load_node_pins().image_packages)
+    started = time.monotonic()
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    args = [a for k, v in sorted((build_args or {}).items()) for a in ("--build-arg", f"{k}={v}")]
     with tempfile.TemporaryDirectory() as tmp:
         mounts: list[str] = []
         if HOST_CA_BUNDLE.is_file():
@@ -216,19 +238,17 @@ def build_image(repo: Path, out_dir: Path, version: str, *, base: Path | None = 
             pip_conf.write_text(f"[global]\ncert = {HOST_CA_BUNDLE}\n")
             mounts = ["-v", f"{HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro",
                       "-v", f"{pip_conf}:/etc/pip.conf:ro"]  # fmt: skip
-        log = out_dir / f"corral-{version}.build.log"
-        _say(f"buildah bud {repo / 'Dockerfile'} -> {tag} (log: {log})")
+        log = archive.with_suffix(".build.log")
+        _say(f"buildah bud {dockerfile} -> {tag} (log: {log})")
         _run(
             "buildah bud",
-            [*buildah, "bud", "--pull=never", "--network", "host", "--isolation", "oci",
-             "--layers", "--build-arg", f"BASE={BASE_IMAGE}", *mounts,
-             "-f", str(repo / "Dockerfile"), "-t", tag, str(repo)],
+            [*_buildah(), "bud", "--pull=never", "--network", "host", "--isolation", "oci",
+             "--layers", *args, *mounts, "-f", str(dockerfile), "-t", tag, str(context)],
             log=log,
         )  # fmt: skip
-    archive = out_dir / f"corral-{version}.tar"
     archive.unlink(missing_ok=True)
     _say(f"exporting {archive}")
-    _run("buildah push", [*buildah, "push", "-q", tag, f"docker-archive:{archive}:{tag}"])
+    _run("buildah push", [*_buildah(), "push", "-q", tag, f"docker-archive:{archive}:{tag}"])
     built = Built(archive, tag, time.monotonic() - started)
     _say(f"{tag}: {archive} ({built.size_mb:.0f} MB) in {built.seconds:.0f}s")
     return built

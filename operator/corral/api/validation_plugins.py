@@ -13,7 +13,6 @@ from typing import Final
 from corral.api.catalog import Catalog
 from corral.api.types import ProfileExtender, SchedulerProfileSpec
 from corral.scheduler import config as cfg
-from corral.scheduler.config import args as cfg_args
 from corral.scheduler.config import multipoint, validation
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
 from corral.scheduler.config.names import check_dns1123_subdomain
@@ -76,24 +75,23 @@ def validate_plugins(path: FieldPath, spec: SchedulerProfileSpec, catalog: Catal
         errs += _validate_args(p.child("args"), pc.name, pc.args, catalog)
     # An enabled plugin without an entry runs with its default args, which some cannot have.
     for name in sorted(enabled - seen):
-        if name in cfg.ARGS:
-            errs += validation.validate_plugin_args(cp.key(name).child("args"), name, {})
+        kind = catalog[name].args if name in catalog else None
+        if kind is not None:
+            errs += validation.check_args(cp.key(name).child("args"), name, kind, {})
     if not errs:
         errs += _expanded_checks(path, spec, merged, registry)
     return errs
 
 
 def _validate_args(path: FieldPath, name: str, raw: dict[str, object], catalog: Catalog) -> _Errs:
-    if name in cfg.ARGS:
-        return validation.validate_plugin_args(path, name, raw)
-    args_type = catalog[name].args_type
-    if args_type is None:
+    """Every plugin's args by its declaration's args kind, as a KubeSchedulerConfiguration's
+    (in-tree or out of tree alike)."""
+    kind = catalog[name].args
+    if kind is None:
         if raw:
             return [field_error(path, f"plugin {quote(name)} takes no args")]
         return []
-    errs: _Errs = []
-    cfg_args.decode_plugin_args(args_type, name, raw, path, errs)
-    return errs
+    return validation.check_args(path, name, kind, raw)
 
 
 def _expanded_checks(

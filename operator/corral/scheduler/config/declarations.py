@@ -13,7 +13,11 @@ the API catalog (``corral validate``, the webhook) and the RBAC a rendered sched
   ``<Name> = package.module:attribute`` where the attribute is a :class:`PluginDeclaration` or
   an object (the plugin module, or a callable factory) with ``NAME`` and ``EXTENSION_POINTS``
   and optionally ``new`` (else the object itself is the factory), ``Args`` (a dataclass decoded
-  strictly from the args), ``CLUSTER_READS`` (``(apiGroup, resource)`` pairs) and
+  strictly from the args), ``default_args(args)`` (fills defaults in place) and
+  ``validate_args(path, args) -> list[FieldError]`` (as in-tree args kinds; together the
+  declaration's :class:`PluginArgs`, used alike by a SchedulerProfile, a
+  KubeSchedulerConfiguration and the factory's ``plugin_args``), ``CLUSTER_READS``
+  (``(apiGroup, resource)`` pairs, which also start the engine's informers for them) and
   ``DESCRIPTION``. :func:`load_entry_points` is the only loader. Its error policy: a broken
   entry point, or one reusing a known name, is left out and reported as a problem line, never
   raised; a profile naming it then fails validation as an unknown plugin.
@@ -442,13 +446,19 @@ def _from_entry_point(ep_name: str, obj: object, dist: str) -> PluginDeclaration
         isinstance(args_type, type) and dataclasses.is_dataclass(args_type)
     ):
         raise TypeError("Args is not a dataclass")
+    default, validate = getattr(obj, "default_args", None), getattr(obj, "validate_args", None)
+    for hook, what in ((default, "default_args"), (validate, "validate_args")):
+        if hook is not None and not callable(hook):
+            raise TypeError(f"{what} is not callable")
+        if hook is not None and args_type is None:
+            raise TypeError(f"{what} without Args")
     reads = tuple((str(g), str(r)) for g, r in getattr(obj, "CLUSTER_READS", ()))
     return PluginDeclaration(
         name=name,
         factory=factory,
         extension_points=frozenset(points),
         description=str(getattr(obj, "DESCRIPTION", "") or f"Out-of-tree plugin from {dist}."),
-        args=PluginArgs(args_type) if args_type is not None else None,
+        args=PluginArgs(args_type, default, validate) if args_type is not None else None,
         cluster_reads=reads,
         source=f"entry point {ep_name} ({dist})",
     )
@@ -478,6 +488,15 @@ def load_entry_points(
         taken.add(declaration.name)
         found.append(declaration)
     return found, problems
+
+
+def args_kind(plugin: str) -> PluginArgs | None:
+    """The args kind of any plugin this installation has (in-tree, then the entry points')."""
+    kind = ARGS.get(plugin)
+    if kind is not None or plugin in BY_NAME:
+        return kind
+    found = next((d for d in installed()[0] if d.name == plugin), None)
+    return found.args if found is not None else None
 
 
 @functools.cache

@@ -13,7 +13,7 @@ import copy
 from typing import Any, Final
 
 from corral.scheduler.config import args as _args
-from corral.scheduler.config.declarations import ARGS, DEFAULT_MULTI_POINT
+from corral.scheduler.config.declarations import DEFAULT_MULTI_POINT, args_kind
 from corral.scheduler.config.decode import decode
 from corral.scheduler.config.errors import FieldError, FieldPath, ValidationError
 from corral.scheduler.config.features import (
@@ -122,7 +122,7 @@ def default_args(
     plugin: str, raw: dict[str, Any], path: FieldPath, errors: list[FieldError]
 ) -> dict[str, Any]:
     """Defaulted raw args of a plugin with a known args kind; others come back unchanged."""
-    kind = ARGS.get(plugin)
+    kind = args_kind(plugin)
     if kind is None:
         return raw
     before = len(errors)
@@ -148,7 +148,7 @@ def set_profile_defaults(
             pc.name, pc.args, path.child("pluginConfig").index(i).child("args"), errors
         )
     for name in enabled_plugin_names(profile.plugins):
-        if name in seen or name not in ARGS:
+        if name in seen or args_kind(name) is None:
             continue
         profile.plugin_config.append(
             PluginConfig(name=name, args=default_args(name, {}, path, errors))
@@ -199,7 +199,7 @@ def set_defaults(
 def typed_args(plugin: str, raw: dict[str, Any]) -> Any:
     """Typed args of a plugin from raw JSON that already passed validation; ``None`` if the
     plugin has no args kind."""
-    kind = ARGS.get(plugin)
+    kind = args_kind(plugin)
     if kind is None:
         return None
     errors: list[FieldError] = []
@@ -207,10 +207,14 @@ def typed_args(plugin: str, raw: dict[str, Any]) -> Any:
 
 
 def plugin_args(plugin: str, raw: object) -> Any:
-    """An in-tree plugin's args as its ``<Plugin>Args`` type, from raw JSON (``None``: empty),
-    decoded, defaulted and validated here, once, as a profile's args are; a value already of
-    that type passes as is. Raises :class:`ValidationError` (paths relative to the args)."""
-    kind = ARGS[plugin]
+    """A plugin's args as its declared args type (``<Plugin>Args`` in-tree, ``Args`` out of
+    tree), from raw JSON (``None``: empty), decoded, defaulted and validated here, once, as a
+    profile's args are; a value already of that type passes as is. Raises
+    :class:`ValidationError` (paths relative to the args); ``KeyError`` for a plugin that
+    declares no args."""
+    kind = args_kind(plugin)
+    if kind is None:
+        raise KeyError(f"plugin {plugin!r} declares no args")
     if isinstance(raw, kind.type):
         return raw
     errors: list[FieldError] = []

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Final
+from typing import Any, Final
 
 from corral.scheduler.config import args as _args
-from corral.scheduler.config.declarations import ARGS
+from corral.scheduler.config.declarations import PluginArgs, args_kind
 from corral.scheduler.config.decode import MAX_DURATION_SECONDS, parse_duration
 from corral.scheduler.config.errors import FieldError, FieldPath, field_error, quote
 from corral.scheduler.config.extender_urls import redact_url, url_problem, verb_problem
@@ -199,19 +199,27 @@ def validate_profile(path: FieldPath, profile: KubeSchedulerProfile) -> _Errs:
 
 def validate_plugin_args(path: FieldPath, plugin: str, raw: dict[str, object]) -> _Errs:
     """Decode, default (upstream validates defaulted args) and check the args of a plugin with
-    a known args kind (others pass)."""
-    kind = ARGS.get(plugin)
-    if kind is None:
-        return []
+    a known args kind (others pass), in-tree or installed through an entry point."""
+    kind = args_kind(plugin)
+    return [] if kind is None else check_args(path, plugin, kind, raw)
+
+
+def check_args(path: FieldPath, plugin: str, kind: PluginArgs, raw: object) -> _Errs:
+    """``raw`` decoded strictly into ``kind``'s type, defaulted, then validated."""
+    return decode_args(path, plugin, kind, raw)[1]
+
+
+def decode_args(path: FieldPath, plugin: str, kind: PluginArgs, raw: object) -> tuple[Any, _Errs]:
+    """The typed, defaulted args and their errors (the value is not to be used if any)."""
     errs: _Errs = []
     typed = _args.decode_plugin_args(kind.type, plugin, raw, path, errs)
     if typed is None or errs:
-        return errs
+        return None, errs
     if kind.default is not None:
         kind.default(typed)
     if kind.validate is not None:
         errs += kind.validate(path, typed)
-    return errs
+    return typed, errs
 
 
 def _validate_common_queue_sort(path: FieldPath, profiles: list[KubeSchedulerProfile]) -> _Errs:

@@ -9,6 +9,7 @@ expanded that way, the profile a config with no ``plugins`` runs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from corral.scheduler.config import (
     IN_TREE,
@@ -18,14 +19,34 @@ from corral.scheduler.config import (
     PluginDeclaration,
     default_plugins,
     expand,
+    validation,
 )
-from corral.scheduler.config.errors import FieldPath
+from corral.scheduler.config.errors import FieldPath, ValidationError
 from corral.scheduler.framework.profile import ResolvedProfile, ScorePluginRef
 from corral.scheduler.framework.registry import Registry
 
 
 def registry(declarations: Iterable[PluginDeclaration] = IN_TREE) -> Registry:
-    return Registry({d.name: d.load_factory() for d in declarations})
+    return Registry({d.name: _factory(d) for d in declarations})
+
+
+def _factory(declaration: PluginDeclaration) -> Any:
+    """An out-of-tree plugin's factory gets its args as its declaration types them (decoded,
+    defaulted and validated as a profile's are; in-tree factories do it with ``plugin_args``)."""
+    factory = declaration.load_factory()
+    kind = declaration.args
+    if isinstance(declaration.factory, str) or kind is None:
+        return factory
+
+    def with_args(raw: object, handle: Any) -> Any:
+        if isinstance(raw, kind.type):
+            return factory(raw, handle)
+        typed, errors = validation.decode_args(FieldPath(), declaration.name, kind, raw)
+        if errors:
+            raise ValidationError(errors)
+        return factory(typed, handle)
+
+    return with_args
 
 
 def in_tree_registry() -> Registry:
