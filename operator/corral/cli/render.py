@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from corral.api import OperatorDefaults, SchedulerProfile, check_profile, default_catalog
+from corral.api.scheduler_config import scheduler_config_data
 from corral.cli import inputs
 from corral.cli.problems import EXIT_OK, InvalidInput, Problem, UsageError
 from corral.cli.validate import PROFILE, Verdict, duplicates, kind_of
@@ -57,6 +58,12 @@ def register(subparsers: Any) -> None:
         help="with --output-dir: first remove the files an earlier render wrote there",
     )
     parser.add_argument(
+        "--scheduler-config",
+        action="store_true",
+        help="print only each profile's KubeSchedulerConfiguration (what `corral scheduler "
+        "--config` reads; tenancy is the engine's --namespaces/--namespace-selector flags)",
+    )
+    parser.add_argument(
         "--namespace",
         default=None,
         metavar="NS",
@@ -77,6 +84,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise UsageError(f"-o {args.output}: the output format is yaml or json{hint}")
     if args.prune and not args.output_dir:
         raise UsageError("--prune goes with --output-dir")
+    if args.scheduler_config and args.output_dir:
+        raise UsageError("--scheduler-config prints to stdout; it does not go with --output-dir")
 
 
 def profiles(docs: list[inputs.Document], operator: OperatorDefaults) -> list[SchedulerProfile]:
@@ -118,6 +127,13 @@ def run(args: argparse.Namespace) -> int:
     found = profiles(docs, operator)
     if not found:
         raise InvalidInput([Problem(", ".join(map(inputs.shown, files)), f"no {PROFILE}")])
+    if args.scheduler_config:
+        configs = [scheduler_config_data(profile) for profile in found]
+        if args.output == "json":
+            sys.stdout.write("".join(json.dumps(c, indent=2) + "\n" for c in configs))
+        else:
+            sys.stdout.write(dump(configs))
+        return EXIT_OK
     catalog = default_catalog()
     objects = [obj for profile in found for obj in render(profile, catalog).objects]
     if args.output_dir is None:

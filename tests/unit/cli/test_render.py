@@ -142,3 +142,15 @@ def test_a_scheduler_name_taken_twice_is_refused(tmp_path: Path, corral: Run) ->
     code, _, err = corral("render", "-f", str(TENANT), "-f", str(f))
     assert code == 1
     assert f'spec.schedulerName: duplicate schedulerName "team-a": {TENANT} has it' in err
+
+
+def test_the_scheduler_configuration_alone(corral: Run) -> None:
+    """What `corral scheduler --config` takes, without fishing it out of the ConfigMap: the
+    same configuration the ConfigMap holds, and valid."""
+    _, stream, _ = corral("render", "-f", str(TENANT))
+    (config_map,) = [d for d in yaml.safe_load_all(stream) if d["kind"] == "ConfigMap"]
+    (held,) = [yaml.safe_load(v) for v in config_map["data"].values()]
+    code, out, _ = corral("render", "-f", str(TENANT), "--scheduler-config")
+    assert code == 0
+    assert list(yaml.safe_load_all(out)) == [held]
+    assert corral("render", "-f", str(TENANT), "--scheduler-config", "--output-dir", "x")[0] == 2
