@@ -70,7 +70,8 @@ def _stat(pid: int) -> list[str] | None:
 
 
 def is_running(pid: int, executable: str | None = None) -> bool:
-    """True if ``pid`` is a live (non-zombie) process, running ``executable`` if given."""
+    """True if ``pid`` is a live (non-zombie) process, running ``executable`` if given; a zombie
+    leader whose other threads still run counts as live when no ``executable`` is asked."""
     return _is_live(pid, _stat(pid), executable)
 
 
@@ -79,7 +80,10 @@ def _is_live(pid: int, fields: list[str] | None, executable: str | None) -> bool
         return False
     if fields[0] in ("Z", "X"):
         _reap(pid)
-        return False
+        # A dead leader of threads still exiting (a multi-threaded process SIGKILLed: its
+        # first thread is a zombie before the others are gone) still holds its files, e.g.
+        # the listening socket a restart on the same port needs.
+        return executable is None and _threads_live(pid)
     if executable is None:
         return True
     try:
@@ -96,6 +100,22 @@ def _is_live(pid: int, fields: list[str] | None, executable: str | None) -> bool
         return os.path.samefile(f"/proc/{pid}/exe", executable)
     except OSError:
         return False
+
+
+def _threads_live(pid: int) -> bool:
+    """True if a thread of ``pid`` other than a zombie is left (``/proc/<pid>/task``)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            stat = Path(f"/proc/{pid}/task/{task}/stat").read_text()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def boot_id() -> str:

@@ -25,6 +25,7 @@ from corral.testing.processes import (
     ephemeral_range,
     free_port,
     is_running,
+    kill,
     processes_mentioning,
     recorded_alive,
     start_time,
@@ -131,6 +132,43 @@ def test_terminate_stops_a_process_group(tmp_path: Path) -> None:
         assert processes_mentioning(marker) == []
     finally:
         child.kill()
+
+
+# A process whose first thread has exited (a zombie) while another thread still holds a
+# listening socket: what a SIGKILLed Go server is for a moment, the window in which a restart
+# on the same port once failed with "address already in use".
+ZOMBIE_LEADER = """
+import ctypes, socket, sys, threading, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+print(s.getsockname()[1], flush=True)
+threading.Thread(target=time.sleep, args=(60,)).start()
+ctypes.CDLL(None).pthread_exit(None)
+"""
+
+
+def test_a_zombie_leader_with_live_threads_runs_until_they_are_killed() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ZOMBIE_LEADER], stdout=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the first thread never exited"
+            time.sleep(0.05)
+        assert is_running(proc.pid)
+        kill(proc.pid, None)
+        assert not is_running(proc.pid)
+        with socket.socket() as again:  # the port is free once kill returns
+            again.bind(("127.0.0.1", port))
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 @pytest.mark.parametrize(
