@@ -74,14 +74,17 @@ class Document:
         return p.source if p.line is None else f"{p.source}:{p.line}:{p.column}"
 
 
-def add_file_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+def add_file_arguments(
+    parser: argparse.ArgumentParser, what: str, *, required: bool = True
+) -> None:
     """``-f`` (repeatable) and ``-R``, as kubectl's."""
     parser.add_argument(
         "-f",
         "--filename",
         dest="files",
         action="append",
-        required=True,
+        required=required,
+        default=None if required else [],
         metavar="FILE",
         help=f"{what}: a file, a directory (its .yaml, .yml and .json files) or '-' for "
         "stdin; repeatable; a file may hold several documents and kind: List",

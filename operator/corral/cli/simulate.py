@@ -18,23 +18,27 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Final
 
 from corral.api import check_profile, default_catalog
 from corral.api.scheduler_config import scheduler_config_data
 from corral.api.types import SchedulerProfile
-from corral.cli import inputs
+from corral.cli import clusterread, inputs, workloads
+from corral.cli.capacity import DEFAULT_LIMIT, Capacity, capacity
 from corral.cli.explain_table import INDENT, explain_table
-from corral.cli.problems import EXIT_OK, EXIT_UNSCHEDULABLE, InvalidInput, Problem
+from corral.cli.problems import EXIT_OK, EXIT_UNSCHEDULABLE, InvalidInput, Problem, UsageError
 from corral.cli.validate import CONFIG, PROFILE, kind_of
+from corral.k8s import Client
 from corral.render import dump_yaml
 from corral.scheduler.backend import shapes
-from corral.scheduler.backend.objects import WATCHED_KINDS
+from corral.scheduler.backend.objects import WATCHED_KINDS, kinds_for
 from corral.scheduler.backend.records import MalformedObjectError
 from corral.scheduler.config import FieldError, ValidationError
 from corral.scheduler.config.decode import encode
-from corral.scheduler.engine.frameworks import load_engine_config
+from corral.scheduler.engine.frameworks import engine_declarations, load_engine_config
 from corral.scheduler.engine.simulate import (
     PREEMPTED,
     SCHEDULED,
@@ -46,6 +50,7 @@ from corral.scheduler.engine.simulate import (
 )
 from corral.scheduler.framework import explanation as x
 from corral.scheduler.framework import labels
+from corral.yamlload import load_all
 
 # A cluster file may describe thousands of nodes and pods, more than a profile ever needs.
 MAX_CLUSTER_BYTES: Final = 32 * 2**20
@@ -60,6 +65,7 @@ UPSTREAM_DEFAULT: Final = "upstream's default configuration"
 WORKLOADS: Final = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
                               "CronJob", "ReplicationController"})  # fmt: skip
 REPORT_KIND: Final = "Simulation"
+CAPACITY_KIND: Final = "Capacity"
 
 
 def register(subparsers: Any) -> None:
@@ -73,7 +79,8 @@ def register(subparsers: Any) -> None:
     )
     inputs.add_file_arguments(
         parser, "YAML with Nodes, Pods, the objects plugins read, and SchedulerProfiles or "
-        "KubeSchedulerConfigurations"
+        "KubeSchedulerConfigurations; Deployments, ReplicaSets, StatefulSets and Jobs are "
+        "expanded into their pods", required=False,
     )  # fmt: skip
     parser.add_argument(
         "--config",
@@ -100,6 +107,31 @@ def register(subparsers: Any) -> None:
         choices=("text", "json", "yaml"),
         default="text",
         help="text (default), or one report as json or yaml (docs/explain.md has its schema)",
+    )
+    live = parser.add_argument_group("a live cluster (read-only, with your own credentials)")
+    live.add_argument("--from-cluster", action="store_true",
+                      help="take the cluster from the API server: what the engine's informers "
+                      "would read, and its SchedulerProfiles (-f adds pods and workloads, "
+                      "--config a candidate profile)")  # fmt: skip
+    live.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig (default: $KUBECONFIG)")
+    live.add_argument("--context", metavar="NAME", help="the kubeconfig context to use")
+    live.add_argument("-n", "--namespace", action="append", default=[], metavar="NS",
+                      help="where to read namespaced objects you may not list cluster-wide "
+                      "(a tenant's own namespaces); repeatable")  # fmt: skip
+    live.add_argument(
+        "--save-snapshot",
+        type=Path,
+        metavar="FILE",
+        help="write what was read as one kind: List, to replay with -f FILE",
+    )
+    parser.add_argument(
+        "--capacity",
+        action="store_true",
+        help="count how many more of the pod given with -f fit, where, and why the next one "
+        "does not (copies placed one at a time by the engine)",
+    )
+    parser.add_argument(
+        "--limit", type=int, metavar="N", help=f"with --capacity: stop after N ({DEFAULT_LIMIT})"
     )
     parser.add_argument(
         "--seed",
@@ -164,7 +196,19 @@ class Input:
         self.objects: list[inputs.Document] = []
         self.ignored: Counter[str] = Counter()
         self.workloads: Counter[str] = Counter()
+        # Workloads of -f expanded into their pods: (kind, name, pods made).
+        self.expanded: list[tuple[str, str, int]] = []
+        # The first pod of each workload of -f: --capacity's templates.
+        self.templates: list[inputs.Document] = []
+        self.unread: list[str] = []  # what a snapshot of a cluster could not read
+        self.left_out: list[str] = []  # profiles of a cluster not run, and why
+        self.add(docs)
+
+    def add(self, docs: Sequence[inputs.Document], *, snapshot: bool = False) -> None:
+        """Sort ``docs``; those of a ``snapshot`` of a cluster are never expanded (their
+        workloads' pods are in it), and their profiles give way to the ones given."""
         problems: list[Problem] = []
+        given_names = {n for e in self.engines for n in e.config.scheduler_names}
         for doc in docs:
             if not isinstance(doc.data, Mapping):
                 problems.append(doc.problem("must be a Kubernetes object"))
@@ -178,9 +222,18 @@ class Input:
                 continue
             if kind_of(doc) in (PROFILE, CONFIG) and kind:
                 try:
-                    self.engines.append(engine_of(doc))
+                    engine = engine_of(doc)
                 except InvalidInput as exc:
                     problems += exc.problems
+                    continue
+                taken = given_names & set(engine.config.scheduler_names)
+                if snapshot and taken:
+                    self.left_out.append(f"{engine.source}: replaced by the one given for "
+                                         f"schedulerName {', '.join(sorted(taken))}")  # fmt: skip
+                    continue
+                self.engines.append(engine)
+            elif kind in workloads.EXPANDED and not snapshot:
+                problems += self._expand(doc)
             elif kind == "Node":
                 self.nodes.append(doc)
                 problems += _node_problems(doc)
@@ -188,9 +241,11 @@ class Input:
                 spec = doc.data.get("spec")
                 bound = isinstance(spec, Mapping) and spec.get("nodeName")
                 (self.running if bound else self.pending).append(doc)
+                if not bound and not snapshot:
+                    self.templates.append(doc)
             elif kind in WATCHED_KINDS or kind == "ResourceClaimTemplate":
                 self.objects.append(doc)
-                if kind in WORKLOADS:
+                if kind in WORKLOADS and not snapshot:
                     self.workloads[kind] += 1
             elif kind in WORKLOADS:
                 self.workloads[kind] += 1
@@ -199,6 +254,18 @@ class Input:
                 self.ignored[kind or "<no kind>"] += 1
         if problems:
             raise InvalidInput(problems)
+
+    def _expand(self, doc: inputs.Document) -> list[Problem]:
+        try:
+            made = workloads.expand(doc.data)
+        except workloads.WorkloadError as exc:
+            return [doc.problem(exc.message, exc.path)]
+        self.expanded.append((made.kind, made.name, len(made.pods)))
+        self.objects += [replace(doc, data=obj) for obj in made.objects]
+        pods = [replace(doc, data=pod) for pod in made.pods]
+        self.pending += pods
+        self.templates += pods[:1]
+        return []
 
 
 def _split(found: str) -> tuple[str, str]:
@@ -215,18 +282,25 @@ def _node_problems(doc: inputs.Document) -> list[Problem]:
     return [doc.problem("required: the node's capacity (the kubelet reports it)", where)]
 
 
-def _notes(given: Input, simulator: Simulator) -> list[str]:
+def notes_of(given: Input, simulator: Simulator) -> list[str]:
     out = ["profiles: " + "; ".join(_describe_engine(e) for e in given.engines)]
+    out += given.left_out
+    out += [f"{kind} {name}: {n} pod(s) made from its template, as its controller would"
+            for kind, name, n in given.expanded]  # fmt: skip
+    if given.unread:
+        out += [f"{line}; so this simulation does not count it" for line in given.unread]
     for kind, n in sorted(given.ignored.items()):
         if kind not in WORKLOADS:
             out.append(f"ignored {n} {kind} (not a kind the engine reads)")
     for kind, n in sorted(given.workloads.items()):
+        if kind in workloads.EXPANDED:
+            continue
         out.append(f"{n} {kind}: its pods are not generated; give the Pods themselves "
                    "(kubectl get pods -o yaml)")  # fmt: skip
     return out + simulator.notes.lines()
 
 
-def _load(given: Input, seed: int) -> Simulator:
+def load_simulator(given: Input, seed: int) -> Simulator:
     if not any(DEFAULT_SCHEDULER in e.config.scheduler_names for e in given.engines):
         given.engines.append(SimulatedEngine(UPSTREAM_DEFAULT, load_engine_config(DEFAULT_CONFIG)))
     try:
@@ -321,20 +395,28 @@ def report(placements: list[Placement], notes: list[str], given: Input) -> dict[
 
 
 def run(args: argparse.Namespace) -> int:
+    _check_flags(args)
     docs = inputs.documents(args.files, recursive=args.recursive, max_bytes=MAX_CLUSTER_BYTES)
     configs = inputs.documents(args.config) if args.config else []
     files = inputs.expand([*args.files, *args.config], recursive=args.recursive)
     empty = [Problem(name, "contains no document") for name in inputs.empty(files, docs + configs)]
     if empty:
         raise InvalidInput(empty)
-    given = Input(configs + docs)
-    simulator = _load(given, args.seed)
+    saved = _saved_snapshots(docs)
+    given = Input(configs + [d for d in docs if id(d.source) not in saved])
+    given.add([d for d in docs if id(d.source) in saved], snapshot=True)
+    given.unread += [line for listing in saved.values() for line in clusterread.unread_of(listing)]
+    if args.from_cluster:
+        _from_cluster(args, given)
+    simulator = load_simulator(given, args.seed)
     explain = args.explain or args.explain_all
+    if args.capacity:
+        return _capacity(args, given, simulator, explain=explain)
     try:
         placements = simulator.run([d.data for d in given.pending], explain=explain)
     except MalformedPodError as exc:
         raise InvalidInput([_malformed(given.pending[exc.index], exc)]) from None
-    notes = _notes(given, simulator)
+    notes = notes_of(given, simulator)
     if args.output != "text":
         body = report(placements, notes, given)
         sys.stdout.write(json.dumps(body, indent=2) + "\n" if args.output == "json"
@@ -354,3 +436,148 @@ def run(args: argparse.Namespace) -> int:
                     print(f"{INDENT}attempt {e.attempt}:")
                 print(explain_table(e, every=args.explain_all))
     return EXIT_OK if all(p.placed for p in placements) else EXIT_UNSCHEDULABLE
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    if not args.files and not args.from_cluster:
+        raise UsageError("give -f FILE (a cluster and pods written in YAML), --from-cluster, "
+                         "or both")  # fmt: skip
+    if not args.from_cluster:
+        for flag, value in (
+            ("--save-snapshot", args.save_snapshot),
+            ("-n", args.namespace),
+            ("--kubeconfig", args.kubeconfig),
+            ("--context", args.context),
+        ):
+            if value:
+                raise UsageError(f"{flag} goes with --from-cluster")  # fmt: skip
+    if args.limit is not None and not args.capacity:
+        raise UsageError("--limit goes with --capacity")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit {args.limit}: must be at least 1")
+
+
+# --- a live cluster ----------------------------------------------------------------------------
+
+
+def _snapshot_docs(listing: Mapping[str, Any], name: str) -> list[inputs.Document]:
+    """The items of a List read from a cluster, as documents of one source (JSON is YAML, so a
+    problem is located in it as in a file)."""
+    source = inputs.Source(name, json.dumps(listing, indent=1).encode("utf-8"))
+    items = listing.get("items") or []
+    return [inputs.Document(source, 0, item, 1, i) for i, item in enumerate(items)]
+
+
+def _saved_snapshots(docs: Sequence[inputs.Document]) -> dict[int, Mapping[str, Any]]:
+    """The sources that are snapshots saved by --save-snapshot (a List annotated so), by the id
+    of their source, with that List: they are read as a snapshot of a cluster again (their
+    pending pods are the cluster's, not templates; their workloads not expanded again)."""
+    out: dict[int, Mapping[str, Any]] = {}
+    marker = clusterread.ANNOTATION.encode("utf-8")
+    for source in {id(d.source): d.source for d in docs if d.item is not None}.values():
+        if marker not in source.text:
+            continue
+        for loaded in load_all(source.text, source.name):
+            if isinstance(loaded, Mapping) and loaded.get("kind") == "List":
+                meta = loaded.get("metadata")
+                notes = meta.get("annotations") if isinstance(meta, Mapping) else None
+                if isinstance(notes, Mapping) and clusterread.ANNOTATION in notes:
+                    out[id(source)] = loaded
+    return out
+
+
+def _kinds(engines: Sequence[SimulatedEngine]) -> list[str]:
+    """What the engines' plugins read, as the engine's informers derive it."""
+    names = {n for e in engines for p in e.config.profiles for n in p.plugin_names()}
+    return kinds_for(d for d in engine_declarations() if d.name in names)
+
+
+def _from_cluster(args: argparse.Namespace, given: Input) -> None:
+    client = clusterread.client_of(args.kubeconfig, args.context)
+    read_cluster(client, given, args.namespace, save=args.save_snapshot)
+
+
+def read_cluster(
+    client: Client,
+    given: Input,
+    namespaces: Sequence[str],
+    *,
+    save: Path | None = None,
+    profiles: bool = True,
+) -> None:
+    """Add to ``given`` what the engine would read from the cluster (its SchedulerProfiles too,
+    unless ``profiles`` is False), as the caller may read it; ``save`` writes it as a List."""
+    found, unread = clusterread.read_profiles(client) if profiles else ([], [])
+    given.add(_snapshot_docs({"items": found}, f"cluster {client.server} (SchedulerProfiles)"),
+              snapshot=True)  # fmt: skip
+    engines = list(given.engines)
+    if not any(DEFAULT_SCHEDULER in e.config.scheduler_names for e in engines):
+        engines.append(SimulatedEngine(UPSTREAM_DEFAULT, load_engine_config(DEFAULT_CONFIG)))
+    snapshot = clusterread.read(client, _kinds(engines), namespaces)
+    snapshot.items[:0] = found
+    snapshot.unread[:0] = unread
+    listing = snapshot.as_list()
+    given.add(_snapshot_docs({"items": snapshot.items[len(found):]},
+                             f"cluster {client.server}"), snapshot=True)  # fmt: skip
+    given.unread += [str(u) for u in snapshot.unread]
+    if save is not None:
+        try:
+            save.write_text(dump_yaml(listing), encoding="utf-8")
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise UsageError(f"--save-snapshot: cannot write {save}: {why}") from None
+
+
+# --- capacity ----------------------------------------------------------------------------------
+
+
+def _capacity(
+    args: argparse.Namespace,
+    given: Input,
+    simulator: Simulator,
+    *,
+    explain: bool,
+) -> int:
+    if len(given.templates) != 1:
+        given_n = "none" if not given.templates else f"{len(given.templates)}"
+        raise UsageError(
+            "--capacity counts copies of one pod: give one Pod without spec.nodeName (or one "
+            f"workload) with -f, not {given_n}"
+        )
+    template = given.templates[0]
+    fixed = [d for d in given.pending if d not in given.templates]
+    try:  # the cluster's own pending pods are ahead of the copies in the queue
+        simulator.run([d.data for d in fixed])
+    except MalformedPodError as exc:
+        raise InvalidInput([_malformed(fixed[exc.index], exc)]) from None
+    try:
+        found = capacity(simulator, template.data, limit=args.limit or DEFAULT_LIMIT,
+                         explain=explain)  # fmt: skip
+    except MalformedPodError as exc:
+        raise InvalidInput([_malformed(template, exc)]) from None
+    notes = notes_of(given, simulator)
+    if fixed:
+        notes.append(f"{len(fixed)} pending pod(s) of the input placed first, as the queue "
+                     "would")  # fmt: skip
+    if args.output != "text":
+        body = {"apiVersion": x.API_VERSION, "kind": CAPACITY_KIND, "notes": notes,
+                "capacity": found.to_json()}  # fmt: skip
+        sys.stdout.write(json.dumps(body, indent=2) + "\n" if args.output == "json"
+                         else dump_yaml(body))  # fmt: skip
+        return EXIT_OK
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(describe_capacity(found))
+    if (args.explain or args.explain_all) and found.explanation is not None:
+        print(explain_table(found.explanation, every=args.explain_all))
+    return EXIT_OK
+
+
+def describe_capacity(found: Capacity) -> str:
+    lines = [f"{found.template}: {found.fits} more fit"]
+    lines += [f"{INDENT}{node}: {n}" for node, n in sorted(found.per_node.items())]
+    if found.stopped_at_limit:
+        lines.append(f"stopped at the limit ({found.fits}); more may fit")
+    else:
+        lines.append(f"the next one ({found.next_pod}) stays Pending: {found.reason}")
+    return "\n".join(lines)

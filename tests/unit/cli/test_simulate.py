@@ -152,16 +152,16 @@ def test_a_kubectl_snapshot_counts_no_finished_pod(
 
 
 def test_what_it_ignored_and_nothing_to_place(tmp_path: Path, corral: Run) -> None:
-    """Review finding 7: a Deployment is reported (its pods are not made), and no pending pod
-    says so."""
+    """Review finding 7: a DaemonSet is reported (its pods are not made: simulate expands only
+    Deployments, ReplicaSets, StatefulSets and Jobs), and no pending pod says so."""
     f = tmp_path / "in.yaml"
-    f.write_text(TENANT_NODES + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"
+    f.write_text(TENANT_NODES + "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n"
                  "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")  # fmt: skip
     code, out, err = corral("simulate", "-f", str(f))
     assert (code, out) == (0, "nothing to place: 2 nodes, 0 pods bound to them, no pending pod\n")
     assert notes(err)[1:] == [
         "ignored 1 ConfigMap (not a kind the engine reads)",
-        "1 Deployment: its pods are not generated; give the Pods themselves "
+        "1 DaemonSet: its pods are not generated; give the Pods themselves "
         "(kubectl get pods -o yaml)",
         "2 Node(s) without the kubernetes.io/hostname label: the node's name, as the kubelet "
         "sets it",
@@ -372,8 +372,10 @@ def test_every_example_and_sample_is_explained_without_an_internal_error(
     pods sent to it, in a namespace it serves), no verdict is an error of the cycle itself."""
     profiles = [a for p in sorted(SAMPLES.glob("*.yaml")) if p.name != "kustomization.yaml"
                 for a in ("-f", str(p))]  # fmt: skip
-    cases: list[list[str]] = [[*profiles, "-f", str(p)] for p in sorted(EXAMPLES.glob("*.yaml"))
-                              if "kind: Node" in p.read_text()]  # fmt: skip
+    # Every example with nodes and pods to place (capacity-cluster.yaml has only nodes).
+    texts = {p: p.read_text() for p in sorted(EXAMPLES.glob("*.yaml"))}
+    cases: list[list[str]] = [[*profiles, "-f", str(p)] for p, text in texts.items()
+                              if "kind: Node" in text and "kind: Pod\n" in text]  # fmt: skip
     cluster = list(yaml.safe_load_all(CLUSTER.read_text()))
     for sample in sorted(SAMPLES.glob("*.yaml")):
         profile = yaml.safe_load(sample.read_text())
