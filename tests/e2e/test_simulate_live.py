@@ -1,7 +1,8 @@
-"""`corral simulate --from-cluster`, `--capacity` and `--save-snapshot` on the real control plane:
-the capacity it counts is what upstream kube-scheduler really places (and the next pod's reason
-is the one it gives), a saved snapshot replays offline to the same answer, and a tenant's own
-credentials read only what they may, saying what they could not."""
+"""`corral simulate --from-cluster`, `--capacity`, `--save-snapshot` and `corral explain POD` on
+the real control plane: the capacity it counts is what upstream kube-scheduler really places
+(and the next pod's reason is the one it gives), a saved snapshot replays offline to the same
+answer, and a tenant's own credentials read only what they may, saying what they could not
+(explain refuses a pod they may not read in one line)."""
 
 from __future__ import annotations
 
@@ -281,3 +282,97 @@ def test_what_the_engine_lists_as_namespaced_is_what_the_api_server_says(kube: C
         if path in scoped:
             assert (kind in clusterread.NAMESPACED) == scoped[path], kind
     assert len([p for p in clusterread.PATHS.values() if p in scoped]) >= 15
+
+
+# --- corral explain POD ------------------------------------------------------------------------
+
+
+def test_explain_says_why_a_live_pod_is_pending_with_a_tenants_credentials(
+    kube: Client,
+    namespace: str,
+    other_namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    tenant_kubeconfig: Path,
+    corral: Run,
+) -> None:
+    """Done-when: explain works with a tenant's credentials (the verdicts of the cycle per node,
+    the live scheduler's own words beside them) and says what it could not read."""
+    (node,) = fake_nodes(1, cpu="2", memory="4Gi", labels={"test-pool": namespace})
+    kube.create(pod("big", namespace, namespace, "3"))
+    live = unschedulable_message(kube, namespace, "big")
+    creds = ["--kubeconfig", str(tenant_kubeconfig)]
+    code, out, err = corral("explain", "big", "-n", namespace, *creds)
+    assert code == 3, err
+    said, verdict, *table = out.splitlines()
+    assert said == (f"{namespace}/big: schedulerName default-scheduler; its scheduler says: "
+                    f"PodScheduled=False Unschedulable: {live}")  # fmt: skip
+    assert verdict.startswith(f"{namespace}/big: unschedulable: ")
+    assert first_sentence(verdict.split(": unschedulable: ", 1)[1]) == first_sentence(live)
+    (row,) = [line.split() for line in table if line.split()[:1] == [node]]
+    assert row[1:] == ["NodeResourcesFit:", "Insufficient", "cpu"]
+    assert f"note: could not read Pod outside namespace(s) {namespace}: " in err
+    code, out, err = corral("explain", "big", "-n", namespace, *creds, "-o", "json")
+    assert code == 3
+    body = json.loads(out)
+    assert (body["kind"], body["pod"], body["verdict"]) == (
+        "PodExplanation",
+        f"{namespace}/big",
+        "Unschedulable",
+    )
+    (cycle,) = body["explanations"]
+    fit = [c for c in cycle["filter"] if c["plugin"] == "NodeResourcesFit"]
+    # More than the node's allocatable: no eviction could make room.
+    assert fit[0]["nodes"][node] == {
+        "code": "UnschedulableAndUnresolvable",
+        "message": "Insufficient cpu",
+    }
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        pytest.param("other", "corral: not allowed to read pod {other}/p: ", id="other-tenant"),
+        pytest.param("missing", "corral: pod {ns}/nope not found", id="not-found"),
+        pytest.param("foreign", "corral: {ns}/foreign names schedulerName 'elsewhere', which no "
+                     "SchedulerProfile you can read has; give that scheduler's configuration with "
+                     "--config", id="unknown-scheduler"),
+    ],
+)  # fmt: skip
+def test_explain_refuses_cleanly_what_a_tenant_may_not_ask(
+    kube: Client,
+    namespace: str,
+    other_namespace: str,
+    tenant_kubeconfig: Path,
+    corral: Run,
+    target: str,
+    message: str,
+) -> None:
+    kube.create(pod("p", other_namespace, namespace, "1"))
+    foreign = pod("foreign", namespace, namespace, "1")
+    foreign["spec"]["schedulerName"] = "elsewhere"
+    kube.create(foreign)
+    name, ns = {"other": ("p", other_namespace), "missing": ("nope", namespace),
+                "foreign": ("foreign", namespace)}[target]  # fmt: skip
+    code, out, err = corral("explain", name, "-n", ns, "--kubeconfig", str(tenant_kubeconfig))
+    assert (code, out) == (2, "")
+    (line,) = err.strip().splitlines()
+    assert line.startswith(message.format(other=other_namespace, ns=namespace)), line
+
+
+def test_explain_a_bound_pod_says_nothing_is_pending(
+    cluster: LocalCluster,
+    kube: Client,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    corral: Run,
+) -> None:
+    (node,) = fake_nodes(1, cpu="2", memory="4Gi", labels={"test-pool": namespace})
+    kube.create(pod("small", namespace, namespace, "1"))
+
+    def bound() -> bool:
+        return bool(kube.get("v1", "Pod", "small", namespace)["spec"].get("nodeName"))
+
+    wait_until("small bound", bound)
+    code, out, _ = corral("explain", "small", "-n", namespace, "--kubeconfig",
+                          str(cluster.kubeconfig))  # fmt: skip
+    assert (code, out) == (0, f"{namespace}/small is bound to {node}: nothing is pending\n")

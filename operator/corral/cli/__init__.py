@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 # Sub-command modules, in the order `corral --help` lists them.
-COMMANDS: tuple[str, ...] = ("render", "validate", "scheduler", "operator", "simulate")
+COMMANDS: tuple[str, ...] = ("render", "validate", "scheduler", "operator", "simulate", "explain")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
