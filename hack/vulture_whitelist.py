@@ -38,3 +38,6 @@ apiserver_cpu_s
 setup_s
 ready_s
 pin_self  # bench/pinning.py: unused (bench is benchdocs' scope; left to them)
+shadow_raw  # engine/shadow/compare.py PluginScores: the evidence, encoded with the dataclass
+live_raw
+last_update  # engine/shadow/tally.py ShadowStatus, encoded with the dataclass (status.shadow)

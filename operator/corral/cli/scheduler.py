@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -25,10 +26,11 @@ from corral.cli.problems import InvalidInput, Problem, UsageError
 from corral.k8s import Client
 from corral.k8s.client import KubeconfigError
 from corral.k8s.secure_serving import server_context
-from corral.scheduler.config import FeatureGates, ValidationError, features
+from corral.scheduler.config import FeatureGates, FieldError, ValidationError, features
+from corral.scheduler.config.defaults import DEFAULT_LOCK_NAME, DEFAULT_LOCK_NAMESPACE
 from corral.scheduler.engine import gc_tuning
 from corral.scheduler.engine.app import Engine, EngineOptions
-from corral.scheduler.engine.frameworks import load_engine_config
+from corral.scheduler.engine.frameworks import EngineConfig, load_engine_config
 from corral.scheduler.engine.leaderelection import default_identity
 from corral.scheduler.engine.logfields import FIELDS, klog
 from corral.scheduler.engine.preflight import check_startable
@@ -117,6 +119,13 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="kube-scheduler's verbosity instead of --log-level: up to 3 Normal, 4 Debug, 5 and "
         "more Trace",
+    )
+    parser.add_argument(
+        "--shadow-of",
+        metavar="SCHEDULER_NAME",
+        help="run as a shadow of this live scheduler: decide its pods as the profile would and "
+        "compare with its bindings, writing nothing (corral_shadow_decisions_total, and a log "
+        "line per disagreement; docs/engine.md)",
     )
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     parser.set_defaults(handler=run)  # fmt: skip
@@ -214,6 +223,26 @@ def log_level(args: argparse.Namespace) -> str:
     return "Debug" if args.v == VERBOSITY_DEBUG else "Trace"
 
 
+def check_shadow(engine_config: EngineConfig) -> None:
+    """What a shadow's configuration must not be: more than one profile (one candidate is
+    compared), or an elector on the default Lease, which is the live kube-scheduler's own (a
+    shadow holding it would stop the live scheduler from scheduling)."""
+    errors = []
+    if len(engine_config.profiles) != 1:
+        errors.append(FieldError("profiles", f"a shadow runs one profile, not "
+                                 f"{len(engine_config.profiles)}"))  # fmt: skip
+    le = engine_config.config.leader_election
+    if le.leader_elect and (le.resource_namespace, le.resource_name) == (
+        DEFAULT_LOCK_NAMESPACE,
+        DEFAULT_LOCK_NAME,
+    ):
+        errors.append(FieldError("leaderElection.resourceName", f"{le.resource_name!r} in "
+                                 f"{le.resource_namespace} is the live scheduler's Lease: give "
+                                 "the shadow its own, or leaderElect: false"))  # fmt: skip
+    if errors:
+        raise ValidationError(errors)
+
+
 def run(args: argparse.Namespace) -> int:
     setup_logging(log_level(args), args.log_format)
     gates = parse_feature_gates(args.feature_gates)
@@ -221,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
     try:  # the whole configuration, before credentials are loaded
         engine_config = load_engine_config(doc.data, gates)
         check_startable(engine_config)
+        if args.shadow_of:
+            check_shadow(engine_config)
     except ValidationError as exc:
         raise InvalidInput(doc.problems(exc.errors)) from None
     host, port = parse_bind_address(args.bind_address)
@@ -251,6 +282,10 @@ def run(args: argparse.Namespace) -> int:
         queueing_hints=args.queueing_hints == "true",
         freeze_gc_after_sync=True,
         pod_watch_protobuf=args.pod_watch_encoding == "protobuf",
+        shadow_of=args.shadow_of or None,
+        config_hash=hashlib.sha256(
+            json.dumps(doc.data, sort_keys=True).encode("utf-8")
+        ).hexdigest(),
     )
     gc_tuning.configure()  # this process is the engine's own
     try:

@@ -41,6 +41,7 @@ from corral.scheduler.backend.objects import (
     unwatched_reads,
 )
 from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.config import FieldError, ValidationError
 from corral.scheduler.engine import gc_tuning, thread_cpu
 from corral.scheduler.engine.binding import ApiBinder, ApiNominatedNodeWriter
 from corral.scheduler.engine.event_recorder import EventRecorder, PodRef
@@ -74,11 +75,13 @@ from corral.scheduler.engine.preemption import ApiPreemptionExecutor
 from corral.scheduler.engine.preflight import leader_election_config
 from corral.scheduler.engine.resource_claims import ApiClaimWriter
 from corral.scheduler.engine.server import HealthServer
+from corral.scheduler.engine.shadow import ShadowEngine
 from corral.scheduler.engine.sizes import StructureSizes
 from corral.scheduler.engine.timing import EngineTiming
 from corral.scheduler.framework.cluster_events import WILDCARD, ActionType, ClusterEvent
 from corral.scheduler.framework.extender import EXTENDER_NAME
 from corral.scheduler.framework.listers import DEVICE_TAINT_RULE, RESOURCE_SLICE
+from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
@@ -124,6 +127,11 @@ class EngineOptions:
     # encoding cost per event, at some of this process's CPU to decode it. Off until the
     # benchmark protocol has measured it (docs/benchmarks/findings.md).
     pod_watch_protobuf: bool = False
+    # A shadow (engine/shadow): decide the pods of this live scheduler as the profile would and
+    # compare, writing nothing at all (metrics and logs only). ``config_hash`` names the
+    # configuration its counts are for.
+    shadow_of: str | None = None
+    config_hash: str = ""
 
 
 class Engine:
@@ -151,37 +159,10 @@ class Engine:
         self.cache = Cache(generic_workload=generic_workload)
         # Bindings and evictions are sent only while this is open (leaderelection.WriteFence).
         self.fence = WriteFence()
-        self.preemption = ApiPreemptionExecutor(
-            client,
-            self.bucket,
-            self.nominator,
-            self._event_from_thread,
-            lookup=self.cache.get_pod,
-            activate=lambda pod: self.queue.activate(pod.uid),
-            on_preempt=self._count_preemption,
-            may_evict=lambda pod: self._serves_namespace(pod.namespace),
-            fence=self.fence,
-        )
-        self.declarations = engine_declarations()
-        frameworks = build_frameworks(
-            engine,
-            engine_registry(self.declarations),
-            ApiBinder(
-                client,
-                self.bucket,
-                self.timing.tallies["api_bind"],
-                content_type=content_type,
-                fence=self.fence,
-                node_exists=self.cache.has_node,
-            ),
-            objects=self.objects,
-            nominator=self.nominator,
-            preemption_executor=self.preemption,
-            claim_writer=ApiClaimWriter(client, self.bucket),
-            object_updater=ApiObjectUpdater(client, self.bucket),
-            metrics=self.recorder,
-            pod_groups=self.cache if generic_workload else None,
-            activator=self._activate,
+        shadow = options.shadow_of is not None
+        # A shadow gets no writer at all: no binder, no preemption, no claim or volume writes.
+        frameworks = self._frameworks(
+            engine, client, content_type, shadow=shadow, generic_workload=generic_workload
         )
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         extenders = load_extenders(engine)
@@ -214,14 +195,24 @@ class Engine:
         ):
             self.recorder.gauge_source(metric, source)
         self._selected_namespaces: set[str] = set()
+        # A shadow's queue stays empty: no pod is its to schedule.
         self.state = ClusterState(
-            self.cache, self.queue, set(self.schedulers), self._serves_namespace, self.nominator,
+            self.cache,
+            self.queue,
+            set() if shadow else set(self.schedulers),
+            self._serves_namespace,
+            self.nominator,
             generic_workload=generic_workload,
-        )  # fmt: skip
-        self.recorders = {
-            name: EventRecorder(self.aio, name, content_type=content_type)
-            for name in self.schedulers
-        }
+        )
+        self.shadow = self._shadow(options) if shadow else None
+        self.recorders = (
+            {}
+            if shadow
+            else {
+                name: EventRecorder(self.aio, name, content_type=content_type)
+                for name in self.schedulers
+            }
+        )
         self.recorder.gauge_source(
             m.EVENTS_DROPPED, lambda: {(): sum(r.dropped for r in self.recorders.values())}
         )
@@ -267,6 +258,75 @@ class Engine:
         note = f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
         self.reporter.on_loop(recorder.failed_scheduling, ref, note)
 
+    def _preemption(self, client: Client) -> ApiPreemptionExecutor:
+        return ApiPreemptionExecutor(
+            client,
+            self.bucket,
+            self.nominator,
+            self._event_from_thread,
+            lookup=self.cache.get_pod,
+            activate=lambda pod: self.queue.activate(pod.uid),
+            on_preempt=self._count_preemption,
+            may_evict=lambda pod: self._serves_namespace(pod.namespace),
+            fence=self.fence,
+        )
+
+    def _frameworks(
+        self,
+        engine: EngineConfig,
+        client: Client,
+        content_type: str,
+        *,
+        shadow: bool,
+        generic_workload: bool,
+    ) -> dict[str, Framework]:
+        self.preemption = None if shadow else self._preemption(client)
+        self.declarations = engine_declarations()
+        return build_frameworks(
+            engine,
+            engine_registry(self.declarations),
+            None
+            if shadow
+            else ApiBinder(
+                client,
+                self.bucket,
+                self.timing.tallies["api_bind"],
+                content_type=content_type,
+                fence=self.fence,
+                node_exists=self.cache.has_node,
+            ),
+            objects=self.objects,
+            nominator=self.nominator,
+            preemption_executor=self.preemption,
+            claim_writer=None if shadow else ApiClaimWriter(client, self.bucket),
+            object_updater=None if shadow else ApiObjectUpdater(client, self.bucket),
+            metrics=self.recorder,
+            pod_groups=self.cache if generic_workload else None,
+            activator=self._activate,
+        )
+
+    def _shadow(self, options: EngineOptions) -> ShadowEngine:
+        if len(self.schedulers) != 1:
+            raise ValidationError([FieldError(
+                "profiles", f"a shadow runs one profile; this configuration has "
+                f"{len(self.schedulers)}"
+            )])  # fmt: skip
+        assert options.shadow_of is not None
+        return ShadowEngine(
+            next(iter(self.schedulers.values())),
+            live_scheduler=options.shadow_of,
+            config_hash=options.config_hash,
+            cache=self.cache,
+            nominator=self.nominator,
+            serves_namespace=self._serves_namespace,
+            recorder=self.recorder,
+        )
+
+    def _on_pod(self, kind: EventType, raw: dict[str, Any]) -> None:
+        if self.shadow is not None:  # first: it decides on the cache before this event
+            self.shadow.observer.on_pod(kind, raw)
+        self.state.on_pod(kind, raw)
+
     def _pre_enqueue(self, pod: PodInfo, gating_plugin: str) -> Status | None:
         scheduler = self.schedulers.get(pod.scheduler_name)
         return None if scheduler is None else scheduler.fwk.run_pre_enqueue(pod, gating_plugin)
@@ -292,7 +352,7 @@ class Engine:
             Informer(
                 self.aio,
                 ACTIVE_PODS_PATH,
-                self.state.on_pod,
+                self._on_pod,
                 field_selector=NON_TERMINAL,
                 protobuf_objects=self.options.pod_watch_protobuf,
             ),
@@ -446,6 +506,11 @@ class Engine:
 
     async def _lead(self) -> None:
         self._set_leader(1)
+        if self.shadow is not None:
+            log.info("shadowing %s with profile %s", self.shadow.observer.live_scheduler,
+                     ", ".join(self.schedulers))  # fmt: skip
+            await self.shadow.lead()
+            return
         log.info("starting to schedule for profiles %s", ", ".join(self.schedulers))
         self.loop.start()
         await asyncio.Event().wait()
@@ -453,6 +518,8 @@ class Engine:
     def _stop_leading(self) -> None:
         self.fence.close()  # first: binding threads still running send nothing more
         self._set_leader(0)
+        if self.shadow is not None:
+            self.shadow.observer.stop(wait=False)
         self._close_frameworks()
         self.loop.stop(wait_for_bindings=False)
 
@@ -469,7 +536,10 @@ class Engine:
         self._close_frameworks()
         if self.loop.running:
             await asyncio.to_thread(self.loop.stop)
-        self.preemption.close()
+        if self.shadow is not None:
+            await asyncio.to_thread(self.shadow.observer.stop)
+        if self.preemption is not None:
+            self.preemption.close()
         for recorder in self.recorders.values():
             await recorder.flush(timeout=2.0)
         for task in list(self._tasks):

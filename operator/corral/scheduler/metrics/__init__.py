@@ -170,6 +170,22 @@ EVENTS_DROPPED: Final = Metric(
     "Events not recorded because the recorder's queue was full.",
     "gauge",
 )
+# A shadow profile's decisions against the live scheduler's (engine/shadow/compare.py names
+# the outcomes); those made while other pods were in flight are also counted in the second.
+SHADOW_DECISIONS: Final = Metric(
+    "corral_shadow_decisions_total",
+    "Decisions of a shadow profile compared with the live scheduler's, by outcome: agreed, "
+    "tie, disagreed, live_unschedulable, shadow_unschedulable.",
+    "counter",
+    ("outcome",),
+)
+SHADOW_BURST_DECISIONS: Final = Metric(
+    "corral_shadow_burst_decisions_total",
+    "The shadow decisions of corral_shadow_decisions_total made while other pods of the live "
+    "scheduler were in flight (the cluster it judged on may differ from the live one's).",
+    "counter",
+    ("outcome",),
+)
 
 # --- pod groups (GenericWorkload; registered only with the gate, as upstream's) -------------
 
@@ -219,6 +235,8 @@ DECLARED: Final[tuple[Metric, ...]] = (
     REST_CLIENT_REQUEST_DURATION,
     LEADER,
     EVENTS_DROPPED,
+    SHADOW_DECISIONS,
+    SHADOW_BURST_DECISIONS,
 )
 
 
