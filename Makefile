@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode upgrade conformance-tests test fuzz faults compat demo demo-down clean
+.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode upgrade conformance-tests browser test fuzz faults compat demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -57,9 +57,9 @@ lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts, vultur
 	@dead=$$($(BIN)/vulture operator/corral hack/corral_dev hack/demo.py bench tests hack/vulture_whitelist.py --min-confidence 60 | grep -v '^tests/' || true); \
 	  if [[ -n $$dead ]]; then echo "$$dead"; echo 'vulture: delete it, or list it in hack/vulture_whitelist.py with the reason' >&2; exit 1; fi
 
-# The tiers (markers given by tests/conftest.py); `make test` runs every one of them but `upgrade`.
+# The tiers (markers given by tests/conftest.py); `make test` runs every one of them but `upgrade` and `browser`.
 unit: venv  ## the fast unit tier (no control plane, no slow or conformance tests; ~2 min on 2 cores)
-	$(BIN)/python -m pytest tests/unit -m "not slow and not conformance" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/unit -m "not slow and not conformance and not browser" $(PYTEST_ARGS)
 
 slow: venv  ## the slow unit tests: wheel builds, the out-of-tree example, fuzz and property runs
 	$(BIN)/python -m pytest tests/unit -m slow $(PYTEST_ARGS)
@@ -76,8 +76,12 @@ upgrade: venv control-plane node storage  ## the previous release's install upgr
 conformance-tests: venv control-plane  ## the conformance tier: Corral against the pinned kube-scheduler (recorded decisions, live binary)
 	$(BIN)/python -m pytest tests -m conformance $(PYTEST_ARGS)
 
-test: venv control-plane node storage lint  ## everything: lint, types, import contracts and every tier but `upgrade`
-	$(BIN)/python -m pytest tests -m "not upgrade" $(PYTEST_ARGS)
+browser: venv  ## the --html pages rendered in headless Chromium (installs Debian's chromium when missing)
+	$(BIN)/python -m pytest tests -m browser $(PYTEST_ARGS)
+
+# Every tier but `upgrade` and `browser` (a fresh CI machine would install Chromium for it: `make browser`).
+test: venv control-plane node storage lint  ## everything: lint, types, import contracts and every tier but `upgrade` and `browser`
+	$(BIN)/python -m pytest tests -m "not upgrade and not browser" $(PYTEST_ARGS)
 
 FUZZ_SCALE ?= 20
 # The harness watches every case itself (a hang is a failed case), so no pytest timeout.

@@ -10,10 +10,12 @@ test tiers (markers, given by where a test lives; docs/architecture.md#tests):
   unless pytest runs with ``--faults`` (``make faults``); the fast ones run in every tier that
   takes tests/e2e;
 - ``upgrade``: the previous release upgraded on the real node (:data:`UPGRADE`: it builds that
-  release's image and takes about 10 minutes, so ``make upgrade`` runs it, not ``make test``).
+  release's image and takes about 10 minutes, so ``make upgrade`` runs it, not ``make test``);
+- ``browser``: renders the --html pages in headless Chromium (marked in their files; ``make
+  browser``, so a fresh CI machine never installs Chromium).
 
-``make unit`` is tests/unit without ``slow`` and ``conformance``; ``make test`` runs all but the
-long fault tests and ``upgrade``.
+``make unit`` is tests/unit without ``slow``, ``conformance`` and ``browser``; ``make test`` runs
+all but the long fault tests, ``upgrade`` and ``browser``.
 """
 
 import pytest

@@ -23,9 +23,10 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
-from corral.cli import clusterread, inputs
+from corral.cli import clusterread, html_report, inputs
 from corral.cli.explain_table import INDENT, explain_table
 from corral.cli.problems import EXIT_OK, EXIT_UNSCHEDULABLE, InvalidInput, Problem, UsageError
 from corral.cli.simulate import (
@@ -79,6 +80,8 @@ def register(subparsers: Any) -> None:
         help="every plugin's verdict on every node, passing ones too",
     )
     parser.add_argument("-o", "--output", choices=("text", "json", "yaml"), default="text")
+    parser.add_argument("--html", type=Path, metavar="FILE", help="also write one HTML page: "
+                        "the cycle's node x plugin table")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed for breaking ties (default 0)")
     parser.set_defaults(handler=run)
 
@@ -136,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"pod {key}: {exc}") from None
     notes = notes_of(given, simulator)
     said = live_verdict(pod)
+    if args.html is not None:
+        sections = [
+            html_report.cycle_section(e, f"attempt {e.attempt}") for e in placement.explanations
+        ]
+        title = f"Why is {key} Pending?"
+        html_report.write(args.html, html_report.page(title, sections, [*notes, said]))
     if args.output != "text":
         body = {
             "apiVersion": x.API_VERSION,

@@ -26,7 +26,7 @@ from typing import Any, Final
 from corral.api import check_profile, default_catalog
 from corral.api.scheduler_config import scheduler_config_data
 from corral.api.types import SchedulerProfile
-from corral.cli import clusterread, inputs, workloads
+from corral.cli import clusterread, html_report, inputs, workloads
 from corral.cli.capacity import DEFAULT_LIMIT, Capacity, capacity
 from corral.cli.explain_table import INDENT, explain_table
 from corral.cli.problems import EXIT_OK, EXIT_UNSCHEDULABLE, InvalidInput, Problem, UsageError
@@ -132,6 +132,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--limit", type=int, metavar="N", help=f"with --capacity: stop after N ({DEFAULT_LIMIT})"
+    )
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write one self-contained HTML page: node x plugin verdicts and scores, a "
+        "capacity bar per node",
     )
     parser.add_argument(
         "--seed",
@@ -409,7 +416,8 @@ def run(args: argparse.Namespace) -> int:
     if args.from_cluster:
         _from_cluster(args, given)
     simulator = load_simulator(given, args.seed)
-    explain = args.explain or args.explain_all
+    before = simulator.cache.snapshot()
+    explain = args.explain or args.explain_all or args.html is not None
     if args.capacity:
         return _capacity(args, given, simulator, explain=explain)
     try:
@@ -417,6 +425,14 @@ def run(args: argparse.Namespace) -> int:
     except MalformedPodError as exc:
         raise InvalidInput([_malformed(given.pending[exc.index], exc)]) from None
     notes = notes_of(given, simulator)
+    if args.html is not None:
+        sections = [html_report.cycle_section(p.explanations[-1], describe(p))
+                    for p in placements if p.explanations]  # fmt: skip
+        placed = Counter(p.node for p in placements if p.placed and p.node)
+        usage = html_report.usage(before, simulator.cache.snapshot(),
+                                  {n: f"{k} placed" for n, k in placed.items()})  # fmt: skip
+        sections.append(html_report.capacity_section(usage))
+        html_report.write(args.html, html_report.page("corral simulate", sections, notes))
     if args.output != "text":
         body = report(placements, notes, given)
         sys.stdout.write(json.dumps(body, indent=2) + "\n" if args.output == "json"
@@ -429,6 +445,8 @@ def run(args: argparse.Namespace) -> int:
                   "bound to them, no pending pod")  # fmt: skip
         for p in placements:
             print(describe(p))
+            if not (args.explain or args.explain_all):
+                continue  # recorded for --html only
             shown = [e for e in p.explanations[:-1] if e.preemption and e.preemption.chosen]
             shown += p.explanations[-1:]
             for e in shown:
@@ -550,6 +568,7 @@ def _capacity(
         simulator.run([d.data for d in fixed])
     except MalformedPodError as exc:
         raise InvalidInput([_malformed(fixed[exc.index], exc)]) from None
+    start = simulator.cache.snapshot()
     try:
         found = capacity(simulator, template.data, limit=args.limit or DEFAULT_LIMIT,
                          explain=explain)  # fmt: skip
@@ -559,6 +578,15 @@ def _capacity(
     if fixed:
         notes.append(f"{len(fixed)} pending pod(s) of the input placed first, as the queue "
                      "would")  # fmt: skip
+    if args.html is not None:
+        fit = {n: f"{k} more fit" for n, k in found.per_node.items()}
+        usage = html_report.usage(start, simulator.cache.snapshot(), fit)
+        sections = [html_report.capacity_section(usage, f"{found.fits} more of {found.template}")]
+        if found.explanation is not None:
+            why = f"{found.next_pod}: {found.reason}"
+            sections.append(html_report.cycle_section(found.explanation, why))
+        page = html_report.page("corral simulate --capacity", sections, notes)
+        html_report.write(args.html, page)
     if args.output != "text":
         body = {"apiVersion": x.API_VERSION, "kind": CAPACITY_KIND, "notes": notes,
                 "capacity": found.to_json()}  # fmt: skip
