@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from corral.k8s import Client
+from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, Client
+from corral.scheduler.framework.podgroup import condition_patch
 from support.engine_process import EngineProcess, create_all, wait_until
 from support.gang import bound, condition, member, pod_group
 
@@ -94,3 +95,33 @@ def test_pods_wait_for_their_pod_group(
     create_all(gang_kube, [member(f"g-{i}", gang_namespace, scheduler, "g") for i in range(2)])
     gang_kube.create(pod_group("g", gang_namespace, min_count=2))
     wait_until("both bound", lambda: len(bound(gang_kube, gang_namespace)) == 2)
+
+
+def test_a_patch_from_a_stale_record_keeps_what_it_leaves_out(
+    gang_kube: Client, gang_namespace: str
+) -> None:
+    """The server's half of upstream's condition write (the engine's patches are built by
+    ``condition_patch``): two patches built from one stale record still showing an earlier
+    False/Unschedulable, the True of a placed cycle then the retry's False, leave the group
+    True/Scheduled with the retry's message (the gang conformance kind, seed 2)."""
+    gang_kube.create(pod_group("s", gang_namespace))
+    path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{gang_namespace}/podgroups/s/status"
+
+    def cond(status: str, reason: str, message: str, at: str) -> dict[str, object]:
+        return {
+            "type": "PodGroupInitiallyScheduled", "status": status, "reason": reason,
+            "message": message, "observedGeneration": 1, "lastTransitionTime": at,
+        }  # fmt: skip
+
+    earlier = cond("False", "Unschedulable", "earlier", "2026-12-02T00:00:00Z")
+    first = condition_patch({}, earlier)
+    assert first is not None
+    gang_kube.request("PATCH", path, body=first, content_type=CONTENT_STRATEGIC_MERGE_PATCH)
+    record = gang_kube.get("scheduling.k8s.io/v1beta1", "PodGroup", "s", gang_namespace)
+    for status, reason, message in (("True", "Scheduled", ""), ("False", "Unschedulable", "later")):
+        patch = condition_patch(record, cond(status, reason, message, "2026-12-02T00:00:05Z"))
+        assert patch is not None
+        gang_kube.request("PATCH", path, body=patch, content_type=CONTENT_STRATEGIC_MERGE_PATCH)
+    got = condition(gang_kube, gang_namespace, "s")
+    assert got is not None
+    assert (got["status"], got["reason"], got["message"]) == ("True", "Scheduled", "later")

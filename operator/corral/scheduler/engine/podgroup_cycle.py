@@ -115,11 +115,6 @@ class PodGroupCycle:
     def __init__(self, loop: SchedulingLoop, reporter: PodGroupReporter) -> None:
         self.loop = loop
         self.reporter = reporter
-        # Groups written True whose record (the PodGroup watch) does not show it yet, by key:
-        # their uid. The reporter's patch is asynchronous and a basic group's rest is retried
-        # at once, so without this a retry could regress the condition before the watch shows
-        # True; an entry goes as soon as the record shows it.
-        self._written_scheduled: dict[str, str] = {}
 
     # --- one group --------------------------------------------------------------------------
 
@@ -422,16 +417,16 @@ class PodGroupCycle:
         self.loop.queue.add_attempted_pod_group(entity, "error")
 
     def _write_condition(self, group: PodGroupRecord, condition: dict[str, object]) -> None:
+        # Upstream's guard reads the cycle's record only (the snapshot's PodGroup): terminal
+        # once the record shows True. A True written but not yet back from the watch does not
+        # guard; what the retry's patch then does to it is the reporter's (condition_patch).
         existing = group.condition(CONDITION_INITIALLY_SCHEDULED)
-        shown = existing is not None and existing.get("status") == "True"
-        written = self._written_scheduled
-        if shown:
-            written.pop(group.key, None)  # the record guards from now on
-        if condition["status"] != "True":
-            if shown or written.get(group.key) == group.uid:
-                return  # terminal once True: a later cycle for extra pods does not regress it
-        elif not shown:
-            written[group.key] = group.uid
+        if (
+            existing is not None
+            and existing.get("status") == "True"
+            and condition["status"] != "True"
+        ):
+            return
         condition["observedGeneration"] = group.generation
         self.reporter.condition(group, condition)
 

@@ -5,9 +5,10 @@
   (``PodGroup/Add|Update|Delete``, objects as raw JSON). An update that keeps the
   resourceVersion is dropped.
 - :class:`PodGroupReports` implements the pod-group cycle's reporter: the
-  ``PodGroupInitiallyScheduled`` condition as a strategic-merge patch of the status (only when
-  it changes anything; lastTransitionTime kept unless the status flips), on the event loop;
-  and the ``scheduler_podgroup_*`` metrics.
+  ``PodGroupInitiallyScheduled`` condition as upstream's strategic-merge patch of the status,
+  the difference from the cycle's record of the group (``podgroup.condition_patch``; none when
+  nothing changes; lastTransitionTime kept unless the status flips), sent on the event loop in
+  the cycles' order; and the ``scheduler_podgroup_*`` metrics.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from corral.scheduler.framework import cluster_events as events
 from corral.scheduler.framework.podgroup import (
     MalformedPodGroupError,
     PodGroupRecord,
+    condition_patch,
     group_key,
     pod_group_from_json,
-    with_condition,
 )
 from corral.scheduler.framework.types import PodInfo
 
@@ -98,20 +99,21 @@ class PodGroupReports:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per group: (lock, users)
 
     def condition(self, group: PodGroupRecord, condition: dict[str, object]) -> None:
-        status, changed = with_condition(group.raw, {**condition, "lastTransitionTime": _now()})
-        if not changed:
+        # The difference from the record this cycle read, computed now (the record may change
+        # before the loop sends it).
+        body = condition_patch(group.raw, {**condition, "lastTransitionTime": _now()})
+        if body is None:
             return
-        entry = next(c for c in status["conditions"] if c.get("type") == condition["type"])
-        self._on_loop(lambda: self._spawn(self._patch(group, entry)))
+        self._on_loop(lambda: self._spawn(self._patch(group, body)))
 
-    async def _patch(self, group: PodGroupRecord, condition: dict[str, Any]) -> None:
+    async def _patch(self, group: PodGroupRecord, body: dict[str, Any]) -> None:
         # One group's patches go in the order the cycles made them, as upstream's synchronous
         # ones do: a later cycle's condition must not be overtaken by an earlier one.
         lock, users = self._locks.get(group.key, (asyncio.Lock(), 0))
         self._locks[group.key] = (lock, users + 1)
         try:
             async with lock:
-                await self._send(group, condition)
+                await self._send(group, body)
         finally:
             lock, users = self._locks[group.key]
             if users == 1:
@@ -119,7 +121,7 @@ class PodGroupReports:
             else:
                 self._locks[group.key] = (lock, users - 1)
 
-    async def _send(self, group: PodGroupRecord, condition: dict[str, Any]) -> None:
+    async def _send(self, group: PodGroupRecord, body: dict[str, Any]) -> None:
         path = (
             f"/apis/scheduling.k8s.io/v1beta1/namespaces/{group.namespace}/podgroups/"
             f"{group.name}/status"
@@ -128,7 +130,7 @@ class PodGroupReports:
             await self._client.request(
                 "PATCH",
                 path,
-                body={"status": {"conditions": [condition]}},
+                body=body,
                 content_type=CONTENT_STRATEGIC_MERGE_PATCH,
             )
         except Exception as exc:  # the group may be gone; the next cycle writes it again

@@ -230,6 +230,38 @@ def with_condition(
     return status, True
 
 
+SET_ELEMENT_ORDER: Final = "$setElementOrder/conditions"
+
+
+def condition_patch(raw: Mapping[str, Any], condition: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The strategic-merge patch upstream's updatePodGroupCondition sends, or None for a no-op.
+
+    Upstream (util.PatchPodGroupStatus) sends CreateTwoWayMergePatch(the status *as the
+    scheduler's cache shows it*, that status with the condition set): of a condition the record
+    already has, only the fields that differ from the record's (with the merge key ``type``, and
+    ``$setElementOrder/conditions``); a condition the record lacks goes whole. So when the
+    record is stale the server keeps what the patch leaves out: a partly placed group's retry
+    that fails right after its True was written, its record still showing an earlier
+    False/Unschedulable, sends only the new message, and the server's condition stays True
+    (reason Scheduled) with that message (gang conformance kind, seed 2). A record without the
+    condition sends it whole, False over the True the watch has not brought back yet."""
+    status, changed = with_condition(raw, condition)
+    if not changed:
+        return None
+    before = {c.get("type"): c for c in (raw.get("status") or {}).get("conditions") or ()}
+    entry = next(c for c in status["conditions"] if c.get("type") == condition["type"])
+    old = before.get(condition["type"])
+    if old is None:
+        element = dict(entry)
+    else:
+        element = {k: v for k, v in entry.items() if old.get(k) != v}
+        element["type"] = entry["type"]
+    body: dict[str, Any] = {"conditions": [element]}
+    if before:  # the record has a conditions list: a merge of lists, not a new key
+        body[SET_ELEMENT_ORDER] = [{"type": c.get("type")} for c in status["conditions"]]
+    return {"status": body}
+
+
 @dataclass(slots=True, eq=False)
 class QueuedPodGroupInfo(QueuedPodInfo):
     """A pod group in the scheduling queue (upstream ``QueuedPodGroupInfo``): one entity for all

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -19,7 +19,11 @@ from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.config import FeatureGates
 from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
 from corral.scheduler.framework import cluster_events as events
-from corral.scheduler.framework.podgroup import PodGroupRecord, pod_group_from_json
+from corral.scheduler.framework.podgroup import (
+    PodGroupRecord,
+    condition_patch,
+    pod_group_from_json,
+)
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.types import PodInfo
@@ -37,12 +41,15 @@ class Reports:
     scheduled: list[Success] = field(default_factory=list)
     failed: list[Failure] = field(default_factory=list)
     conditions: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+    # What the engine's reporter would send for each condition (podgroups.PodGroupReports).
+    patches: list[dict[str, Any] | None] = field(default_factory=list)
     attempts: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     # podgroup_cycle.PodGroupReporter
     def condition(self, group: PodGroupRecord, condition: dict[str, object]) -> None:
         self.conditions.append((group.key, condition))
+        self.patches.append(condition_patch(group.raw, condition))
 
     def attempt(self, profile: str, result: str, duration: float) -> None:
         self.attempts.append(result)
@@ -189,19 +196,68 @@ def test_a_basic_group_binds_what_fits() -> None:
     assert h.queue.where("uid-default-b-2") == "active"
 
 
-def test_a_group_written_scheduled_is_not_regressed_before_the_watch_shows_it() -> None:
-    """The retry of a basic group's rest runs at once, before the PodGroup watch brings back
-    the True condition just written (the cache's record still has none): its failure must not
-    write False over it (upstream's guard, whose synchronous patch is seen by then; found by
-    the gang conformance kind, seeds 2 and 5). Once the watch shows True, the record guards."""
+EARLIER: Final = {
+    "type": "PodGroupInitiallyScheduled", "status": "False", "reason": "Unschedulable",
+    "message": "pod group is unschedulable, pod group preemption: found a placement",
+    "observedGeneration": 1, "lastTransitionTime": "2026-12-02T00:00:00Z",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("earlier", "sent"),
+    [
+        pytest.param(
+            (), [{"type", "status", "reason", "message", "observedGeneration"}] * 2,
+            id="record without the condition: both whole, False over True",
+        ),
+        pytest.param(
+            (EARLIER,), [{"type", "status", "reason", "message"}, {"type", "message"}],
+            id="record still False from an earlier cycle: the retry sends its message only",
+        ),
+    ],
+)  # fmt: skip
+def test_a_retry_before_the_watch_patches_against_its_record(
+    earlier: tuple[JSON, ...], sent: list[set[str]]
+) -> None:
+    """A basic group's rest is retried at once, its record (the snapshot's PodGroup) not yet
+    showing the True just written. Upstream's guard reads that record only, so the retry's
+    False is written too, as the difference from the record: whole when the record has no
+    condition (the server goes back to False), only the message when the record still shows an
+    earlier False/Unschedulable (the server stays True/Scheduled with that message: the gang
+    conformance kind, seed 2, group-12)."""
     h = Harness(_nodes("1", "1"))
-    h.add_group(pod_group("b"))
+    h.add_group(pod_group("b", conditions=earlier))
     for raw in _members("b", 3):
         h.add_pod(raw)
     h.run_one()
     h.run_one()  # b-2 alone: no room, no victims
     assert h.reports.attempts == ["scheduled", "unschedulable"]
-    assert [c["status"] for _, c in h.reports.conditions] == ["True"]
+    assert [c["status"] for _, c in h.reports.conditions] == ["True", "False"]
+    got = []
+    for patch in h.reports.patches:
+        assert patch is not None
+        (element,) = patch["status"]["conditions"]
+        got.append(set(element) - {"lastTransitionTime"})
+        if earlier:
+            assert patch["status"]["$setElementOrder/conditions"] == [
+                {"type": "PodGroupInitiallyScheduled"}
+            ]
+    assert got == sent
+    retry = h.reports.conditions[1][1]
+    assert str(retry["message"]).startswith("pod group is unschedulable, ")
+
+
+def test_the_record_showing_true_guards_the_condition() -> None:
+    """Once the record shows True, a later cycle's failure writes nothing (never back)."""
+    shown = {**EARLIER, "status": "True", "reason": "Scheduled", "message": ""}
+    h = Harness(_nodes("1"))
+    h.add_group(pod_group("b", conditions=(shown,)))
+    for raw in _members("b", 2):
+        h.add_pod(raw)
+    h.run_one()
+    h.run_one()
+    assert h.reports.attempts == ["scheduled", "unschedulable"]
+    assert h.reports.patches == [None]  # True again: no change, nothing sent
 
 
 @pytest.mark.parametrize(
