@@ -2,8 +2,10 @@
 
 Contract: requests and responses are plain JSON (``dict``/``list``), never the client library's
 model objects, which are far too slow for pod traffic. The official ``kubernetes`` package is
-used only for what it does well: reading kubeconfig / in-cluster credentials and building a TLS
-connection pool. Every non-2xx answer raises :class:`ApiError` carrying the API's ``Status``.
+used only for what it does well: reading the kubeconfigs and in-cluster credentials that
+:mod:`corral.k8s.credentials` leaves to it (exec plugins, auth providers, proxies, merged
+files...), and imported only then (it weighs about 16 MB of RSS). Every non-2xx answer raises
+:class:`ApiError` carrying the API's ``Status``.
 The one exception to JSON is :meth:`Client.send`, a write whose answer is not read, which may go
 as protobuf (:mod:`corral.k8s.protobuf`).
 
@@ -16,8 +18,10 @@ together stay within the request's ``timeout``; past it, or past the attempts, t
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import ssl
 import subprocess
 import threading
 import time
@@ -29,12 +33,9 @@ from urllib.parse import urlencode, urlsplit
 
 import orjson
 import urllib3
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
-from kubernetes.config import exec_provider
 
 from corral.boundedio import InputError, read_input
-from corral.k8s import protobuf
+from corral.k8s import credentials, protobuf
 from corral.k8s.observer import NO_ANSWER, RequestObserver
 from corral.k8s.transport import Transport, TransportError, server_hostname_for, ssl_context_for
 from corral.yamlload import YamlError, load_all
@@ -80,9 +81,19 @@ class _TimedPopen(subprocess.Popen[Any]):
             ) from None
 
 
-# The client library runs exec plugins with subprocess.Popen(...).communicate() and no timeout;
-# it reads the name from its module's globals, so this bounds every run, refreshes included.
-vars(exec_provider)["subprocess"] = types.SimpleNamespace(Popen=_TimedPopen, PIPE=subprocess.PIPE)
+@functools.cache
+def _library() -> types.ModuleType:
+    """The ``kubernetes`` package, imported on first need. It runs exec plugins with
+    subprocess.Popen(...).communicate() and no timeout, reading the name from its module's
+    globals: replacing it bounds every run, refreshes included."""
+    import kubernetes.client.rest  # noqa: PLC0415
+    import kubernetes.config  # noqa: PLC0415
+    from kubernetes.config import exec_provider  # noqa: PLC0415
+
+    vars(exec_provider)["subprocess"] = types.SimpleNamespace(
+        Popen=_TimedPopen, PIPE=subprocess.PIPE
+    )
+    return kubernetes
 
 
 class ApiError(Exception):
@@ -152,11 +163,15 @@ class Client:
         configuration.connection_pool_maxsize = max(
             pool_size, configuration.connection_pool_maxsize or 0
         )
-        self._rest = k8s_client.rest.RESTClientObject(configuration)
+        manager = (
+            _pool_manager(configuration)
+            if isinstance(configuration, credentials.Settings)
+            else _library().client.rest.RESTClientObject(configuration).pool_manager
+        )
+        self._manager: urllib3.PoolManager = manager
         # Requests go straight to the server's connection pool: PoolManager.request parses the
         # URL and looks the pool up again on every call, a seventh of a binding thread's CPU
         # per request. Behind an HTTP(S) proxy the manager builds each request itself.
-        manager = self._rest.pool_manager
         self._direct: urllib3.HTTPConnectionPool | None = (
             None
             if isinstance(manager, urllib3.ProxyManager)
@@ -187,14 +202,17 @@ class Client:
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None) -> Client:
         """Raises :class:`KubeconfigError` (one line) for anything unusable."""
-        configuration = k8s_client.Configuration()
         where = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
         try:
-            for name in _kubeconfig_files(path):  # bounded first: the library reads them too
+            for name in _kubeconfig_files(path):  # bounded first: the loaders read them too
                 _check_kubeconfig(name)
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=path, context=context, client_configuration=configuration
-            )
+            configuration: Any = credentials.from_kubeconfig(path, context)
+            if configuration is None:
+                library = _library()
+                configuration = library.client.Configuration()
+                library.config.load_kube_config(
+                    config_file=path, context=context, client_configuration=configuration
+                )
         except (KubeconfigError, YamlError):
             raise
         except InputError as exc:
@@ -210,11 +228,13 @@ class Client:
 
     @classmethod
     def in_cluster(cls) -> Client:
-        configuration = k8s_client.Configuration()
+        configuration: Any = credentials.in_cluster()
+        if configuration is not None:
+            return cls(configuration)
         try:
-            k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
-                client_configuration=configuration
-            )
+            library = _library()
+            configuration = library.client.Configuration()
+            library.config.load_incluster_config(client_configuration=configuration)
         except Exception as exc:
             raise KubeconfigError(f"in-cluster credentials: {_one_line(exc)}") from None
         return cls(configuration)
@@ -222,7 +242,10 @@ class Client:
     @classmethod
     def from_token(cls, server: str, token: str, ca_file: str | None) -> Client:
         """A client for ``server`` authenticating with a bearer ``token``."""
-        configuration = k8s_client.Configuration()
+        simple = credentials.from_token(server, token, ca_file)
+        if simple is not None:
+            return cls(simple)
+        configuration = _library().client.Configuration()
         configuration.host = server
         configuration.api_key = {"authorization": token}
         configuration.api_key_prefix = {"authorization": "Bearer"}
@@ -443,7 +466,7 @@ class Client:
                     assert_same_host=False,
                 )  # fmt: skip
             else:
-                response = self._rest.pool_manager.request(
+                response = self._manager.request(
                     method, self._url(target), body=payload, headers=headers,
                     timeout=timeout, preload_content=False, retries=False,
                 )  # fmt: skip
@@ -569,6 +592,36 @@ _FILE_FIELDS: Final = (
     ("clusters", "cluster", ("certificate-authority",)),
     ("users", "user", ("client-certificate", "client-key", "tokenFile")),
 )
+
+
+def _pool_manager(settings: credentials.Settings) -> urllib3.PoolManager:
+    """What the library's ``RESTClientObject`` builds (``kubernetes/client/rest.py``): the
+    same pool arguments, so the same TLS and pooling, and the same proxy managers."""
+    pool_args: dict[str, Any] = {
+        "cert_reqs": ssl.CERT_REQUIRED if settings.verify_ssl else ssl.CERT_NONE,
+        "ca_certs": settings.ssl_ca_cert,
+        "cert_file": settings.cert_file,
+        "key_file": settings.key_file,
+        "ca_cert_data": settings.ca_cert_data,
+    }
+    if settings.assert_hostname is not None:
+        pool_args["assert_hostname"] = settings.assert_hostname
+    if settings.retries is not None:
+        pool_args["retries"] = settings.retries
+    if settings.tls_server_name:
+        pool_args["server_hostname"] = settings.tls_server_name
+    if settings.socket_options is not None:
+        pool_args["socket_options"] = settings.socket_options
+    if settings.connection_pool_maxsize is not None:
+        pool_args["maxsize"] = settings.connection_pool_maxsize
+    proxy = settings.proxy  # only when set after loading (the loaders leave proxies to it)
+    if not proxy:
+        return urllib3.PoolManager(**pool_args)
+    if urlsplit(proxy).scheme.lower() in {"socks4", "socks4a", "socks5", "socks5h"}:
+        from urllib3.contrib.socks import SOCKSProxyManager  # noqa: PLC0415
+
+        return SOCKSProxyManager(proxy_url=proxy, headers=None, **pool_args)
+    return urllib3.ProxyManager(proxy_url=proxy, proxy_headers=None, **pool_args)
 
 
 def _kubeconfig_files(path: str | None) -> list[str]:
