@@ -54,9 +54,25 @@ class Calls:
 
 
 class Harness:
-    def __init__(self, calls: Calls, fence: WriteFence | None = None) -> None:
+    """``alive`` is the engine's cache: a victim leaves it when its DELETE succeeds (the
+    informer's removal event), unless ``informer_lags``."""
+
+    def __init__(
+        self, calls: Calls, fence: WriteFence | None = None, *, informer_lags: bool = False
+    ) -> None:
         self.calls = calls
         self.alive: dict[str, PodInfo] = {}
+        send = calls.request
+
+        def request(method: str, path: str, **kw: object) -> dict[str, object]:
+            out = send(method, path, **kw)
+            if method == "DELETE" and not informer_lags:
+                name = path.split("/")[6]
+                for uid in [u for u, p in self.alive.items() if p.name == name]:
+                    del self.alive[uid]
+            return out
+
+        calls.request = request  # type: ignore[method-assign]
         self.activated: list[str] = []
         self.events: list[str] = []
         self.executor = ApiPreemptionExecutor(
@@ -73,6 +89,7 @@ class Harness:
         raws = [pod(n, node_name="n1") for n in names]
         for raw in raws if deleting else ():
             raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+            raw["metadata"]["deletionGracePeriodSeconds"] = 30
         pods = [pod_from_json(raw) for raw in raws]
         self.alive.update({p.uid: p for p in pods})
         return pods
@@ -197,3 +214,76 @@ def test_an_engine_that_lost_its_lease_evicts_nothing() -> None:
     assert h.calls.sent == []
     assert h.events == []
     assert h.activated == ["vip"]
+
+
+def _seen(victim: PodInfo, state: str) -> PodInfo | None:
+    """``victim`` as the cache shows it in ``state``."""
+    if state == "gone":
+        return None
+    raw = pod(victim.name, node_name="n1")
+    assert pod_from_json(raw).uid == victim.uid
+    if state != "alive":
+        raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        raw["metadata"]["deletionGracePeriodSeconds"] = 30 if state == "graceful" else 0
+        if state == "no-grace-finalizer":
+            raw["metadata"]["finalizers"] = ["example.com/keep"]
+    return pod_from_json(raw)
+
+
+@pytest.mark.parametrize(
+    ("state", "running"),
+    [
+        pytest.param("alive", True,
+                     id="the cache still shows the last victim: gated until it goes"),
+        pytest.param("no-grace", True,
+                     id="terminating with no grace period: its removal event follows"),
+        pytest.param("no-grace-finalizer", False,
+                     id="terminating, held by a finalizer: going, as upstream"),
+        pytest.param("graceful", False, id="a graceful deletion: going, as upstream"),
+        pytest.param("gone", False, id="out of the cache"),
+    ],
+)  # fmt: skip
+def test_after_its_calls_the_gate_follows_the_cache(state: str, running: bool) -> None:
+    h = Harness(Calls(), informer_lags=True)
+    (victim,) = h.victims("v1")
+    h.executor.preempt(PREEMPTOR, "n1", [victim], [])
+    h.wait(lambda: PREEMPTOR.uid in h.executor._finished)  # the calls are done
+    seen = _seen(victim, state)
+    if seen is None:
+        del h.alive[victim.uid]
+    else:
+        h.alive[victim.uid] = seen
+    assert h.executor.is_running_preemption(PREEMPTOR.uid) is running
+    h.alive.pop(victim.uid, None)  # its removal event, at last
+    assert not h.executor.is_running_preemption(PREEMPTOR.uid)
+    assert not h.executor._preempting  # forgotten
+    assert not h.executor._finished
+    h.executor.close()
+
+
+def test_a_preemptor_waits_for_its_last_victim_to_leave_the_cache() -> None:
+    """PreemptionBasic at 200 nodes: another victim's deletion event let a preemptor through
+    while its own last victim, deleted by then, was still in the lagging cache; its cycle failed
+    ("not eligible due to a terminating pod on the nominated node"). Now it waits for that
+    victim's removal event."""
+    h = Harness(Calls(), informer_lags=True)
+    fwk = Framework(default_profile(), in_tree_registry(), preemption_executor=h.executor)
+    queue = SchedulingQueue(
+        less=fwk.less, pre_enqueue=fwk.run_pre_enqueue, events_by_plugin=fwk.events_by_plugin()
+    )
+    queue.add(PREEMPTOR)
+    qpi = queue.pop(timeout=0)
+    assert qpi is not None
+    (victim,) = h.victims("v1")
+    other = pod_from_json(pod("other", node_name="n2"))
+    h.executor.preempt(PREEMPTOR, "n1", [victim], [])
+    qpi.unschedulable_plugins = frozenset({"NodeResourcesFit"})
+    queue.add_unschedulable_if_not_present(qpi, queue.scheduling_cycle)
+    h.wait(lambda: PREEMPTOR.uid in h.executor._finished)  # the DELETE answered
+    h.alive[victim.uid] = _seen(victim, "no-grace")  # the informer saw it marked, not removed
+    queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, other, None)
+    assert queue.where(PREEMPTOR.uid) == "gated"
+    del h.alive[victim.uid]
+    queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, victim, None)
+    assert queue.where(PREEMPTOR.uid) in {"active", "backoff"}
+    h.executor.close()
