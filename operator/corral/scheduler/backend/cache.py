@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -148,7 +148,7 @@ class Cache:
         with self._lock:
             if pod.uid in self._pods:
                 raise CacheError(f"pod {pod.key} is in the cache, so can't be assumed")
-            assumed = replace(pod, node_name=node_name)
+            assumed = types.on_node(pod, node_name)
             self._place(assumed)
             self._pods[pod.uid] = _PodState(assumed, assumed=True)
             if self._groups is not None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import threading
-from dataclasses import replace
 
 import numpy as np
 
@@ -111,7 +110,7 @@ class SnapshotFork:
     def assume(self, pod: types.PodInfo, node_name: str) -> types.PodInfo:
         """Count ``pod`` on ``node_name`` here (upstream snapshot AssumePod); returns it with its
         node set."""
-        assumed = replace(pod, node_name=node_name)
+        assumed = types.on_node(pod, node_name)
         self._place(assumed, 1)
         self._assumed[pod.uid] = assumed
         if pod.pod_group_key:
