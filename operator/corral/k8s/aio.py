@@ -14,6 +14,7 @@ client-side token bucket (:mod:`corral.k8s.ratelimit`) honouring ``clientConnect
 from __future__ import annotations
 
 import asyncio
+import asyncio.sslproto
 import ssl
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -54,6 +55,15 @@ MAX_WATCH_FRAME: Final = 16 << 20  # no object is larger (etcd's default request
 # status writes: at 32, Events queued behind them, half a burst late.
 REQUEST_CONNECTIONS: Final = 128
 KEEPALIVE_SECONDS: Final = 120.0
+# asyncio reads a TLS connection's socket into a buffer of ``SSLProtocol.max_size`` bytes, made
+# (zeroed, so resident) when the connection opens: 256 KiB in CPython 3.11 to 3.13. The engine
+# keeps one connection per watch and up to REQUEST_CONNECTIONS for requests: 8 MB of these
+# buffers once the informers have synced (tracemalloc, `stdlib:sslproto`), up to 32 MB in a
+# burst of writes (issue 42 part 4: peak RSS). A TLS record holds at most 16 KiB; 64 KiB takes
+# four at a time, so a large list takes a few more reads and nothing else changes. Process-wide:
+# every asyncio TLS connection of the process (kopf's too) gets the smaller buffer.
+TLS_READ_BUFFER: Final = 64 << 10
+asyncio.sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
 
 
 class AsyncClient:
