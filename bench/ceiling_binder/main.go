@@ -85,14 +85,24 @@ func main() {
 	var watches []*http.Response
 	for _, namespace := range namespaces {
 		podsPath := "/api/v1/namespaces/" + namespace + "/pods"
+		// List the unbound pods first and bind those too: a pod created before the watch
+		// started (the driver does not wait for "ready") is not an ADDED event of the watch.
 		var list struct {
 			Metadata struct {
 				ResourceVersion string `json:"resourceVersion"`
 			} `json:"metadata"`
+			Items []struct {
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			} `json:"items"`
 		}
-		resp := do("GET", podsPath+"?limit=1", nil)
+		resp := do("GET", podsPath+"?fieldSelector="+selector, nil)
 		must(json.NewDecoder(resp.Body).Decode(&list))
 		resp.Body.Close()
+		for _, item := range list.Items {
+			pods <- pod{namespace, item.Metadata.Name}
+		}
 		watches = append(watches, do("GET", fmt.Sprintf(
 			"%s?watch=true&resourceVersion=%s&fieldSelector=%s&timeoutSeconds=3600",
 			podsPath, list.Metadata.ResourceVersion, selector), nil))
