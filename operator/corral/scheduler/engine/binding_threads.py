@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
+from corral.scheduler.engine import thread_cpu
+
 log = logging.getLogger("corral.scheduler")
 
 IDLE_SECONDS: Final = 30.0
@@ -64,7 +66,7 @@ class ElasticThreads:
                 return
             self._started += 1
             thread = threading.Thread(
-                target=self._run, args=(task,), name=f"{self.name}-{self._started}", daemon=True
+                target=self._run, args=(task,), name=f"{self.name}_{self._started}", daemon=True
             )
             self._threads.add(thread)
         thread.start()
@@ -83,6 +85,7 @@ class ElasticThreads:
         finally:
             with self._lock:
                 self._threads.discard(me)
+            thread_cpu.retire()  # an idle thread ends: its CPU stays in the role's figure
 
     def _next(self, worker: _Worker, me: threading.Thread) -> Any:
         """The next task for this thread, or ``_STOP`` (shut down, or idle too long)."""

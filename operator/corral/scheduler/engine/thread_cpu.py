@@ -7,9 +7,10 @@ loop: the informers' watches, Events, pod status writes, leader election, the HT
 from ``/proc/self/task/<native id>/stat`` (user + system time), so the threads pay nothing
 while they run. Linux only: elsewhere nothing is exported.
 
-Contract: a role's figure is the sum over its threads alive at the scrape. The engine's threads
-live as long as the process (its pools never shrink), so the figures only grow; a thread that
-ends takes its seconds with it.
+Contract: a role's figure is the sum over its threads alive at the scrape plus the seconds of
+its threads that ended after calling :func:`retire` (the elastic binding pool's threads do, as
+they end when idle), so the figures only grow, as a counter must. A thread that ends without
+``retire`` takes its seconds with it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -46,10 +49,26 @@ def cpu_seconds(native_id: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime: fields 14 and 15
 
 
+_RETIRED_LOCK: Final = threading.Lock()
+_RETIRED: dict[str, float] = {}  # role -> CPU seconds of its threads that ended
+_RETIRING: weakref.WeakSet[threading.Thread] = weakref.WeakSet()  # retired, not yet gone
+
+
+def retire() -> None:
+    """Called by a thread about to end: its CPU seconds stay in its role's figure."""
+    me = threading.current_thread()
+    seconds = time.thread_time()
+    with _RETIRED_LOCK:
+        _RETIRED[role(me.name)] = _RETIRED.get(role(me.name), 0.0) + seconds
+        _RETIRING.add(me)
+
+
 def by_role() -> dict[str, float]:
-    out: dict[str, float] = {}
+    with _RETIRED_LOCK:
+        out = dict(_RETIRED)
+        retiring = set(_RETIRING)
     for thread in threading.enumerate():
-        if thread.native_id is None:
+        if thread.native_id is None or thread in retiring:  # counted in _RETIRED already
             continue
         seconds = cpu_seconds(thread.native_id)
         if seconds is not None:

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from corral.scheduler.engine import thread_cpu
+from corral.scheduler.engine.binding_threads import ElasticThreads
 
 
 @pytest.mark.parametrize(
@@ -59,3 +60,36 @@ def test_the_collector_exports_every_role() -> None:
 
 def test_a_thread_that_is_gone_reads_as_none() -> None:
     assert thread_cpu.cpu_seconds(2**31 - 1) is None
+
+
+def test_the_binding_threads_read_as_one_role() -> None:
+    """The elastic binding pool names its threads like a pool, so the bench's per-role table
+    has one ``binding`` column however many threads the cycles started."""
+    threads = ElasticThreads(keep=0, idle_seconds=10.0, name="bind-probe")
+    gate = threading.Event()
+    try:
+        for _ in range(3):
+            threads.submit(gate.wait, 10)
+        names = {t.name for t in threading.enumerate() if t.name.startswith("bind-probe")}
+        assert len(names) == 3
+        assert {thread_cpu.role(n) for n in names} == {"bind-probe"}
+    finally:
+        gate.set()
+        threads.shutdown()
+
+
+def test_a_pool_thread_that_ends_keeps_its_seconds_in_its_role() -> None:
+    """An idle binding thread ends (the pool shrinks to ``keep``): the role's counter must not
+    fall, so the thread's CPU stays in it."""
+    threads = ElasticThreads(keep=0, idle_seconds=0.05, name="retire-probe")
+    threads.submit(_spin, 0.3)
+
+    def alive() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("retire-probe")]
+
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive()
+    assert thread_cpu.by_role()["retire-probe"] >= 0.25
+    threads.shutdown()
