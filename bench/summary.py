@@ -9,6 +9,7 @@ pairs counted and shows an interval's real coverage whenever it is below 95%.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -309,21 +310,29 @@ def phases_table(summaries: list[WorkloadSummary]) -> str:
 
 
 THREAD_ORDER = ("MainThread", "scheduling", "binding")  # then any other role, by name
+# Records from before the binding pool named its threads binding_N label each apart
+# (binding-17): one role all the same.
+_THREAD_NUMBER = re.compile(r"-\d+$")
+
+
+def _cpu_by_role(phases: dict[str, dict[str, float]]) -> dict[str, float]:
+    out: dict[str, float] = defaultdict(float)
+    for phase, clocks in phases.items():
+        if phase.startswith("thread:"):
+            out[_THREAD_NUMBER.sub("", phase.removeprefix("thread:"))] += clocks.get("cpu", 0.0)
+    return out
 
 
 def threads_table(summaries: list[WorkloadSummary]) -> str:
     """Corral's CPU per thread role (ms per pod), where the engine exports it."""
-    roles = {p.removeprefix("thread:") for s in summaries for p in s.phases_ms_per_pod
-             if p.startswith("thread:")}  # fmt: skip
+    by_role = [_cpu_by_role(s.phases_ms_per_pod) for s in summaries]
+    roles = {r for cpu in by_role for r in cpu}
     if not roles:
         return ""
     shown = [r for r in THREAD_ORDER if r in roles] + sorted(roles - set(THREAD_ORDER))
     lines = ["| workload | " + " | ".join(shown) + " |", "|---|" + "---|" * len(shown)]
-    for s in summaries:
-        cells = []
-        for name in shown:
-            clocks = s.phases_ms_per_pod.get("thread:" + name)
-            cells.append("-" if clocks is None else f"{clocks.get('cpu', 0.0):.2f}")
+    for s, cpu in zip(summaries, by_role, strict=True):
+        cells = ["-" if name not in cpu else f"{cpu[name]:.2f}" for name in shown]
         lines.append(f"| {s.workload} | " + " | ".join(cells) + " |")
     return (
         "\nCorral's CPU by thread, ms per pod (MainThread is the event loop: the informers, "

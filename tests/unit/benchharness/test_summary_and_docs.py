@@ -64,6 +64,22 @@ def test_cpu_by_thread_table() -> None:
     assert summary.threads_table(summary.summarize(_doc([105.0] * 6))) == ""
 
 
+def test_binding_threads_labelled_apart_read_as_one_role() -> None:
+    """Records before the binding pool's threads were named like a pool's (binding_N) label
+    each binding thread apart (binding-N): the table sums them into one column."""
+    doc = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0])
+    for run in doc["runs"]:
+        if run["scheduler"] == "corral":
+            run["engine_phases"] = {
+                "thread:binding-1": {"cpu": 0.5},
+                "thread:binding-17": {"cpu": 0.25},
+                "thread:preemption-call": {"cpu": 0.5},
+            }
+    text = summary.threads_table(summary.summarize(doc))
+    assert "| workload | binding | preemption-call |" in text
+    assert "| W | 0.75 | 0.50 |" in text
+
+
 def test_an_incomplete_pair_does_not_count_and_the_table_says_so() -> None:
     doc = _doc([105.0, 110.0, 120.0, 101.0, 130.0, 115.0], incomplete=2)
     (s,) = summary.summarize(doc)
