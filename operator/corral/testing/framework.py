@@ -20,6 +20,7 @@ from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.interface import Handle, PodBinder, PodGroupManager, WaitingPod
 from corral.scheduler.framework.listers import (
     ObjectUpdater,
+    PodLister,
     PodNominator,
     PreemptionExecutor,
     ResourceClaimWriter,
@@ -44,8 +45,10 @@ class FakeHandle:
         extenders: Sequence[Extender] = (),
         snapshot: Snapshot | None = None,
         pod_groups: PodGroupManager | None = None,
+        pod_lister: PodLister | None = None,
     ) -> None:
         self.objects = ObjectStore()
+        self.pod_lister = pod_lister
         self.add(*objects)
         self.pod_binder = pod_binder
         self.nominator = nominator

@@ -61,7 +61,13 @@ ALL_PLUGINS = sorted(default_catalog().plugins)
         ),
         pytest.param(
             {
-                "plugins": {"multiPoint": {"enabled": [{"name": n} for n in ALL_PLUGINS]}},
+                # Coscheduling is the queue sort (a profile has exactly one).
+                "plugins": {
+                    "multiPoint": {
+                        "enabled": [{"name": n} for n in ALL_PLUGINS if n != "PrioritySort"],
+                        "disabled": [{"name": "PrioritySort"}],
+                    }
+                },
                 # the args these plugins cannot default (without them the engine cannot start)
                 "pluginConfig": [
                     {"name": "CheckPodCountLimit", "args": {"podCountLimit": 1}},

@@ -30,6 +30,8 @@ ResourceSlice          /apis/resource.k8s.io/v1/resourceslices  in use, the devi
 DeviceClass            /apis/resource.k8s.io/v1/deviceclasses   their classes, the taints
 DeviceTaintRule        /apis/resource.k8s.io/v1/                rules add to devices)
                        devicetaintrules
+podgroups.v1alpha1.    /apis/scheduling.x-k8s.io/v1alpha1/      Coscheduling (scheduler-plugins'
+scheduling.x-k8s.io    podgroups                                PodGroup CRD; optional)
 =====================  =======================================  ==================================
 
 :data:`WATCHED` maps each watchable (API group, resource) to its kind and path. Which
@@ -94,13 +96,17 @@ WATCHED: Final[Mapping[Resource, tuple[str, str]]] = {
     ("resource.k8s.io", "devicetaintrules"): (
         listers.DEVICE_TAINT_RULE, "/apis/resource.k8s.io/v1/devicetaintrules"
     ),
+    ("scheduling.x-k8s.io", "podgroups"): (
+        listers.SP_POD_GROUP, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"
+    ),
 }  # fmt: skip
 # kind -> list/watch path, in WATCHED's order.
 WATCHED_KINDS: Final[Mapping[str, str]] = dict(WATCHED.values())
 
-# Kinds older API servers do not serve (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on):
-# their informers count as synced, empty, while the server answers 404.
-OPTIONAL_KINDS: Final = frozenset({listers.DEVICE_TAINT_RULE})
+# Kinds older API servers do not serve (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on), and
+# third-party CRDs that may not be installed (scheduler-plugins' PodGroup): their informers count
+# as synced, empty, while the server answers 404.
+OPTIONAL_KINDS: Final = frozenset({listers.DEVICE_TAINT_RULE, listers.SP_POD_GROUP})
 
 # Kinds whose watch events are cluster events for the scheduling queue (plugins register for
 # them in events_to_register): the storage objects VolumeBinding and the volume plugins read,
@@ -116,6 +122,7 @@ QUEUEING_KINDS: Final = frozenset(
         listers.RESOURCE_CLAIM,
         listers.RESOURCE_SLICE,
         listers.DEVICE_CLASS,
+        listers.SP_POD_GROUP,
     }
 )
 

@@ -178,6 +178,15 @@ class LvmVolumeCapacityArgs:
 
 
 @dataclass(slots=True)
+class CoschedulingArgs:
+    permit_waiting_time_seconds: int | None = field(default=None, metadata={"bits": 64})
+    pod_group_backoff_seconds: int | None = field(default=None, metadata={"bits": 64})
+    # Percent (0-100) of minMember still unassigned at or below which PostFilter does not
+    # reject the whole group.
+    pod_group_reject_percentage: int | None = None
+
+
+@dataclass(slots=True)
 class NodeResourcesAllocatableArgs:
     resources: list[ResourceSpec] = field(default_factory=list, metadata=_OMIT)
     mode: str | None = None  # Least | Most

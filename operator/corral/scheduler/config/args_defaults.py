@@ -92,6 +92,15 @@ def default_lvm_volume_capacity(a: args.LvmVolumeCapacityArgs) -> None:
 GO_RFC3339: Final = "2006-01-02T15:04:05Z07:00"
 
 
+def default_coscheduling(a: args.CoschedulingArgs) -> None:
+    if a.permit_waiting_time_seconds is None:
+        a.permit_waiting_time_seconds = 60
+    if a.pod_group_backoff_seconds is None:
+        a.pod_group_backoff_seconds = 0
+    if a.pod_group_reject_percentage is None:
+        a.pod_group_reject_percentage = 10
+
+
 def default_node_resources_allocatable(a: args.NodeResourcesAllocatableArgs) -> None:
     # A millicore weighs as much as a MiB.
     if not a.resources:

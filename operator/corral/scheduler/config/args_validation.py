@@ -410,6 +410,23 @@ def validate_preemption_toleration(path: FieldPath, args: a.PreemptionToleration
     )
 
 
+def validate_coscheduling(path: FieldPath, args: a.CoschedulingArgs) -> _Errs:
+    errs: _Errs = []
+    # SP's wording: a negative value "must be greater than 0" (0 itself is accepted).
+    for name, value in (
+        ("permitWaitingTimeSeconds", args.permit_waiting_time_seconds or 0),
+        ("podGroupBackoffSeconds", args.pod_group_backoff_seconds or 0),
+    ):
+        if value < 0:
+            errs.append(field_error(path.child(name), f"{value}: must be greater than 0"))
+    pct = args.pod_group_reject_percentage or 0
+    if not 0 <= pct <= 100:
+        errs.append(
+            field_error(path.child("podGroupRejectPercentage"), f"{pct}: must be between 0 and 100")
+        )
+    return errs
+
+
 def validate_node_metadata(path: FieldPath, args: a.NodeMetadataArgs) -> _Errs:
     errs: _Errs = []
     key, source = args.metadata_key or "", args.metadata_source or ""

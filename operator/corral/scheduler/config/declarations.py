@@ -75,6 +75,8 @@ class PluginDeclaration:
     # Writes to cluster-scoped objects, granted cluster-wide even to a tenant scheduler
     # (VolumeBinding binds PersistentVolumes, which belong to no namespace).
     cluster_writes: tuple[Write, ...] = ()
+    # Pod label keys the engine indexes for this plugin's pod lister (``Handle.pod_lister``).
+    indexed_pod_labels: tuple[str, ...] = ()
     source: str = "upstream"
 
     @property
@@ -412,6 +414,16 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
             ("scheduling.k8s.io", "priorityclasses"),
         ),
         namespaced_writes=(("", "pods", ("delete",)),),
+    ),
+    _sp(
+        "Coscheduling",
+        "coscheduling",
+        "queueSort preFilter postFilter permit reserve",
+        "Schedules the pods of a PodGroup (scheduling.x-k8s.io) all or nothing: they wait at "
+        "Permit until minMember of them are assumed.",
+        args=PluginArgs(a.CoschedulingArgs, d.default_coscheduling, v.validate_coscheduling),
+        cluster_reads=(("scheduling.x-k8s.io", "podgroups"),),
+        indexed_pod_labels=("scheduling.x-k8s.io/pod-group",),
     ),
 )
 

@@ -40,6 +40,7 @@ from corral.scheduler.backend.objects import (
     kinds_for,
     unwatched_reads,
 )
+from corral.scheduler.backend.pod_labels import PodLabelIndex
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.config import FieldError, ValidationError
 from corral.scheduler.engine import gc_tuning, thread_cpu
@@ -203,6 +204,7 @@ class Engine:
             self._serves_namespace,
             self.nominator,
             generic_workload=generic_workload,
+            labels=self.pod_labels,
         )
         self.shadow = self._shadow(options) if shadow else None
         self.recorders = (
@@ -282,6 +284,9 @@ class Engine:
     ) -> dict[str, Framework]:
         self.preemption = None if shadow else self._preemption(client)
         self.declarations = engine_declarations()
+        self.pod_labels = PodLabelIndex.for_plugins(
+            self.declarations, {n for p in engine.profiles for n in p.plugin_names()}
+        )
         return build_frameworks(
             engine,
             engine_registry(self.declarations),
@@ -296,6 +301,7 @@ class Engine:
                 node_exists=self.cache.has_node,
             ),
             objects=self.objects,
+            pod_lister=self.pod_labels,
             nominator=self.nominator,
             preemption_executor=self.preemption,
             claim_writer=None if shadow else ApiClaimWriter(client, self.bucket),

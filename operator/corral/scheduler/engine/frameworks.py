@@ -37,6 +37,7 @@ from corral.scheduler.framework.interface import PodBinder, PodGroupManager
 from corral.scheduler.framework.listers import (
     ObjectLister,
     ObjectUpdater,
+    PodLister,
     PodNominator,
     PreemptionExecutor,
     ResourceClaimWriter,
@@ -137,6 +138,7 @@ def build_frameworks(
     binder: PodBinder | None,
     *,
     objects: ObjectLister | None = None,
+    pod_lister: PodLister | None = None,
     nominator: PodNominator | None = None,
     preemption_executor: PreemptionExecutor | None = None,
     claim_writer: ResourceClaimWriter | None = None,
@@ -166,6 +168,7 @@ def build_frameworks(
                 registry,
                 pod_binder=binder,
                 objects=objects,
+                pod_lister=pod_lister,
                 nominator=nominator,
                 preemption_executor=preemption_executor,
                 claim_writer=claim_writer,

@@ -20,6 +20,7 @@ from typing import Any
 from corral.k8s import JSON
 from corral.k8s.informer import EventType
 from corral.scheduler.backend.cache import Cache, CacheError
+from corral.scheduler.backend.pod_labels import PodLabelIndex
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import MalformedObjectError, node_from_json, pod_from_json
 from corral.scheduler.engine.nominator import Nominator
@@ -83,8 +84,11 @@ class ClusterState:
         nominator: Nominator | None = None,
         *,
         generic_workload: bool = False,
+        labels: PodLabelIndex | None = None,
     ) -> None:
         self.cache = cache
+        # The pods plugins list by label (Handle.pod_lister): every pod kept below.
+        self.labels = labels if labels is not None else PodLabelIndex()
         # GenericWorkload: pending members count in their PodGroup's state (the cache's) before
         # the queue sees them, and a new pending pod is a queueing event (UnscheduledPod/Add).
         self.generic_workload = generic_workload
@@ -125,6 +129,7 @@ class ClusterState:
         elif self.responsible_for(pod):
             old = self._pending.get(uid)
             self._pending[uid] = pod
+            self.labels.put(pod)
             if self.cache.is_assumed(uid):
                 # Assumed: its binding is under way. An update arriving now (say the
                 # PodScheduled=False patch of an earlier attempt) must not queue it again, or
@@ -141,6 +146,7 @@ class ClusterState:
                 self.queue.update(old, pod)
         elif uid in self._pending:  # e.g. its schedulerName or namespace no longer ours
             gone = self._pending.pop(uid)
+            self.labels.remove(uid)
             self.queue.delete(uid)
             self.nominator.forget(uid)
             self.cache.remove_pod_group_member(gone)
@@ -151,6 +157,7 @@ class ClusterState:
             self.nominator.forget(pod.uid)
         old = self._assigned.get(pod.uid)
         self._assigned[pod.uid] = pod
+        self.labels.put(pod)
         try:
             if old is None:
                 self.cache.add_pod(pod)  # also confirms a pod we assumed
@@ -165,6 +172,7 @@ class ClusterState:
                 self.queue.move_all_to_active_or_backoff(event, old, pod)
 
     def _pod_gone(self, uid: str) -> None:
+        self.labels.remove(uid)
         pending = self._pending.pop(uid, None)
         if pending is not None:
             self.queue.delete(uid)

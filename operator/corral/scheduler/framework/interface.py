@@ -23,6 +23,7 @@ from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.listers import (
     ObjectLister,
     ObjectUpdater,
+    PodLister,
     PodNominator,
     PreemptionExecutor,
     ResourceClaimWriter,
@@ -274,6 +275,9 @@ class Handle(Protocol):
 
     @property
     def objects(self) -> ObjectLister | None: ...
+
+    @property
+    def pod_lister(self) -> PodLister | None: ...
 
     @property
     def nominator(self) -> PodNominator | None: ...

@@ -39,6 +39,9 @@ DEVICE_TAINT_RULE: Final = "DeviceTaintRule"  # its taints are applied to the sl
 CSI_DRIVER: Final = "CSIDriver"
 CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
 VOLUME_ATTACHMENT: Final = "VolumeAttachment"  # NodeVolumeLimits
+# scheduler-plugins' PodGroup CRD (scheduling.x-k8s.io/v1alpha1), read by Coscheduling; the kind
+# is spelled as SP's event resource, so that its watch events are the cluster events SP names.
+SP_POD_GROUP: Final = "podgroups.v1alpha1.scheduling.x-k8s.io"
 
 Object = Mapping[str, Any]
 
@@ -55,6 +58,18 @@ class ObjectLister(Protocol):
     def generation(self, kind: str) -> int:
         """Grows on every change to ``kind``: plugins may cache what they derive from it."""
         ...
+
+
+class PodLister(Protocol):
+    """The pods the engine knows of (upstream's pod informer), by an indexed label.
+
+    Contract: ``labelled(namespace, key, value)`` lists the non-terminal pods of ``namespace``
+    whose label ``key`` is ``value``: every bound pod, and the pending pods this engine serves
+    (a pending pod of another scheduler is not watched as a pending pod). Only the label keys
+    some plugin declares (``PluginDeclaration.indexed_pod_labels``) are indexed; any other key
+    lists none. Safe from any thread; the list is a copy."""
+
+    def labelled(self, namespace: str, key: str, value: str) -> Sequence[PodInfo]: ...
 
 
 class PodNominator(Protocol):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from corral.scheduler.backend.cache import Cache
+from corral.scheduler.backend.pod_labels import PodLabelIndex
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.handlers import ClusterState
 from corral.scheduler.engine.nominator import Nominator
@@ -81,3 +82,33 @@ def test_pods_are_kept_without_managed_fields(node: str) -> None:
         info = qpi.pod
     assert "managedFields" not in info.raw["metadata"]
     assert info.raw["metadata"]["name"] == "p"
+
+
+def test_the_pod_label_index_follows_the_pods_the_handlers_keep() -> None:
+    """Handle.pod_lister (Coscheduling's siblings): pending pods this engine serves and bound
+    pods of any scheduler are listed; a pod leaves when deleted, terminal or no longer ours."""
+    key = "scheduling.x-k8s.io/pod-group"
+    state = _state()
+    state.labels = PodLabelIndex([key])
+    labels = {key: "pg"}
+    ours, other = pod("ours", labels=labels), pod("other", labels=labels)
+    other["spec"]["schedulerName"] = "someone-else"
+    bound = pod("bound", labels=labels, node_name="n1")
+    bound["spec"]["schedulerName"] = "someone-else"
+    for raw in (ours, other, bound):
+        state.on_pod("ADDED", raw)
+
+    def listed() -> list[str]:
+        return sorted(p.name for p in state.labels.labelled("default", key, "pg"))
+
+    assert listed() == ["bound", "ours"]
+    state.on_pod("DELETED", bound)
+    assert listed() == ["ours"]
+    ours["spec"]["schedulerName"] = "someone-else"  # no longer ours
+    state.on_pod("MODIFIED", ours)
+    assert listed() == []
+    ours["spec"]["schedulerName"] = "default-scheduler"
+    state.on_pod("MODIFIED", ours)
+    ours["status"] = {"phase": "Succeeded"}
+    state.on_pod("MODIFIED", ours)
+    assert listed() == []

@@ -28,6 +28,7 @@ from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.listers import (
     ObjectLister,
     ObjectUpdater,
+    PodLister,
     PodNominator,
     PreemptionExecutor,
     ResourceClaimWriter,
@@ -138,6 +139,7 @@ class Framework:
         pod_binder: fw.PodBinder | None = None,
         clock: Callable[[], float] = time.monotonic,
         objects: ObjectLister | None = None,
+        pod_lister: PodLister | None = None,
         nominator: PodNominator | None = None,
         preemption_executor: PreemptionExecutor | None = None,
         claim_writer: ResourceClaimWriter | None = None,
@@ -160,6 +162,7 @@ class Framework:
         self._profile_name = profile.scheduler_name
         self._pod_binder = pod_binder
         self._objects = objects
+        self._pod_lister = pod_lister
         self._nominator = nominator
         self._preemption_executor = preemption_executor
         self._claim_writer = claim_writer
@@ -372,6 +375,10 @@ class Framework:
     @property
     def objects(self) -> ObjectLister | None:
         return self._objects
+
+    @property
+    def pod_lister(self) -> PodLister | None:
+        return self._pod_lister
 
     @property
     def nominator(self) -> PodNominator | None:

@@ -1,0 +1,477 @@
+"""Coscheduling (QueueSort, PreFilter, PostFilter, Permit, Reserve) — scheduler-plugins'
+semantics (SP ``pkg/coscheduling``, ``core/core.go``, ``pkg/util/podgroup.go``; KEP 42).
+
+A pod joins a gang with the label ``scheduling.x-k8s.io/pod-group: <name>``, naming a PodGroup
+(``scheduling.x-k8s.io/v1alpha1``) in its namespace: ``minMember``, optional ``minResources``
+and ``scheduleTimeoutSeconds``.
+
+- QueueSort: higher priority first; then the earlier group time (the group's last failure, if
+  one is recorded, else its ``creationTimestamp``; a pod without a group: its initial attempt);
+  then ``namespace/name``.
+- PreFilter (failures are UnschedulableAndUnresolvable: no preemption): a group backed off
+  (``podGroupBackoffSeconds``) fails; fewer than ``minMember`` pods carrying the label in the
+  namespace fail; scheduling-gated siblings beyond the slack fail; with ``minResources``, the
+  cluster's free resources (this group's own pods not counted as using any) must cover them
+  and ``minMember`` pods, node by node — a pass is remembered for ``permitWaitingTimeSeconds``.
+- Permit: a labelled pod whose PodGroup is missing is Unschedulable. The pod counts as
+  assigned; once ``minMember`` pods of the group are assigned (permitted here, or bound) every
+  waiting sibling is allowed; until then the pod waits (``scheduleTimeoutSeconds``, else
+  ``permitWaitingTimeSeconds`` when non-zero, else 60 s), and the first one assigned activates
+  its siblings.
+- PostFilter, after a member failed Filter: unless ``minMember`` are assigned already or the
+  unassigned share is at most ``podGroupRejectPercentage``, every waiting sibling is rejected,
+  the group is backed off (when enabled and ``minMember`` pods exist), its minResources pass is
+  forgotten and its failure time recorded (which sorts it behind newer groups).
+- Unreserve (Permit timed out, a sibling was rejected, the bind failed): the pod is no longer
+  assigned, waiting siblings are rejected, the group's pass forgotten, its failure recorded.
+
+Corral's differences: the siblings are those the engine's pod lister knows (every bound pod,
+and the pending pods of its own profiles; SP's informer also lists other schedulers' pending
+pods); "assigned" is kept by UID (SP keys it by pod name) and a deleted pod stops counting at
+once; the resource gap is printed as quantities (``resource gap: map[cpu:4]``) rather than Go's
+``Quantity`` structs. Times are monotonic (the queue's clock): PodGroup creation times are
+moved onto it by the wall clock's offset when the plugin starts.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from fractions import Fraction
+from typing import Any, Final
+
+from corral.scheduler.config import plugin_args, quantity
+from corral.scheduler.config.args import CoschedulingArgs
+from corral.scheduler.framework import listers
+from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cycle_state import CycleState
+from corral.scheduler.framework.diagnosis import NodeToStatus
+from corral.scheduler.framework.interface import Handle, PostFilterResult, PreFilterResult
+from corral.scheduler.framework.snapshot import Snapshot
+from corral.scheduler.framework.status import Code, Status
+from corral.scheduler.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from corral.scheduler.plugins import names
+
+NAME: Final = names.COSCHEDULING
+POD_GROUP_LABEL: Final = "scheduling.x-k8s.io/pod-group"
+DEFAULT_WAIT_SECONDS: Final = 60.0  # SP util.DefaultWaitTime
+
+ERR_POD_GROUP_NOT_FOUND: Final = "PodGroup not found"
+ERR_NO_POD_GROUP: Final = "can not find pod group"
+REJECTED_IN_POST_FILTER: Final = "optimistic rejection in PostFilter"
+REJECTED_IN_UNRESERVE: Final = "rejection in Unreserve"
+
+_CPU: Final = "cpu"
+_PODS: Final = "pods"
+_BASE: Final = ("cpu", "memory", "ephemeral-storage", "pods")
+
+
+def failed_recently(group: str) -> str:
+    return f"podGroup {group} failed recently"
+
+
+def not_enough_siblings(pod: str, count: int, min_member: int) -> str:
+    return (
+        f"pre-filter pod {pod} cannot find enough sibling pods, current pods number: {count}, "
+        f"minMember of group: {min_member}"
+    )
+
+
+def gated_siblings(pod: str) -> str:
+    return f"pre-filter pod {pod} cannot proceed due to gated pods in the same PodGroup"
+
+
+def group_rejected(group: str, pod: str) -> str:
+    return f"PodGroup {group} gets rejected due to Pod {pod} is unschedulable even after PostFilter"
+
+
+def resource_gap(gap: Mapping[str, Fraction]) -> str:
+    shown = " ".join(f"{name}:{_show(gap[name])}" for name in sorted(gap))
+    return f"resource gap: map[{shown}]"
+
+
+def _show(amount: Fraction) -> str:
+    return str(amount.numerator) if amount.denominator == 1 else f"{float(amount):g}"
+
+
+# --- PodGroup objects -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroup:
+    """What Coscheduling reads of a ``scheduling.x-k8s.io/v1alpha1`` PodGroup."""
+
+    namespace: str
+    name: str
+    min_member: int
+    min_resources: Mapping[str, Fraction] | None
+    schedule_timeout_seconds: int | None
+    created: float | None  # creationTimestamp, seconds since the epoch
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def pod_group_from_json(obj: Mapping[str, Any]) -> PodGroup:
+    """Raises ValueError on a field the CRD's schema would have refused."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    raw_resources = spec.get("minResources")
+    resources = (
+        {str(k): quantity.parse(v) for k, v in raw_resources.items()}
+        if isinstance(raw_resources, Mapping)
+        else None
+    )
+    timeout = spec.get("scheduleTimeoutSeconds")
+    return PodGroup(
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""),
+        min_member=int(spec.get("minMember") or 0),
+        min_resources=resources,
+        schedule_timeout_seconds=None if timeout is None else int(timeout),
+        created=_timestamp(meta.get("creationTimestamp")),
+    )
+
+
+def _timestamp(value: object) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def wait_seconds(group: PodGroup | None, permit_waiting_time_seconds: int) -> float:
+    """SP ``GetWaitTimeDuration``: the group's ``scheduleTimeoutSeconds``, else the args'
+    ``permitWaitingTimeSeconds`` when non-zero, else 60 s."""
+    if group is not None and group.schedule_timeout_seconds is not None:
+        return float(group.schedule_timeout_seconds)
+    if permit_waiting_time_seconds:
+        return float(permit_waiting_time_seconds)
+    return DEFAULT_WAIT_SECONDS
+
+
+def group_name(pod: PodInfo) -> str:
+    return pod.labels.get(POD_GROUP_LABEL, "")
+
+
+def full_group_name(pod: PodInfo) -> str:
+    name = group_name(pod)
+    return f"{pod.namespace}/{name}" if name else ""
+
+
+# --- the minResources check (SP CheckClusterResource) -----------------------------------------
+
+
+def free_resources(node: NodeInfo, group: str) -> dict[str, Fraction]:
+    """What ``node`` has left, in quantity units (cpu in cores), with the pods of ``group``
+    (``namespace/name``) taken off it (SP ``getNodeResource``)."""
+    own = [p for p in node.pods if full_group_name(p) == group]
+    alloc, req = node.allocatable, node.requested
+    cpu = req.milli_cpu - sum(p.requests.milli_cpu for p in own)
+    memory = req.memory - sum(p.requests.memory for p in own)
+    storage = req.ephemeral_storage - sum(p.requests.ephemeral_storage for p in own)
+    free = {
+        "cpu": Fraction(alloc.milli_cpu - cpu, 1000),
+        "memory": Fraction(alloc.memory - memory),
+        "ephemeral-storage": Fraction(alloc.ephemeral_storage - storage),
+        "pods": Fraction(alloc.allowed_pods - (len(node.pods) - len(own))),
+    }
+    for name, amount in alloc.scalar.items():
+        used = req.scalar.get(name, 0) - sum(p.requests.scalar.get(name, 0) for p in own)
+        free[name] = Fraction(amount - used)
+    return free
+
+
+def check_cluster_resource(
+    nodes: Sequence[NodeInfo], request: Mapping[str, Fraction], group: str
+) -> str | None:
+    """None when the nodes' free resources, summed in order, cover ``request``; else the
+    resource gap's message."""
+    needed = dict(request)
+    for node in nodes:
+        free = free_resources(node, group)
+        for name in list(needed):
+            left = needed[name] - free.get(name, Fraction(0))
+            if left <= 0:
+                del needed[name]
+            else:
+                needed[name] = left
+        if not needed:
+            return None
+    return resource_gap(needed)
+
+
+# --- the plugin --------------------------------------------------------------------------------
+
+
+class _Expiring:
+    """Keys with a deadline (SP's go-cache TTL entries)."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def add(self, key: str, ttl: float, now: float) -> None:
+        self._until[key] = now + ttl
+
+    def has(self, key: str, now: float) -> bool:
+        until = self._until.get(key)
+        if until is None:
+            return False
+        if until <= now:
+            del self._until[key]
+            return False
+        return True
+
+    def delete(self, key: str) -> None:
+        self._until.pop(key, None)
+
+
+class Coscheduling:
+    name: str = NAME
+
+    def __init__(
+        self,
+        args: CoschedulingArgs,
+        handle: Handle,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_offset: float | None = None,
+    ) -> None:
+        wait, backoff = args.permit_waiting_time_seconds, args.pod_group_backoff_seconds
+        pct = args.pod_group_reject_percentage
+        assert wait is not None, "defaulted by plugin_args"
+        assert backoff is not None, "defaulted by plugin_args"
+        assert pct is not None, "defaulted by plugin_args"
+        self.handle = handle
+        self.permit_waiting_time_seconds = wait
+        self.backoff_seconds = backoff
+        self.reject_threshold = float(pct) / 100.0
+        self.clock = clock
+        # Wall time minus the monotonic clock: PodGroup creation times onto the queue's clock.
+        self.wall_offset = time.time() - clock() if wall_offset is None else wall_offset
+        self._lock = threading.Lock()
+        self._permitted: dict[str, set[str]] = {}  # group -> UIDs assigned at Permit
+        self._resources_ok = _Expiring()  # SP permittedPG
+        self._backed_off = _Expiring()  # SP backedOffPG
+        self._failed_at: dict[str, float] = {}  # SP lastFailedSchedulePG
+        self._parsed: dict[str, tuple[Mapping[str, Any], PodGroup | None]] = {}
+
+    # --- lookups ----------------------------------------------------------------------------
+
+    def pod_group(self, pod: PodInfo) -> tuple[str, PodGroup | None]:
+        """(``namespace/name`` or "", the PodGroup or None) — SP ``GetPodGroup``."""
+        name = group_name(pod)
+        if not name:
+            return "", None
+        full = f"{pod.namespace}/{name}"
+        objects = self.handle.objects
+        raw = (
+            objects.get(listers.SP_POD_GROUP, pod.namespace, name) if objects is not None else None
+        )
+        if raw is None:
+            return full, None
+        # QueueSort asks for every comparison: an object is parsed once (the store replaces
+        # an object on each change, so its identity tells a change).
+        cached = self._parsed.get(full)
+        if cached is not None and cached[0] is raw:
+            return full, cached[1]
+        try:
+            group: PodGroup | None = pod_group_from_json(raw)
+        except (ValueError, TypeError):
+            group = None
+        self._parsed[full] = (raw, group)
+        return full, group
+
+    def siblings(self, pod: PodInfo) -> Sequence[PodInfo]:
+        """The pods carrying the pod's group label in its namespace (the pod too, once the
+        engine knows it)."""
+        lister = self.handle.pod_lister
+        if lister is None:
+            return ()
+        return lister.labelled(pod.namespace, POD_GROUP_LABEL, group_name(pod))
+
+    def assigned_count(self, full: str, siblings: Sequence[PodInfo] | None) -> int:
+        """Pods of the group permitted here (still known, when a lister is given) or bound."""
+        with self._lock:
+            permitted = set(self._permitted.get(full, ()))
+        if siblings is None:
+            return len(permitted)
+        known = {p.uid for p in siblings}
+        bound = {p.uid for p in siblings if p.node_name}
+        return len((permitted & known) | bound)
+
+    def _siblings_or_none(self, pod: PodInfo) -> Sequence[PodInfo] | None:
+        return None if self.handle.pod_lister is None else self.siblings(pod)
+
+    def mark_failure(self, full: str) -> None:
+        with self._lock:
+            self._failed_at[full] = self.clock()
+
+    def clear_failure(self, full: str) -> None:
+        with self._lock:
+            self._failed_at.pop(full, None)
+
+    # --- QueueSort --------------------------------------------------------------------------
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        pa, pb = a.pod.priority, b.pod.priority
+        if pa != pb:
+            return pa > pb
+        ta, tb = self._group_time(a), self._group_time(b)
+        if ta == tb:
+            return f"{a.pod.namespace}/{a.pod.name}" < f"{b.pod.namespace}/{b.pod.name}"
+        return ta < tb
+
+    def _group_time(self, qpi: QueuedPodInfo) -> float:
+        initial = qpi.initial_attempt_timestamp
+        ts = qpi.timestamp if initial is None else initial
+        full, group = self.pod_group(qpi.pod)
+        if not full:
+            return ts
+        failed = self._failed_at.get(full)
+        if failed is not None:
+            return failed
+        if group is None or group.created is None:
+            return ts
+        return group.created - self.wall_offset
+
+    # --- PreFilter --------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        message = self._pre_filter(pod, snapshot)
+        if message is None:
+            return None, None
+        return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
+
+    def _pre_filter(self, pod: PodInfo, snapshot: Snapshot) -> str | None:
+        full, group = self.pod_group(pod)
+        if group is None:
+            return None
+        now = self.clock()
+        with self._lock:
+            if self._backed_off.has(full, now):
+                return failed_recently(full)
+        siblings = self.siblings(pod)
+        gap = group.min_member - len(siblings)
+        if gap > 0:
+            return not_enough_siblings(pod.name, len(siblings), group.min_member)
+        # minMember below the replicas leaves slack for that many gated siblings.
+        for sibling in siblings:
+            if sibling.scheduling_gates:
+                gap += 1
+            if gap > 0:
+                return gated_siblings(pod.name)
+        if group.min_resources is None:
+            return None
+        with self._lock:
+            if self._resources_ok.has(full, now):
+                return None
+        request = {**group.min_resources, _PODS: Fraction(group.min_member)}
+        gap_message = check_cluster_resource(snapshot.node_infos(), request, full)
+        if gap_message is not None:
+            return gap_message
+        with self._lock:
+            self._resources_ok.add(full, float(self.permit_waiting_time_seconds), now)
+        return None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    # --- PostFilter -------------------------------------------------------------------------
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        full, group = self.pod_group(pod)
+        if group is None:
+            return None, Status.of(Code.UNSCHEDULABLE, ERR_NO_POD_GROUP)
+        siblings = self._siblings_or_none(pod)
+        assigned = self.assigned_count(full, siblings)
+        if assigned >= group.min_member:
+            return None, Status.of(Code.UNSCHEDULABLE)
+        unassigned = float(group.min_member - assigned) / float(group.min_member)
+        if unassigned <= self.reject_threshold:
+            return None, Status.of(Code.UNSCHEDULABLE)
+        self._reject_waiting(pod.namespace, group.name, REJECTED_IN_POST_FILTER)
+        if self.backoff_seconds > 0 and len(siblings or ()) >= group.min_member:
+            with self._lock:
+                self._backed_off.add(full, float(self.backoff_seconds), self.clock())
+        with self._lock:
+            self._resources_ok.delete(full)
+        self.mark_failure(full)
+        return None, Status.of(Code.UNSCHEDULABLE, group_rejected(full, pod.name))
+
+    def _reject_waiting(self, namespace: str, name: str, message: str) -> None:
+        for waiting in self.handle.iterate_waiting_pods():
+            other = waiting.pod
+            if other.namespace == namespace and group_name(other) == name:
+                waiting.reject(NAME, message)
+
+    # --- Permit -----------------------------------------------------------------------------
+
+    def permit(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> tuple[Status | None, float]:
+        full, group = self.pod_group(pod)
+        if not full:
+            return None, 0.0
+        if group is None:
+            return Status.of(Code.UNSCHEDULABLE, ERR_POD_GROUP_NOT_FOUND), 0.0
+        with self._lock:
+            self._permitted.setdefault(full, set()).add(pod.uid)
+        siblings = self._siblings_or_none(pod)
+        assigned = self.assigned_count(full, siblings)
+        if assigned >= group.min_member:
+            self.clear_failure(full)
+            for waiting in self.handle.iterate_waiting_pods():
+                if full_group_name(waiting.pod) == full:
+                    waiting.allow(NAME)
+            return None, 0.0
+        if assigned == 1:
+            # Only the first assigned pod activates its siblings (SP #682).
+            self.handle.activate(
+                [p.uid for p in siblings or () if p.uid != pod.uid and not p.node_name]
+            )
+        wait = wait_seconds(group, self.permit_waiting_time_seconds)
+        return Status.of(Code.WAIT), wait
+
+    # --- Reserve ----------------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        full, group = self.pod_group(pod)
+        if group is None:
+            return
+        with self._lock:
+            permitted = self._permitted.get(full)
+            if permitted is not None:
+                permitted.discard(pod.uid)
+                if not permitted:
+                    del self._permitted[full]
+        self._reject_waiting(pod.namespace, group.name, REJECTED_IN_UNRESERVE)
+        with self._lock:
+            self._resources_ok.delete(full)
+        self.mark_failure(full)
+
+    # --- events -----------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        # No queueing hints: SP added and then reverted them (#972, #983).
+        return (
+            ClusterEvent(POD, ActionType.ADD),
+            ClusterEvent(listers.SP_POD_GROUP, ActionType.ADD | ActionType.UPDATE),
+        )
+
+
+def new(args: object, handle: Handle) -> Coscheduling:
+    return Coscheduling(plugin_args(NAME, args), handle)
