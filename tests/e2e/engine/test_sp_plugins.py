@@ -1,16 +1,22 @@
-"""scheduler-plugins' plugins (NodeMetadata, NodeResourcesAllocatable, PreemptionToleration)
-enabled in profiles of `corral scheduler`, end to end on the local control plane."""
+"""scheduler-plugins' plugins (NodeMetadata, NodeResourcesAllocatable, PreemptionToleration,
+Coscheduling) enabled in profiles of `corral scheduler`, end to end on the local control
+plane."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
-from corral.k8s import Client
+import pytest
+
+from corral.k8s import JSON, Client
+from corral.scheduler.plugins.coscheduling import POD_GROUP_LABEL
 from corral.scheduler.plugins.preemption_toleration import (
     MINIMUM_PREEMPTABLE_PRIORITY,
     TOLERATION_SECONDS,
 )
 from corral.testing import LocalCluster
+from support import sp_crds
 from support.engine_process import (
     EngineProcess,
     all_bound,
@@ -23,6 +29,7 @@ from support.engine_process import (
 )
 
 HOSTNAME = "kubernetes.io/hostname"
+SP_SCHEDULING = sp_crds.SP_SCHEDULING
 
 
 def test_sp_score_plugins_pull_pods_to_the_node_they_prefer(
@@ -127,3 +134,89 @@ def test_preemption_toleration_spares_the_tolerating_victim(
     finally:
         for klass in classes:
             kube.delete("scheduling.k8s.io/v1", "PriorityClass", klass)
+
+
+@pytest.fixture
+def pod_group_crd(kube: Client) -> Iterator[None]:
+    with sp_crds.pod_group_crd(kube):
+        yield
+
+
+def _pod_group(name: str, namespace: str, min_member: int, **spec: object) -> JSON:
+    return {"apiVersion": SP_SCHEDULING, "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"minMember": min_member, **spec}}  # fmt: skip
+
+
+def test_coscheduling_binds_whole_gangs_or_none(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    pod_group_crd: None,
+) -> None:
+    """A gang that fits binds whole; one that cannot fit binds no member: PostFilter rejects
+    its waiting members (default podGroupRejectPercentage), or, where PostFilter never rejects
+    (100), they wait at Permit until scheduleTimeoutSeconds and are released."""
+    pool_a, pool_b = {"pool": f"{namespace}-a"}, {"pool": f"{namespace}-b"}
+    fake_nodes(2, cpu="2", memory="8Gi", labels=pool_a)
+    fake_nodes(1, cpu="2", memory="8Gi", labels=pool_b)
+    gangs, patient = scheduler_name(), scheduler_name()
+    config = engine_config(cluster.kubeconfig, gangs)
+    config["profiles"] += [{"schedulerName": patient}]
+    for profile in config["profiles"]:
+        profile["plugins"] = {
+            "multiPoint": {"enabled": [{"name": "Coscheduling"}],
+                           "disabled": [{"name": "PrioritySort"}]},
+        }  # fmt: skip
+    config["profiles"][1]["pluginConfig"] = [
+        {"name": "Coscheduling", "args": {"podGroupRejectPercentage": 100}}
+    ]
+    engines(config)
+
+    def members(
+        group: str, sched: str, pool: dict[str, str], count: int
+    ) -> list[dict[str, object]]:
+        return [pod(f"{group}-{i}", namespace, sched, nodeSelector=pool,
+                    labels={POD_GROUP_LABEL: group}, requests={"cpu": "1"})
+                for i in range(count)]  # fmt: skip
+
+    def bound(group: str) -> list[str]:
+        names = [
+            p["metadata"]["name"] for p in pods_in(kube, namespace) if p["spec"].get("nodeName")
+        ]
+        return [n for n in names if n.startswith(f"{group}-")]
+
+    # 3 of pool A's 4 cpus: binds whole.
+    kube.create(_pod_group("fits", namespace, 3))
+    create_all(kube, members("fits", gangs, pool_a, 3))
+    wait_until("the gang that fits bound", lambda: len(bound("fits")) == 3, timeout=60)
+
+    # 3 more cpus on pool A's last one, and 3 on pool B's 2: neither can complete.
+    kube.create(_pod_group("big", namespace, 3))
+    kube.create(_pod_group("slow", namespace, 3, scheduleTimeoutSeconds=3))
+    create_all(kube, members("big", gangs, pool_a, 3) + members("slow", patient, pool_b, 3))
+
+    def said(group: str, text: str) -> bool:
+        events = kube.list_items("v1", "Event", namespace, field_selector="reason=FailedScheduling")
+        return any(e["involvedObject"]["name"].startswith(f"{group}-") and text in e["message"]
+                   for e in events)  # fmt: skip
+
+    deadline = time.monotonic() + 60
+    seen = {"big": False, "slow": False}
+    timeout = "rejected due to timeout after waiting 3s at plugin Coscheduling"
+    texts = {"big": ("gets rejected due to Pod", "optimistic rejection in PostFilter"),
+             "slow": (timeout,)}  # fmt: skip
+    while not all(seen.values()):
+        assert time.monotonic() < deadline, f"no rejection seen for {seen}"
+        # No member of a gang that cannot complete is ever bound.
+        assert bound("big") == []
+        assert bound("slow") == []
+        for group, wanted in texts.items():
+            seen[group] = seen[group] or any(said(group, text) for text in wanted)
+        time.sleep(0.5)
+    time.sleep(4)  # past another timeout: still none bound
+    assert bound("big") == []
+    assert bound("slow") == []
+    assert len(bound("fits")) == 3
