@@ -8,6 +8,8 @@ its children through their owner references.
 
 Watched, with server-side filters: SchedulerProfiles; the nine kinds of children (label
 ``app.kubernetes.io/managed-by=corral``); unbound Pending pods not for ``default-scheduler``.
+Outside kopf, once some profile enables Coscheduling: scheduler-plugins' PodGroups and the pods
+labelled into them, for their status (``corral.controller.podgroup_status``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,15 @@ from typing import Any
 import kopf
 
 from corral.api import GROUP, KIND, PLURAL, VERSION, default_catalog
-from corral.controller import apply, guards, metrics_server, pending, pod_admission, refusals
+from corral.controller import (
+    apply,
+    guards,
+    metrics_server,
+    pending,
+    pod_admission,
+    podgroup_status,
+    refusals,
+)
 from corral.controller.admission import HANDLER_ID, Webhook
 from corral.controller.engines import LocalEngines
 from corral.controller.events import Recorder, pod_ref
@@ -34,6 +44,7 @@ from corral.controller.reconcile import Reconciler
 from corral.controller.settings import Settings
 from corral.controller.state import CHILD_KINDS, MANAGED_SELECTOR, State
 from corral.k8s import Client
+from corral.k8s.aio import AsyncClient
 
 log = logging.getLogger("corral.controller")
 
@@ -85,6 +96,7 @@ class Operator:
         )
         self.queue: WorkQueue | None = None
         self.tasks: list[asyncio.Task[Any]] = []
+        self.is_active = False  # this replica does the work (the detector's last look)
         self.catalog = catalog
         self.webhook: Webhook | None = None
         self.tenants = pod_admission.TenantIndex(
@@ -239,6 +251,7 @@ class Operator:
             self.tasks.append(asyncio.create_task(self.queue.worker(self._process)))
         self.tasks.append(asyncio.create_task(self._resync()))
         self.tasks.append(asyncio.create_task(self._detect()))
+        self.tasks.append(asyncio.create_task(self._pod_group_status()))
         if self.engines is not None:
             self.tasks.append(asyncio.create_task(self._supervise()))
         if self.metrics_serving is not None:
@@ -291,10 +304,38 @@ class Operator:
             await asyncio.sleep(period)
             active = await self._in_thread(self.gate.active)
             self.metrics.active.set(1 if active else 0)
+            self.is_active = active
             if not active:
                 continue
             for name in await self._in_thread(self.detect_once):
                 self.enqueue(name)
+
+    async def _pod_group_status(self) -> None:
+        """scheduler-plugins' PodGroup status controller, from the first time some profile
+        enables Coscheduling on (corral.controller.podgroup_status); writes only while this
+        replica is the active one."""
+        while not any(podgroup_status.enables_coscheduling(b) for b in self.state.profiles()):
+            await asyncio.sleep(ENGINE_SUPERVISE_SECONDS)
+        log.info("a profile enables Coscheduling: keeping PodGroup status")
+        loop = asyncio.get_running_loop()
+
+        def post(group: Any, reason: str, message: str) -> None:
+            meta = group.get("metadata") or {}
+            ref = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                   "namespace": str(meta.get("namespace", "")),
+                   "name": str(meta.get("name", "")), "uid": str(meta.get("uid", ""))}  # fmt: skip
+            loop.run_in_executor(
+                self.pool, lambda: self.recorder.post(ref, "Warning", reason, message)
+            )
+
+        aio = AsyncClient(self.client)
+        controller = podgroup_status.PodGroupStatusController(
+            aio, post_event=post, active=lambda: self.is_active
+        )
+        try:
+            await controller.run()
+        finally:
+            await aio.close()
 
     def detect_once(self) -> set[str]:
         """One detector pass (a worker thread): classify, post new Events, update the metric;
