@@ -104,6 +104,15 @@ class DeploymentSpec:
 
 
 @dataclass(slots=True)
+class ShadowSpec:
+    """Run as a shadow of a live scheduler: decide the pods naming ``schedulerName`` as this
+    profile would, compare with where the live scheduler bound them (``status.shadow``), and
+    never write to them."""
+
+    scheduler_name: str
+
+
+@dataclass(slots=True)
 class SchedulerProfileSpec:
     scheduler_name: str | None = None
     namespace: str | None = None
@@ -121,6 +130,7 @@ class SchedulerProfileSpec:
     extenders: list[ProfileExtender] = field(default_factory=list, metadata=_OMIT)
     tenancy: Tenancy | None = None
     deployment: DeploymentSpec | None = None
+    shadow: ShadowSpec | None = None
 
 
 @dataclass(slots=True)

@@ -110,6 +110,33 @@ def validate_profile(
         errs += _validate_tenancy(sp.child("tenancy"), spec.tenancy)
     if spec.deployment is not None:
         errs += _validate_deployment(sp.child("deployment"), spec.deployment)
+    if spec.shadow is not None:
+        errs += _validate_shadow(sp, spec.shadow.scheduler_name, sched, spec.tenancy)
+    return errs
+
+
+def _validate_shadow(sp: FieldPath, live: str, own: str, tenancy: Tenancy | None) -> _Errs:
+    """The live scheduler's name: any valid schedulerName (``default-scheduler`` included),
+    but not the shadow's own. A shadow never places a pod, so no pod may be given to it: not
+    by naming it (its own name) and not by the pod webhook (``tenancy.assignPods``)."""
+    path = sp.child("shadow", "schedulerName")
+    errs = k8s.check_name(path, live, check_dns1123_subdomain)
+    if live and live == own:
+        errs.append(
+            field_error(
+                path,
+                f"{quote(live)} is this profile's own spec.schedulerName; name the live "
+                "scheduler to shadow",
+            )
+        )
+    if tenancy is not None and tenancy.assign_pods:
+        errs.append(
+            field_error(
+                sp.child("tenancy", "assignPods"),
+                "must not be true for a shadow (spec.shadow): a shadow places no pod, so the "
+                "pods given to it would stay Pending",
+            )
+        )
     return errs
 
 

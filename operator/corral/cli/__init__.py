@@ -36,7 +36,15 @@ __all__ = [
 ]
 
 # Sub-command modules, in the order `corral --help` lists them.
-COMMANDS: tuple[str, ...] = ("render", "validate", "scheduler", "operator", "simulate", "explain")
+COMMANDS: tuple[str, ...] = (
+    "render",
+    "validate",
+    "scheduler",
+    "operator",
+    "simulate",
+    "explain",
+    "shadow",
+)
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

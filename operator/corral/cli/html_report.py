@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Final
 
 from corral.cli.problems import UsageError
+from corral.cli.shadow_table import alone, rate
+from corral.scheduler.engine.shadow import tally as t
 from corral.scheduler.framework import explanation as x
 from corral.scheduler.framework.snapshot import Snapshot
 
@@ -34,6 +36,8 @@ th,td{border:1px solid #bbb;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#e8e8e8}
 td.ok{background:#c8f0c8}td.no{background:#f6c4c4}td.skip{background:#eee;color:#777}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
+.plugin{display:flex;align-items:center;margin:2px 0;font-size:13px}
+.plugin .name{width:260px}.plugin .fill{height:14px;background:#c0392b;margin-right:8px}
 tr.chosen td:first-child{font-weight:bold}tr.chosen td:first-child::after{content:" \\2190 chosen"}
 .bar{display:flex;width:360px;height:16px;background:#eee;border:1px solid #999}
 .used{background:#7a8ca8}.added{background:#3c9a3c}.over{background:#c0392b}
@@ -202,3 +206,74 @@ def usage(
             node.resources.append(Usage(resource, was, max(now - was, 0), allocatable, unit))
         out.append(node)
     return sorted(out, key=lambda n: n.node)
+
+
+# --- a shadow ---------------------------------------------------------------------------------
+
+
+def _counts_row(label: str, c: t.Counts) -> str:
+    cells = [
+        c.observed,
+        c.agreed,
+        c.ties,
+        c.disagreed,
+        c.live_unschedulable,
+        c.shadow_unschedulable,
+    ]
+    return (
+        f"<tr><td>{_e(label)}</td>"
+        + "".join(f'<td class="num">{v}</td>' for v in cells)
+        + f'<td class="num">{_e(rate(c))}</td></tr>'
+    )
+
+
+def shadow_page(profile: str, status: t.ShadowStatus) -> str:
+    counts = (
+        "<h2>Decisions</h2><table><tr><th></th><th>decisions</th><th>agreed</th>"
+        "<th>ties</th><th>disagreed</th><th>live unschedulable</th>"
+        "<th>shadow unschedulable</th><th>agree</th></tr>"
+        + _counts_row("all", status.counts)
+        + _counts_row("one at a time", alone(status))
+        + _counts_row("under a burst", status.burst)
+        + "</table>"
+    )
+    total = sum(p.decisions for p in status.by_plugin)
+    bars = []
+    for p in status.by_plugin:
+        width = 300 * p.decisions / total if total else 0
+        bars.append(
+            f'<div class="plugin"><span class="name">{_e(p.plugin)}</span>'
+            f'<span class="fill" style="width:{width:.1f}px"></span>'
+            f"{p.decisions} ({100 * p.decisions / total:.1f}%)</div>"
+        )
+    breakdown = "<h2>Disagreements by deciding plugin</h2>" + (
+        "".join(bars) or "<p>no disagreement</p>"
+    )
+    recent = []
+    for d in status.last_disagreements:
+        head = (
+            f"{d.pod}: {d.outcome}: live {d.live_node or 'unschedulable'}, shadow "
+            f"{d.shadow_node or 'unschedulable'}; deciding plugin "
+            f"{d.deciding_plugin or '-'}"
+        )
+        rows = "".join(
+            f'<tr><td>{_e(s.plugin)}</td><td class="num">{s.weight}</td>'
+            f'<td class="num">{"" if s.shadow is None else s.shadow}</td>'
+            f'<td class="num">{"" if s.live is None else s.live}</td></tr>'
+            for s in d.scores
+        )
+        rejected = "".join(
+            f'<p class="note">rejected by {_e(r.plugin)}: {_e(r.message)}</p>'
+            for r in d.rejected_by
+        )
+        recent.append(
+            f"<h3>{_e(head)}</h3>{rejected}<table><tr><th>plugin</th><th>weight</th>"
+            f"<th>{_e(d.shadow_node or '-')} (shadow)</th>"
+            f"<th>{_e(d.live_node or '-')} (live)</th></tr>{rows}</table>"
+        )
+    newest = "<h2>Newest disagreements</h2>" + "".join(recent) if recent else ""
+    notes = [
+        f"shadows {status.scheduler_name} since {status.since}; updated "
+        f"{status.last_update or '-'}; {status.summary}"
+    ]
+    return page(f"Shadow profile {profile}", [counts, breakdown, newest], notes)

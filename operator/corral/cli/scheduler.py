@@ -127,6 +127,11 @@ def register(subparsers: Any) -> None:
         "compare with its bindings, writing nothing (corral_shadow_decisions_total, and a log "
         "line per disagreement; docs/engine.md)",
     )
+    parser.add_argument(
+        "--shadow-profile",
+        metavar="NAME",
+        help="with --shadow-of: the SchedulerProfile whose status.shadow gets the counts",
+    )
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     parser.set_defaults(handler=run)  # fmt: skip
 
@@ -254,6 +259,8 @@ def run(args: argparse.Namespace) -> int:
             check_shadow(engine_config)
     except ValidationError as exc:
         raise InvalidInput(doc.problems(exc.errors)) from None
+    if args.shadow_profile and not args.shadow_of:
+        raise UsageError("--shadow-profile goes with --shadow-of")
     host, port = parse_bind_address(args.bind_address)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file go together")
@@ -283,6 +290,7 @@ def run(args: argparse.Namespace) -> int:
         freeze_gc_after_sync=True,
         pod_watch_protobuf=args.pod_watch_encoding == "protobuf",
         shadow_of=args.shadow_of or None,
+        shadow_profile=args.shadow_profile or None,
         config_hash=hashlib.sha256(
             json.dumps(doc.data, sort_keys=True).encode("utf-8")
         ).hexdigest(),

@@ -228,6 +228,10 @@ class Input:
                 problems += doc.problems(shape_errors)
                 continue
             if kind_of(doc) in (PROFILE, CONFIG) and kind:
+                if kind_of(doc) == PROFILE and (doc.data.get("spec") or {}).get("shadow"):
+                    self.left_out.append(f"SchedulerProfile {doc.name} is a shadow: it places "
+                                         "no pod, so it is not run")  # fmt: skip
+                    continue
                 try:
                     engine = engine_of(doc)
                 except InvalidInput as exc:

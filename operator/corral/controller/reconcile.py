@@ -225,6 +225,7 @@ class Reconciler:
             previous=previous,
             now=self.clock(),
             extras=extras,
+            shadow=bool((body.get("spec") or {}).get("shadow")),
             **facts,
         )
         patch = status.merge_patch(previous, desired)

@@ -20,6 +20,8 @@ READY: Final = "Ready"
 RECONCILING: Final = "Reconciling"
 STALLED: Final = "Stalled"
 NODE_POOL_OVERLAP: Final = "NodePoolOverlap"
+# Written by a shadow profile's engine (corral.scheduler.engine.shadow), never by the operator.
+SHADOW: Final = "shadow"
 
 OutcomeKind = Literal["ready", "progressing", "stalled"]
 Condition = dict[str, Any]
@@ -121,9 +123,12 @@ def build(
     replicas: int | None = None,
     ready_replicas: int | None = None,
     pending_pods: int | None = None,
+    shadow: bool = False,
 ) -> dict[str, Any]:
     """The whole status. A stalled profile keeps the config hash and counts it had: they still
-    describe what is running, which a stall leaves untouched."""
+    describe what is running, which a stall leaves untouched. ``status.shadow`` belongs to a
+    shadow's engine: kept as it is while the profile is a shadow (so the patch never names it),
+    dropped when it no longer is."""
     status: dict[str, Any] = {
         "observedGeneration": generation,
         "conditions": conditions(outcome, generation, previous.get("conditions", []), now, extras),
@@ -143,6 +148,8 @@ def build(
         kept = previous.get(key) if value is None and outcome.kind == "stalled" else value
         if kept is not None:
             status[key] = kept
+    if shadow and previous.get(SHADOW) is not None:
+        status[SHADOW] = previous[SHADOW]
     return status
 
 

@@ -19,6 +19,10 @@ Contract:
 - Leader election: in the profile's namespace, Lease ``create`` (which RBAC cannot restrict by
   name) separate from ``get``/``update`` restricted to the profile's own Lease, plus events for
   the election's own Events.
+- A shadow (``spec.shadow``) writes nothing about pods: the same reads and secure serving, its
+  Lease (without events), and ``get``/``patch`` of its own profile's ``status`` (where
+  ``status.shadow`` goes), restricted to its name. No pod writes, no Events, none of the
+  plugins' writes (preemption's pod deletes, claim status, volume binding), tenancy or not.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any, Final
 
 from corral.api import Catalog, SchedulerProfile
 from corral.api.catalog import Resource
+from corral.api.types import GROUP, PLURAL
 from corral.scheduler import config as cfg
 from corral.scheduler.config import features
 
@@ -57,6 +62,7 @@ class RbacPlan:
     tenant_rules: list[Rule]
     tenant_namespaces: list[str]
     leader_election_rules: list[Rule]
+    shadow: bool = False  # read-only: no write about pods anywhere
 
 
 def enabled_plugins(profile: SchedulerProfile) -> list[str]:
@@ -79,7 +85,17 @@ def _group_rules(entries: list[tuple[str, str, tuple[str, ...]]]) -> list[Rule]:
     ]
 
 
+def shadow_status_rule(profile: SchedulerProfile) -> Rule:
+    return {
+        "apiGroups": [GROUP],
+        "resources": [f"{PLURAL}/status"],
+        "resourceNames": [profile.name],
+        "verbs": ["get", "patch"],
+    }
+
+
 def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
+    shadow = profile.spec.shadow is not None
     reads: list[tuple[str, str, tuple[str, ...]]] = [(g, r, READ) for g, r in ALWAYS_READ]
     writes = list(POD_WRITES)
     for name in enabled_plugins(profile):
@@ -88,7 +104,7 @@ def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
             continue
         reads += [(g, r, READ) for g, r in info.cluster_reads]
         writes += list(info.namespaced_writes)
-        if profile.spec.tenancy is None:
+        if profile.spec.tenancy is None and not shadow:
             # A tenant must not rewrite other tenants' cluster-scoped objects (a PV's claimRef
             # would hand it their data): cluster-scoped writes only for an untenanted profile.
             reads += list(info.cluster_writes)
@@ -116,6 +132,10 @@ def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
         *_group_rules([(g, r, v) for g, r, v in POD_WRITES if r == "events"]),
     ]
     cluster = reads + list(DELEGATED_AUTH)
+    if shadow:
+        lease_only = leader_rules[:2]
+        rules = [*_group_rules(cluster), shadow_status_rule(profile)]
+        return RbacPlan(rules, [], [], lease_only, shadow=True)
     if namespaces:
         return RbacPlan(_group_rules(cluster), _group_rules(writes), namespaces, leader_rules)
     return RbacPlan(_group_rules(cluster + writes), [], [], leader_rules)

@@ -95,6 +95,8 @@ def engine_command(profile: SchedulerProfile) -> list[str]:
         cmd.append("--namespaces=" + ",".join(tenancy.namespaces))
     if tenancy is not None and tenancy.namespace_selector is not None:
         cmd.append("--namespace-selector=" + _selector_string(encode(tenancy.namespace_selector)))
+    if spec.shadow is not None:
+        cmd += [f"--shadow-of={spec.shadow.scheduler_name}", f"--shadow-profile={profile.name}"]
     return cmd
 
 

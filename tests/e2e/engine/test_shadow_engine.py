@@ -6,7 +6,8 @@ refused, and the pods' scheduling is kube-scheduler's alone).
 - same configuration (upstream's defaults), pods one at a time: every decision agrees (a tie,
   another node of equal total score, counts as agreement);
 - changed weights (NodeResourcesFit's MostAllocated against kube-scheduler's LeastAllocated):
-  the disagreements are counted and each names the deciding plugin.
+  the disagreements are counted and each names the deciding plugin;
+- a shadow of a Corral engine (another schedulerName) agrees with it the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from corral.k8s import JSON, ApiError, Client
+from corral.testing import LocalCluster
 from corral.testing.credentials import write_kubeconfig
 from support.engine_process import EngineProcess, all_bound, create_all, engine_config, wait_until
 
@@ -69,12 +71,15 @@ def read_only_kubeconfig(
     kube.delete(rbac, "ClusterRole", name)
 
 
-def pod(name: str, namespace: str, pool: str = "", cpu: str = "250m") -> JSON:
+def pod(
+    name: str, namespace: str, pool: str = "", cpu: str = "250m", scheduler: str = LIVE
+) -> JSON:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {
+            "schedulerName": scheduler,
             "nodeSelector": {"test-pool": pool or namespace},
             "containers": [{"name": "c", "image": "pause",
                             "resources": {"requests": {"cpu": cpu, "memory": "128Mi"}}}],
@@ -97,32 +102,35 @@ def decisions(engine: EngineProcess) -> dict[str, float]:
     return out
 
 
-def started(engine: EngineProcess) -> bool:
+def started(engine: EngineProcess, live: str = LIVE) -> bool:
     assert engine.alive(), engine.log()
-    return "shadowing default-scheduler" in engine.log()
+    return f"shadowing {live}" in engine.log()
 
 
 def bound(kube: Client, namespace: str, name: str) -> bool:
     return bool(kube.get("v1", "Pod", name, namespace)["spec"].get("nodeName"))
 
 
-def one_at_a_time(kube: Client, namespace: str, engine: EngineProcess, count: int) -> None:
-    """Create ``count`` pods for kube-scheduler, each after the shadow decided the one before."""
+def one_at_a_time(
+    kube: Client, namespace: str, engine: EngineProcess, count: int, live: str = LIVE
+) -> None:
+    """Create ``count`` pods for the live scheduler, each after the shadow decided the one
+    before."""
     for i in range(count):
         name = f"p-{i}"
-        kube.create(pod(name, namespace))
-        wait_until(f"{name} bound by kube-scheduler", lambda n=name: bound(kube, namespace, n))
+        kube.create(pod(name, namespace, scheduler=live))
+        wait_until(f"{name} bound by {live}", lambda n=name: bound(kube, namespace, n))
         wait_until(f"the shadow's decision on {name}",
                    lambda k=i + 1: sum(decisions(engine).values()) >= k)  # fmt: skip
 
 
 def shadow(
-    engines: Callable[..., EngineProcess], kubeconfig: Path, **profile: Any
+    engines: Callable[..., EngineProcess], kubeconfig: Path, live: str = LIVE, **profile: Any
 ) -> EngineProcess:
     config = engine_config(kubeconfig, f"shadow-{uuid.uuid4().hex[:6]}")
     config["profiles"][0].update(profile)
-    engine = engines(config, args=("--shadow-of", LIVE))
-    wait_until("the shadow to start", lambda: started(engine))
+    engine = engines(config, args=("--shadow-of", live))
+    wait_until("the shadow to start", lambda: started(engine, live))
     return engine
 
 
@@ -201,3 +209,22 @@ def test_a_burst_is_decided_and_counted_apart(
     assert sum(counts.values()) == 20, counts
     assert 0 < sum(burst.values()) <= 20, burst
     assert all(burst[k] <= counts.get(k, 0) for k in burst), (burst, counts)
+
+
+def test_a_shadow_of_a_corral_engine_agrees_with_it(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    read_only_kubeconfig: Path,
+) -> None:
+    """The live scheduler is a Corral engine (its own schedulerName) with the same plugins:
+    the shadow follows its bindings exactly as it follows kube-scheduler's."""
+    fake_nodes(3, cpu="4", memory="8Gi", zones=2, labels={"test-pool": namespace})
+    live = f"corral-live-{uuid.uuid4().hex[:6]}"
+    engines(engine_config(cluster.kubeconfig, live))
+    engine = shadow(engines, read_only_kubeconfig, live=live)
+    one_at_a_time(kube, namespace, engine, 8, live=live)
+    counts = decisions(engine)
+    assert counts.get("agreed", 0) + counts.get("tie", 0) == 8, (counts, engine.log())

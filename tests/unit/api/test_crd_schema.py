@@ -14,11 +14,15 @@ from corral.api import defaults as api_defaults
 from corral.api import types as api
 from corral.scheduler import config as cfg
 from corral.scheduler.config.decode import json_name
+from corral.scheduler.engine.shadow import compare as shadow_compare
+from corral.scheduler.engine.shadow import tally as shadow_tally
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD = yaml.safe_load((ROOT / "crds" / "schedulerprofiles.corral.dev.yaml").read_text())
 SCHEMA = CRD["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
 SPEC = SCHEMA["properties"]["spec"]
+SHADOW = SCHEMA["properties"]["status"]["properties"]["shadow"]
+DISAGREEMENT = SHADOW["properties"]["lastDisagreements"]["items"]
 
 
 def walk(node: dict[str, Any], path: str) -> typing.Iterator[tuple[str, dict[str, Any]]]:
@@ -40,7 +44,16 @@ def test_identity() -> None:
     assert version["name"] == api.VERSION
     assert version["subresources"] == {"status": {}}
     columns = {c["name"] for c in version["additionalPrinterColumns"]}
-    assert {"Scheduler", "Replicas", "Ready", "Reason", "Leader", "Age", "Message"} <= columns
+    assert {
+        "Scheduler",
+        "Replicas",
+        "Ready",
+        "Reason",
+        "Leader",
+        "Shadow",
+        "Age",
+        "Message",
+    } <= columns
     # A profile is cluster-scoped: no column may read as if it had a namespace.
     assert "Namespace" not in columns
 
@@ -79,6 +92,25 @@ def model_keys(cls: type[Any]) -> set[str]:
             SPEC["properties"]["deployment"]["properties"]["tolerations"]["items"],
             api.Toleration,
             id="toleration",
+        ),
+        pytest.param(SPEC["properties"]["shadow"], api.ShadowSpec, id="shadow"),
+        # What a shadow's engine writes: a field missing here would be pruned by the API server.
+        pytest.param(SHADOW, shadow_tally.ShadowStatus, id="status.shadow"),
+        pytest.param(SHADOW["properties"]["burst"], shadow_tally.Counts, id="status.shadow.burst"),
+        pytest.param(
+            SHADOW["properties"]["byPlugin"]["items"], shadow_tally.PluginCount, id="byPlugin"
+        ),
+        pytest.param(DISAGREEMENT, shadow_compare.Disagreement, id="lastDisagreements"),
+        pytest.param(
+            DISAGREEMENT["properties"]["scores"]["items"], shadow_compare.PluginScores, id="scores"
+        ),
+        pytest.param(
+            DISAGREEMENT["properties"]["lostOn"]["items"], shadow_compare.Loss, id="lostOn"
+        ),
+        pytest.param(
+            DISAGREEMENT["properties"]["rejectedBy"]["items"],
+            shadow_compare.Rejection,
+            id="rejectedBy",
         ),
     ],
 )

@@ -1,5 +1,6 @@
-"""Every SchedulerProfile example in docs/schedulerprofile.md runs: valid ones validate and
-render; ones marked ``<!-- invalid: ... -->`` fail with exactly that error."""
+"""Every SchedulerProfile example in docs/schedulerprofile.md (and docs/safe-changes.md) runs:
+valid ones validate and render; ones marked ``<!-- invalid: ... -->`` fail with exactly that
+error."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import yaml
 from corral.api import check_profile
 from corral.render import render
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "schedulerprofile.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+DOC = DOCS / "schedulerprofile.md"
 BLOCK = re.compile(r"(?:<!-- invalid: (?P<error>.*?) -->\n)?```yaml\n(?P<body>.*?)```", re.S)
 EXAMPLES = [
     (m.group("body"), m.group("error"))
-    for m in BLOCK.finditer(DOC.read_text())
+    for doc in (DOC, DOCS / "safe-changes.md")
+    for m in BLOCK.finditer(doc.read_text())
     if "kind: SchedulerProfile" in m.group("body")
 ]
 

@@ -351,6 +351,36 @@ def fit(args: dict[str, Any]) -> dict[str, Any]:
             "must be a boolean",
             id="gate value type",
         ),
+        pytest.param(
+            profile({"shadow": {"schedulerName": "team-a"}}),
+            "spec.shadow.schedulerName",
+            '"team-a" is this profile\'s own spec.schedulerName; name the live scheduler to shadow',
+            id="a shadow of itself",
+        ),
+        pytest.param(
+            profile({"shadow": {"schedulerName": "Live_Scheduler"}}),
+            "spec.shadow.schedulerName",
+            "RFC 1123 subdomain",
+            id="shadow name syntax",
+        ),
+        pytest.param(
+            profile({"shadow": {}}),
+            "spec.shadow.schedulerName",
+            "required",
+            id="shadow without schedulerName",
+        ),
+        pytest.param(
+            profile(
+                {
+                    "shadow": {"schedulerName": "default-scheduler"},
+                    "tenancy": {"namespaces": ["a"], "assignPods": True},
+                }
+            ),
+            "spec.tenancy.assignPods",
+            "must not be true for a shadow (spec.shadow): a shadow places no pod, so the pods "
+            "given to it would stay Pending",
+            id="a shadow given pods by the webhook",
+        ),
     ],
 )
 def test_invalid_profile_reports_path(data: dict[str, Any], path: str, fragment: str) -> None:
@@ -359,6 +389,21 @@ def test_invalid_profile_reports_path(data: dict[str, Any], path: str, fragment:
     found = [e for e in errs if e.path == path]
     assert found, [str(e) for e in errs]
     assert any(fragment in e.message for e in found), [str(e) for e in found]
+
+
+@pytest.mark.parametrize(
+    "live",
+    [
+        pytest.param("default-scheduler", id="the cluster's default scheduler"),
+        pytest.param("team-b", id="another profile"),
+    ],
+)
+def test_a_shadow_may_name_any_live_scheduler(live: str) -> None:
+    result, errs = check_profile(profile({"shadow": {"schedulerName": live}}))
+    assert not errs, [str(e) for e in errs]
+    assert result is not None
+    assert result.spec.shadow is not None
+    assert result.spec.shadow.scheduler_name == live
 
 
 def test_every_error_is_reported_at_once() -> None:

@@ -1,7 +1,8 @@
 """The ``--html`` pages rendered in headless Chromium (Debian's package, installed when missing),
 and their screenshots read back: the bars have the lengths the numbers say, the node x plugin
-table has its rejections where the cycle rejected. Marked ``browser``: not in `make test` (a
-fresh machine would install Chromium for it); `make browser` runs it."""
+table has its rejections where the cycle rejected, a shadow's breakdown has a bar per deciding
+plugin in proportion. Marked ``browser``: not in `make test` (a fresh machine would install
+Chromium for it); `make browser` runs it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import numpy.typing as npt
 import pytest
 from PIL import Image
 
-from corral.cli import main
+from corral.cli import html_report, main
+from corral.scheduler.engine.shadow import compare as c
+from corral.scheduler.engine.shadow import tally as t
 from corral_dev.browser import screenshot
 
 pytestmark = pytest.mark.browser
@@ -21,6 +24,7 @@ BAR_WIDTH = 360  # html_report's .bar, in CSS pixels (device scale factor 1)
 ADDED = (0x3C, 0x9A, 0x3C)
 USED = (0x7A, 0x8C, 0xA8)
 REJECTED = (0xF6, 0xC4, 0xC4)
+PLUGIN_BAR = (0xC0, 0x39, 0x2B)
 
 NODES = "".join(
     f"---\nkind: Node\nmetadata: {{name: kube-node-{i}}}\n"
@@ -148,3 +152,19 @@ def test_the_next_pods_table_has_a_rejection_per_node(
 ) -> None:
     cells = [a for a in regions(capacity_image, REJECTED) if a > 500]
     assert len(cells) == 4, cells  # NodeResourcesFit: Insufficient cpu, on each of the 4 nodes
+
+
+def test_the_shadow_page_has_a_bar_per_deciding_plugin_in_proportion(tmp_path: Path) -> None:
+    tally = t.Tally("default-scheduler", "h", "2026-12-01T00:00:00Z")
+    for plugin, n in (("NodeResourcesFit", 30), ("PodTopologySpread", 10)):
+        for _ in range(n):
+            tally.record(c.DISAGREED, c.Disagreement("ns/p", c.DISAGREED, deciding_plugin=plugin),
+                         burst=False)  # fmt: skip
+    for _ in range(60):
+        tally.record(c.AGREED, None, burst=False)
+    page = tmp_path / "shadow.html"
+    html_report.write(page, html_report.shadow_page("shadow-a", tally.status("now")))
+    bars = sorted(w for w, _ in rectangles(shot(page), PLUGIN_BAR))
+    assert len(bars) == 2, bars
+    assert abs(bars[1] - 225) <= 2
+    assert abs(bars[0] - 75) <= 2

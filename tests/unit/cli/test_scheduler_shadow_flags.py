@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.unit.cli.conftest import Run
 
 from corral.cli.scheduler import check_shadow
 from corral.scheduler.config import ValidationError
@@ -54,3 +55,12 @@ def test_a_shadow_on_the_live_lease_exits_1_before_credentials(tmp_path: Path) -
     assert result.stderr.startswith(f"{config}:")
     assert "leaderElection.resourceName: 'kube-scheduler' in kube-system" in result.stderr
     assert "credentials" not in result.stderr
+
+
+def test_shadow_profile_goes_with_shadow_of(tmp_path: Path, corral: Run) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({**HEAD, **NO_ELECTION, "profiles": [{"schedulerName": "x"}]}))
+    code, out, err = corral("scheduler", "--config", str(config), "--shadow-profile", "p",
+                            "--kubeconfig", str(tmp_path / "missing"))  # fmt: skip
+    assert (code, out) == (2, "")
+    assert err.strip() == "corral: --shadow-profile goes with --shadow-of"

@@ -94,3 +94,23 @@ def test_a_saved_snapshots_pending_pods_are_the_clusters_not_templates(
     assert code == 0, err
     assert out.splitlines()[:2] == ["default/new: 2 more fit", "    n1: 2"]  # 1 CPU of 4 left
     assert "note: 1 pending pod(s) of the input placed first, as the queue would" in err
+
+
+def test_a_shadow_profile_is_not_run(tmp_path: Path, corral: Run) -> None:
+    """A shadow places no pod (spec.shadow): given with a cluster, it is left out with a note,
+    and the cluster's pods are placed by the default profile as if it were not there."""
+    shadow = {"apiVersion": "corral.dev/v1alpha1", "kind": "SchedulerProfile",
+              "metadata": {"name": "packing-shadow"},
+              "spec": {"shadow": {"schedulerName": "default-scheduler"}}}  # fmt: skip
+    (tmp_path / "c.yaml").write_text(NODE.replace("memory: 8Gi", "memory: 8Gi, pods: '110'"))
+    (tmp_path / "shadow.yaml").write_text(yaml.safe_dump(shadow))
+    pending = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "a"},
+               "spec": {"containers": [{"name": "c"}]}}  # fmt: skip
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(pending))
+    code, out, err = corral("simulate", *(f"-f={tmp_path / f}" for f in
+                                          ("c.yaml", "shadow.yaml", "pod.yaml")))  # fmt: skip
+    assert code == 0, err
+    assert "note: SchedulerProfile packing-shadow is a shadow: it places no pod, so it is not " \
+           "run" in err.splitlines()  # fmt: skip
+    assert out.splitlines()[0].startswith("a/p")
+    assert "n1" in out.splitlines()[0]

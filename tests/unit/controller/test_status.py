@@ -63,6 +63,23 @@ def test_stall_keeps_what_describes_the_running_scheduler() -> None:
 
 
 @pytest.mark.parametrize(
+    ("is_shadow", "patch"),
+    [
+        pytest.param(True, None, id="a shadow: its engine's counts, never in the patch"),
+        pytest.param(False, {"shadow": None}, id="no longer a shadow: dropped"),
+    ],
+)
+def test_status_shadow_belongs_to_the_shadows_engine(is_shadow: bool, patch: Any) -> None:
+    kwargs: dict[str, Any] = {"generation": 1, "config_hash": "h", "replicas": 1}
+    first = status.build(outcome=status.ready("1/1"), previous={}, now=T0, **kwargs)
+    written = {**first, "shadow": {"observed": 3, "agreed": 3, "summary": "3/3 agree (100.0%)"}}
+    again = status.build(
+        outcome=status.ready("1/1"), previous=written, now=T1, shadow=is_shadow, **kwargs
+    )
+    assert status.merge_patch(written, again) == patch
+
+
+@pytest.mark.parametrize(
     ("previous", "desired", "patch"),
     [
         pytest.param({"a": 1}, {"a": 1}, None, id="equal"),

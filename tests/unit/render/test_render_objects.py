@@ -254,3 +254,39 @@ def test_generic_workload_reads_pod_groups_and_writes_their_status(
     plain = render(profile()).objects
     (plain_cr,) = by_kind(plain, "ClusterRole")
     assert not any(r.startswith("podgroups") for _, r, _ in rules_of(plain_cr))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({}, id="cluster-wide"),
+        pytest.param({"tenancy": {"namespaces": ["a", "b"]}}, id="tenant"),
+        pytest.param({"featureGates": {"GenericWorkload": True}}, id="gates that write"),
+    ],
+)
+def test_a_shadow_writes_only_its_lease_and_its_own_status(spec: dict[str, Any]) -> None:
+    """No pod binding, status, Event, eviction, claim or volume write anywhere: the rendered
+    RBAC is the reads, secure serving's reviews, its Lease and its profile's status."""
+    objects = render(profile({**spec, "shadow": {"schedulerName": "default-scheduler"}})).objects
+    reviews = {
+        ("authentication.k8s.io", "tokenreviews", "create"),
+        ("authorization.k8s.io", "subjectaccessreviews", "create"),
+    }
+    writes = {
+        (g, r, v)
+        for o in by_kind(objects, "ClusterRole") + by_kind(objects, "Role")
+        for g, r, v in rules_of(o)
+        if v not in ("get", "list", "watch")
+    }
+    assert writes == reviews | {
+        ("coordination.k8s.io", "leases", "create"),
+        ("coordination.k8s.io", "leases", "update"),
+        ("corral.dev", "schedulerprofiles/status", "patch"),
+    }
+    (cr,) = by_kind(objects, "ClusterRole")
+    (status_rule,) = [r for r in cr["rules"] if r["resources"] == ["schedulerprofiles/status"]]
+    assert status_rule["resourceNames"] == ["team-a"]
+    roles = by_kind(objects, "Role")
+    assert [r["metadata"]["name"] for r in roles] == [names.leader_election_role_name(profile())]
+    args = _engine_args(objects)
+    assert args[-2:] == ["--shadow-of=default-scheduler", "--shadow-profile=team-a"]

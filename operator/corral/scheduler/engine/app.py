@@ -129,9 +129,11 @@ class EngineOptions:
     # benchmark protocol has measured it (docs/benchmarks/findings.md).
     pod_watch_protobuf: bool = False
     # A shadow (engine/shadow): decide the pods of this live scheduler as the profile would and
-    # compare, writing nothing at all (metrics and logs only). ``config_hash`` names the
-    # configuration its counts are for.
+    # compare, writing nothing about them; ``shadow_profile`` is the SchedulerProfile whose
+    # status.shadow gets the counts (None: metrics and logs only). ``config_hash`` names the
+    # configuration, so that a restarted shadow goes on counting only for the same one.
     shadow_of: str | None = None
+    shadow_profile: str | None = None
     config_hash: str = ""
 
 
@@ -321,7 +323,9 @@ class Engine:
         return ShadowEngine(
             next(iter(self.schedulers.values())),
             live_scheduler=options.shadow_of,
+            profile=options.shadow_profile,
             config_hash=options.config_hash,
+            aio=self.aio,
             cache=self.cache,
             nominator=self.nominator,
             serves_namespace=self._serves_namespace,

@@ -1,37 +1,34 @@
-"""Shadow mode: an engine that decides the live scheduler's pods as its own profile would,
-compares, and writes nothing (``corral scheduler --shadow-of NAME``).
+"""Shadow profiles: an engine that decides the live scheduler's pods as its own profile would,
+compares, and writes nothing about them (``corral scheduler --shadow-of NAME``).
 
 - :mod:`.observer` watches the live scheduler's pods and decides each one when the live
   decision is observed, on the cluster as the live scheduler saw it;
 - :mod:`.compare` judges a decision (agreed, tie, disagreed, either side unschedulable) and
   keeps the evidence of those that were not agreements;
-- :mod:`.tally` counts them, by outcome and by deciding plugin, with the newest disagreements.
+- :mod:`.tally` counts them: the data of ``status.shadow`` and ``corral shadow report``;
+- :mod:`.status_writer` writes ``status.shadow``, the one object a shadow writes besides its
+  Lease.
 
 The engine wires a shadow without any writer (no binder, preemption executor, claim or volume
-writer, no Event recorder) and with an empty queue: what it concludes goes to its metrics
-(``corral_shadow_decisions_total{outcome}``) and its log (a line per decision that is not an
-agreement, naming the deciding plugin). It needs read access only (and its Lease when it elects
-a leader).
+writer, no Event recorder) and with an empty queue; the rendered RBAC has no write but its
+Lease and its profile's status.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import UTC, datetime
 
+from corral.k8s.aio import AsyncClient
 from corral.scheduler import metrics as m
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.shadow.observer import ShadowObserver
+from corral.scheduler.engine.shadow.status_writer import StatusWriter, now
 from corral.scheduler.engine.shadow.tally import Tally
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 
 __all__ = ["ShadowEngine"]
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ShadowEngine:
@@ -40,7 +37,9 @@ class ShadowEngine:
         scheduler: PodScheduler,
         *,
         live_scheduler: str,
+        profile: str | None,
         config_hash: str,
+        aio: AsyncClient,
         cache: Cache,
         nominator: Nominator,
         serves_namespace: Callable[[str], bool],
@@ -57,8 +56,14 @@ class ShadowEngine:
             recorder=recorder,
             clock=now,
         )
+        self.writer = StatusWriter(aio, profile, self.tally) if profile else None
 
     async def lead(self) -> None:
-        """While leading (until cancelled): decide."""
+        """While leading (until cancelled): decide, and keep ``status.shadow`` current."""
+        if self.writer is not None:
+            await self.writer.resume()
         self.observer.start()
-        await asyncio.Event().wait()
+        if self.writer is None:
+            await asyncio.Event().wait()
+            return
+        await self.writer.run()
