@@ -12,31 +12,26 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Final
 
-# Characters YAML forbids raw in a stream (outside its printable set); JSON leaves some of them
-# unescaped, so they are escaped here as \uXXXX, which both languages read the same way.
-_YAML_PRINTABLE_EXTRA: Final = frozenset("\t\n\r")
-
-
-def _needs_escape(ch: str) -> bool:
-    code = ord(ch)
-    if ch in _YAML_PRINTABLE_EXTRA:
-        return False
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return True
-    if 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
-        return True
-    # U+2028/2029 and the BOM are printable to YAML, but escaping them keeps output readable.
-    return code in (0x2028, 0x2029, 0xFEFF)
+# Characters YAML forbids raw in a stream (outside its printable set: C0 controls but tab, LF
+# and CR, DEL, C1 controls, surrogates, U+FFFE/FFFF); JSON leaves some of them unescaped, so
+# they are escaped here as \uXXXX, which both languages read the same way. U+2028/2029 and the
+# BOM are printable to YAML, but escaping them keeps output readable. One regular expression,
+# not a test per character: every rendered string passes through here (the operator renders on
+# every profile change).
+_NEEDS_ESCAPE: Final = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029\ufeff]"
+)
 
 
 def _string(text: str) -> str:
     encoded = json.dumps(text, ensure_ascii=False)
-    if not any(_needs_escape(c) for c in encoded):
+    if _NEEDS_ESCAPE.search(encoded) is None:
         return encoded
-    return "".join(f"\\u{ord(c):04x}" if _needs_escape(c) else c for c in encoded)
+    return _NEEDS_ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
 
 
 def _float(value: float) -> str:

@@ -27,6 +27,15 @@ from corral.scheduler.config.decode import encode
 
 Object = dict[str, Any]
 
+# The templates' output is parsed by libyaml when PyYAML has it (4x less CPU per render, which
+# the operator pays on every profile change; bench.operator_apply), else by the pure-Python
+# loader. Both build the data with SafeConstructor, and the templates write only tojson's
+# quoted scalars, which the two parsers read alike but for lone surrogates (see _render_one;
+# tests/unit/render/test_render_hostile.py renders through both).
+_TEMPLATE_LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
+    yaml, "CSafeLoader", yaml.SafeLoader
+)
+
 DEFAULT_RESOURCES: dict[str, dict[str, str]] = {
     "requests": {"cpu": "100m", "memory": "128Mi"},
     "limits": {"memory": "1Gi"},
@@ -170,7 +179,12 @@ def _context(profile: SchedulerProfile, plan: rbac.RbacPlan, config_yaml: str) -
 
 def _render_one(template: str, context: dict[str, Any]) -> Object:
     text = environment().get_template(template).render(**context)
-    obj = yaml.safe_load(text)
+    try:
+        obj = yaml.load(text, Loader=_TEMPLATE_LOADER)
+    except yaml.YAMLError:
+        # libyaml refuses a \uXXXX escape of a lone surrogate, which tojson writes for one
+        # (a profile read from YAML may hold it); the pure-Python loader reads it back.
+        obj = yaml.safe_load(text)
     if not isinstance(obj, dict):  # pragma: no cover - a broken template
         raise RuntimeError(f"template {template} did not render one object")
     return obj
