@@ -209,8 +209,7 @@ def _decode_dataclass(
     if not isinstance(data, Mapping):
         errors.append(_type_error(path, cls, data))
         return None
-    hints = typing.get_type_hints(cls)
-    fields = {json_name(f): f for f in dataclasses.fields(cls) if f.init}
+    hints, fields = _schema(cls)
     for key in data:
         if key not in fields:
             hint = suggest(str(key), fields)
@@ -231,6 +230,22 @@ def _decode_dataclass(
         return cls(**kwargs)
     except TypeError:
         return None
+
+
+_Schema = tuple[dict[str, Any], dict[str, dataclasses.Field[Any]]]
+_SCHEMAS: dict[type[Any], _Schema] = {}
+
+
+def _schema(cls: type[Any]) -> _Schema:
+    """A dataclass's resolved field types and its fields by JSON name, read once per class:
+    resolving the string annotations was most of a decode's time (every profile the operator
+    reconciles, every config the engine loads). Callers must not change what it returns; two
+    threads may both compute it once, with the same result."""
+    found = _SCHEMAS.get(cls)
+    if found is None:
+        fields = {json_name(f): f for f in dataclasses.fields(cls) if f.init}
+        found = _SCHEMAS[cls] = (typing.get_type_hints(cls), fields)
+    return found
 
 
 def _is_required(f: dataclasses.Field[Any]) -> bool:
