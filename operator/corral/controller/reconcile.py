@@ -10,6 +10,10 @@ Contract:
   the outcome and every reverted drift.
 - It raises :class:`~corral.controller.apply.TransientError` for transient failures (the work
   queue backs off); it never raises for a user's mistake.
+- A profile is rendered again only when its validated, defaulted form changed: rendering is a
+  pure function of it and the catalog, and it was most of the operator's CPU per profile, paid
+  on every reconcile (bench.operator_apply). The cached objects are shared by the reconciles of
+  that profile, so nothing downstream may change them.
 """
 
 from __future__ import annotations
@@ -68,6 +72,9 @@ class Reconciler:
         self.pending_count = pending_count or (lambda _name: 0)
         self.engines = engines
         self.clock = clock
+        # profile name -> (the validated profile rendered, its objects); one worker at a time
+        # per name (the work queue), so each entry is read and written by one thread at a time.
+        self._renders: dict[str, tuple[SchedulerProfile, Rendered]] = {}
 
     # --- the loop body -----------------------------------------------------------------------
 
@@ -75,6 +82,7 @@ class Reconciler:
         body = self.state.profile(name)
         if body is None:
             # Deleted: garbage collection removes the children through their owner references.
+            self._renders.pop(name, None)
             if self.engines is not None:
                 self.engines.forget(name)
             return
@@ -109,7 +117,7 @@ class Reconciler:
                     + "; schedulers sharing nodes can overcommit them",
                 )
             )
-        rendered = render(profile, self.catalog)
+        rendered = self._render(profile)
         try:
             result = apply.apply_all(self.client, self.state, rendered.objects)
             pruned = apply.prune(self.client, self.state, name, rendered.objects)
@@ -158,6 +166,14 @@ class Reconciler:
             )
         lead = f"; leader {leader}" if leader else ""
         return status.ready(f"{counts}{lead}"), extras, facts
+
+    def _render(self, profile: SchedulerProfile) -> Rendered:
+        cached = self._renders.get(profile.name)
+        if cached is not None and cached[0] == profile:
+            return cached[1]
+        rendered = render(profile, self.catalog)
+        self._renders[profile.name] = (profile, rendered)
+        return rendered
 
     # --- observation -------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from corral.api import default_catalog
+from corral.controller import reconcile
 from corral.controller.events import Recorder
 from corral.controller.reconcile import Reconciler
 from corral.controller.settings import Settings
@@ -100,3 +101,44 @@ def test_valid_profile_applies_once_then_writes_nothing() -> None:
     client.calls.clear()
     rec.reconcile("p")
     assert client.writes() == []
+
+
+@pytest.mark.parametrize(
+    ("change", "renders", "applies"),
+    [
+        pytest.param(lambda b: None, 1, False, id="nothing changed"),
+        pytest.param(lambda b: b.update(status={"phase": "x"}), 1, False, id="status only"),
+        pytest.param(lambda b: b["spec"].update(replicas=3), 2, True, id="spec changed"),
+        # The parsed profile holds its labels; they render to nothing, so nothing is applied.
+        pytest.param(
+            lambda b: b["metadata"].update(labels={"a": "b"}), 2, False, id="labels changed"
+        ),
+    ],
+)
+def test_a_profile_is_rendered_again_only_when_it_changed(
+    monkeypatch: pytest.MonkeyPatch, change: Any, renders: int, applies: bool
+) -> None:
+    calls: list[str] = []
+    real = reconcile.render
+
+    def counting(profile: Any, catalog: Any) -> Any:
+        calls.append(profile.name)
+        return real(profile, catalog)
+
+    monkeypatch.setattr(reconcile, "render", counting)
+    client, state = FakeClient(), State()
+    first = body("p", {"namespace": "ns"})
+    state.put_profile(first)
+    client.profiles["p"] = first
+    rec = reconciler(client, state)
+    rec.reconcile("p")
+    second = body("p", {"namespace": "ns"})
+    change(second)
+    second["metadata"]["resourceVersion"] = "1000"  # newer than the status writes
+    state.put_profile(second)
+    client.profiles["p"] = second
+    client.calls.clear()
+    rec.reconcile("p")
+    assert len(calls) == renders
+    applied = [c for c in client.calls if c[0] == "apply"]
+    assert bool(applied) == applies
