@@ -17,7 +17,12 @@ it, kwok reported it ready, the operator saw it). Reported:
   written (**rollout**: kube-controller-manager, kube-scheduler and kwok, not the operator);
 - the operator's RSS when idle, at the end and at its peak (VmHWM), and its CPU seconds;
 - the operator's **API requests per profile**, by method (its ``rest_client_requests_total``,
-  scraped from its ``/metrics`` before and after; kopf's watch streams are not counted).
+  scraped from its ``/metrics`` before and after; kopf's watch streams are not counted), and its
+  **reconciles per profile** (``corral_reconcile_total``, every result).
+
+``--py-spy`` samples the operator with py-spy from the first creation to the end of the count
+(``<out>/operator-<count>.pyspy.txt``, collapsed stacks) and writes the functions ranked by
+samples beside it (``.md``): where the operator's CPU goes.
 
 Results go to ``<out>/operator.json`` and a line each on stdout. The profiles are deleted
 after each count.
@@ -40,7 +45,7 @@ from typing import Any, Final
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench import procstat, stats
+from bench import procstat, profiling, stats
 from corral.k8s import JSON, Client
 from corral.testing import LocalCluster
 from corral.testing.processes import free_port
@@ -50,6 +55,7 @@ API, KIND = "corral.dev/v1alpha1", "SchedulerProfile"
 NAMESPACE: Final = "corral-bench"
 POLL_S: Final = 0.25
 TIMEOUT_S: Final = 900.0
+RECONCILES: Final = "reconciles"
 
 
 def target_applied_s(count: int) -> float:
@@ -71,15 +77,18 @@ def wait_for_metrics(port: int, op: subprocess.Popen[bytes], timeout: float = 18
 
 
 def requests_by_method(port: int) -> dict[str, float]:
-    """The operator's rest_client_requests_total, summed by method."""
+    """The operator's rest_client_requests_total, summed by method, and its reconciles
+    (corral_reconcile_total, every result) under the key ``RECONCILES``."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
         text = answer.read().decode()
-    out: dict[str, float] = {}
+    out: dict[str, float] = {RECONCILES: 0.0}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == "rest_client_requests_total":
                 method = sample.labels["method"]
                 out[method] = out.get(method, 0.0) + sample.value
+            elif sample.name == "corral_reconcile_total":
+                out[RECONCILES] += sample.value
     return out
 
 
@@ -159,7 +168,7 @@ def figures(
     }
 
 
-def run(cluster: LocalCluster, count: int) -> dict[str, Any]:
+def run(cluster: LocalCluster, count: int, spy: Path | None = None) -> dict[str, Any]:
     kube = cluster.admin
     log = (cluster.directory / f"bench-operator-{count}.log").open("wb")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "operator")}
@@ -193,19 +202,25 @@ def run(cluster: LocalCluster, count: int) -> dict[str, Any]:
         idle = rss_mib(op.pid)
         cpu0 = procstat.cpu_seconds(op.pid)
         requests0 = requests_by_method(metrics_port)
+        profiler = profiling.Profiler(op.pid, spy / f"operator-{count}.pyspy.txt") if spy else None
         with ThreadPoolExecutor(max_workers=16) as pool:
             list(pool.map(create, names))
         applied, ready = observe(kube, names, created)
         rss, peak = rss_mib(op.pid)
         cpu = procstat.cpu_seconds(op.pid) - cpu0
         requests = requests_by_method(metrics_port)
+        if profiler is not None:
+            raw = profiler.stop()
+            raw.with_suffix(".md").write_text(profiling.summarize(raw, top=40))
         per_profile = {
             method: (n - requests0.get(method, 0.0)) / count for method, n in requests.items()
         }
+        reconciles = per_profile.pop(RECONCILES)
         result = figures(count, created, applied, ready) | {
             "operator_rss_mib": {"idle": idle[0], "end": rss, "peak": peak},
             "operator_cpu_s": cpu,
             "api_requests_per_profile": per_profile | {"total": sum(per_profile.values())},
+            "reconciles_per_profile": reconciles,
         }
     finally:
         op.terminate()
@@ -232,6 +247,7 @@ def line(r: dict[str, Any]) -> str:
         + " ".join(
             f"{k} {v:.1f}" for k, v in sorted(r["api_requests_per_profile"].items()) if k != "total"
         )
+        + f"  reconciles/profile {r.get('reconciles_per_profile', float('nan')):.1f}"
     )
 
 
@@ -256,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
                         "(default: start one, and stop it afterwards)")  # fmt: skip
     parser.add_argument("--profiles", type=int, nargs="+", default=[200])
     parser.add_argument("--out", type=Path, help="write operator.json here (a directory)")
+    parser.add_argument("--py-spy", action="store_true",
+                        help="sample the operator with py-spy (files in --out)")  # fmt: skip
     args = parser.parse_args(argv)
     if any(n < 1 for n in args.profiles):
         print(f"error: --profiles: every count must be at least 1, got {args.profiles}",
@@ -273,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             prepare(cluster, max(args.profiles))
             results = []
             for count in args.profiles:
-                results.append(run(cluster, count))
+                results.append(run(cluster, count, out if args.py_spy else None))
                 print(line(results[-1]), flush=True)
                 time.sleep(5)  # garbage collection of the previous round
         finally:

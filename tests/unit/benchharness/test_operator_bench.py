@@ -24,10 +24,11 @@ def test_figures_split_apply_to_ready_into_operator_and_rollout() -> None:
             "operator_rss_mib": {"idle": 80, "end": 120, "peak": 130},
             "operator_cpu_s": 3.0,
             "api_requests_per_profile": {"PATCH": 9.5, "GET": 1.0, "total": 10.5},
+            "reconciles_per_profile": 3.25,
         }
     )
     assert "(target 30s: met)" in text
-    assert "API requests/profile 10.5 GET 1.0 PATCH 9.5" in text
+    assert "API requests/profile 10.5 GET 1.0 PATCH 9.5  reconciles/profile 3.2" in text
 
 
 @pytest.mark.parametrize(
