@@ -1,7 +1,11 @@
 """The kopf side: watches feed :class:`~corral.controller.state.State` and the work queue.
 
 Handlers are thin and level-based: every event only records what it saw and queues the profile
-it concerns; reconcile works from the latest state. Only ``@kopf.on.event`` handlers are used,
+it concerns; reconcile works from the latest state. The watch handlers are coroutines, so they
+run on the event loop, which owns the work queue (an asyncio queue is not thread-safe; kopf
+would run a plain function in a thread for each event). An event of a version the state already
+holds (the answer of the operator's own apply or status write, echoed by the watch) queues
+nothing. Only ``@kopf.on.event`` handlers are used,
 so kopf writes nothing to the profiles (no progress or diff-base annotations) and adds no
 finalizers: deleting a profile never waits for the operator, and garbage collection removes
 its children through their owner references.
@@ -143,7 +147,7 @@ class Operator:
             return len(self.state.profile_names())
 
         @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
-        def on_profile(event: kopf.RawEvent, **_: Any) -> None:
+        async def on_profile(event: kopf.RawEvent, **_: Any) -> None:
             self.profile_event(event.get("type"), dict(event["object"]))
 
         if self.webhook is not None:
@@ -186,7 +190,7 @@ class Operator:
             )(self._on_child)
 
         @kopf.on.event("v1", "pods", registry=registry)
-        def on_pod(event: kopf.RawEvent, **_: Any) -> None:
+        async def on_pod(event: kopf.RawEvent, **_: Any) -> None:
             if event.get("type") == "DELETED":
                 self.detector.drop(event["object"])
             else:
@@ -194,10 +198,12 @@ class Operator:
 
         return registry
 
-    def _on_child(self, event: kopf.RawEvent, **_: Any) -> None:
+    async def _on_child(self, event: kopf.RawEvent, **_: Any) -> None:
         obj = event["object"]
         if event.get("type") == "DELETED":
             owner = self.state.drop_child(obj)
+        elif self.state.holds_child(obj):
+            return  # the answer of our own apply, stored by it: nothing new to reconcile
         else:
             owner = self.state.put_child(obj)
         if owner:
@@ -222,6 +228,8 @@ class Operator:
         return dict(meta.get("labels") or {})
 
     def profile_event(self, kind: str | None, obj: dict[str, Any]) -> None:
+        if kind != "DELETED" and self.state.holds_profile(obj):
+            return  # the answer of our own status write, stored by it: nothing changed
         name = str(obj["metadata"]["name"])
         versions: list[guards.Claim] = []
         if kind == "DELETED":

@@ -121,6 +121,14 @@ class State:
             self._index(guards.claim_of(body))
             return before
 
+    def holds_profile(self, body: Mapping[str, Any]) -> bool:
+        """Whether this very version (resourceVersion) of the profile is stored already: the
+        answer to the operator's own status write, which the watch then sends again."""
+        meta = body["metadata"]
+        with self._lock:
+            old = self._profiles.get(str(meta["name"]))
+            return old is not None and _same_version(old, meta)
+
     def drop_profile(self, name: str) -> guards.Claim | None:
         with self._lock:
             self._profiles.pop(name, None)
@@ -203,6 +211,15 @@ class State:
                 self._children_by_profile.setdefault(live.profile, set()).add(key)
         return str(profile)
 
+    def holds_child(self, obj: Mapping[str, Any]) -> bool:
+        """Whether this very version of the child is stored already: an apply's answer, which
+        the watch then sends again."""
+        meta = obj.get("metadata") or {}
+        with self._lock:
+            live = self._children.get(key_of(obj))
+        rv = str(meta.get("resourceVersion", ""))
+        return live is not None and rv != "" and live.resource_version == rv
+
     def drop_child(self, obj: Mapping[str, Any]) -> str | None:
         key = key_of(obj)
         with self._lock:
@@ -233,6 +250,11 @@ class State:
         with self._lock:
             for key in keys:
                 self._applied.pop(key, None)
+
+
+def _same_version(body: Body, meta: Mapping[str, Any]) -> bool:
+    rv = str(meta.get("resourceVersion", ""))
+    return rv != "" and str(body["metadata"].get("resourceVersion", "")) == rv
 
 
 def _discard(index: dict[str, set[Any]], key: str, value: Any) -> None:
