@@ -206,7 +206,7 @@ class AsyncClient:
         accept: str,
         timeout: float,
     ) -> bytes:
-        delay = self.bucket.reserve()
+        delay = self.bucket.reserve(method)
         if delay:
             await asyncio.sleep(delay)
         headers = self._headers(content_type if payload is not None else None, accept)

@@ -33,6 +33,7 @@ REQUIRED = (
     "scheduler_queue_incoming_pods_total",
     "rest_client_requests_total",
     "rest_client_request_duration_seconds",
+    "rest_client_rate_limiter_duration_seconds",
     "process_cpu_seconds_total",
     "process_resident_memory_bytes",
 )

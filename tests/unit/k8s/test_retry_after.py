@@ -98,6 +98,6 @@ def test_the_event_loop_client_waits_and_takes_a_token_per_attempt(
 class CountingBucket(TokenBucket):
     reserved = 0
 
-    def reserve(self) -> float:
+    def reserve(self, verb: str) -> float:
         self.reserved += 1
-        return super().reserve()
+        return super().reserve(verb)

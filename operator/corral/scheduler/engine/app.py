@@ -150,7 +150,7 @@ class Engine:
         generic_workload = engine.gates.generic_workload
         self.metrics = EngineMetrics(generic_workload=generic_workload)
         self.recorder = self.metrics.recorder
-        client.observer = self.metrics  # rest_client_*, from every request of this engine
+        self.metrics.observe(client, self.bucket)  # rest_client_*, every request of this engine
         self.aio = AsyncClient(client, bucket=self.bucket)
         self.timing = EngineTiming()
         self.metrics.registry.register(self.timing)

@@ -170,7 +170,7 @@ class ApiBinder:
         def post() -> None:
             nonlocal unknown
             with self.tally.span():
-                self.bucket.wait()
+                self.bucket.wait("POST")
                 self.fence.check(f"the Binding of {pod.key} to {node_name}")
                 if not self._node_exists(node_name):
                     raise NodeGoneError(f"node {node_name} was deleted: {pod.key} not bound")
@@ -195,7 +195,7 @@ class ApiBinder:
         wait, deadline = VERIFY_WAITS[0], self._clock() + VERIFY_SECONDS
         while True:
             try:
-                self.bucket.wait()
+                self.bucket.wait("GET")
                 found = self.client.request("GET", path)
             except ApiError as err:
                 if err.not_found or not (err.status == 0 or err.status >= 500):
@@ -232,7 +232,7 @@ class ApiNominatedNodeWriter:
         body = {"status": {"nominatedNodeName": node_name}}
 
         def patch() -> None:
-            self.bucket.wait()
+            self.bucket.wait("PATCH")
             self.client.request("PATCH", path, body=body,
                                 content_type=CONTENT_STRATEGIC_MERGE_PATCH)  # fmt: skip
 

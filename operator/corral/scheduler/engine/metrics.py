@@ -3,14 +3,17 @@ the engine's own registry, beside the ``process_*`` family and Corral's timing c
 
 Each engine owns one registry (not the process-global default), so several engines can live in
 one process in tests without colliding. :class:`EngineMetrics` is also the API client's
-request observer (``rest_client_*``, :mod:`corral.k8s.observer`).
+request observer (``rest_client_*``, :mod:`corral.k8s.observer`) and, bound to the API
+server's host, its rate limiter's (:meth:`EngineMetrics.observe`).
 """
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, ProcessCollector
 
+from corral.k8s import Client
 from corral.k8s.observer import code_label
+from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler import metrics as m
 
 RESULT_SCHEDULED = "scheduled"
@@ -30,3 +33,13 @@ class EngineMetrics:
         rec = self.recorder
         rec.inc(m.REST_CLIENT_REQUESTS, (code_label(code), method, host))
         rec.observe(m.REST_CLIENT_REQUEST_DURATION, (method, host), seconds)
+
+    def observe(self, client: Client, bucket: TokenBucket) -> None:
+        """Observe every request of ``client`` and every wait of its rate limiter."""
+        client.observer = self
+        rec, host = self.recorder, client.host
+
+        def waited(verb: str, seconds: float) -> None:
+            rec.observe(m.REST_CLIENT_RATE_LIMITER_DURATION, (verb, host), seconds)
+
+        bucket.observer = waited

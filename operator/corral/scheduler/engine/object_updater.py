@@ -36,7 +36,7 @@ class ApiObjectUpdater:
 
     def update(self, kind: str, obj: Object) -> Object:
         path = _path(kind, obj)
-        self.bucket.wait()
+        self.bucket.wait("PUT")
         try:
             body = {**obj, "apiVersion": "v1", "kind": kind}
             answer: Object = self.client.request("PUT", path, body=body)

@@ -311,7 +311,7 @@ class ApiPreemptionExecutor:
         return True
 
     def _call(self, method: str, path: str, body: object) -> None:
-        self.bucket.wait()
+        self.bucket.wait(method)
         self.fence.check(f"{method} {path}")
         content = CONTENT_STRATEGIC_MERGE_PATCH if method == "PATCH" else "application/json"
         self.client.request(method, path, body=body, content_type=content)

@@ -49,7 +49,7 @@ class ApiClaimWriter:
     def _call(
         self, method: str, path: str, body: Object | None, content_type: str = CONTENT_JSON
     ) -> Object:
-        self.bucket.wait()
+        self.bucket.wait(method)
         try:
             result: dict[str, Any] = self.client.request(
                 method, path, body=body, content_type=content_type

@@ -155,6 +155,15 @@ REST_CLIENT_REQUEST_DURATION: Final = Metric(
     ("verb", "host"),
     _REST_LATENCY_BUCKETS,
 )
+# Observed for every request the client-side rate limiter passes (component-base
+# metrics/prometheus/restclient, client-go's tryThrottle): the wait for its token.
+REST_CLIENT_RATE_LIMITER_DURATION: Final = Metric(
+    "rest_client_rate_limiter_duration_seconds",
+    "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+    "histogram",
+    ("verb", "host"),
+    _REST_LATENCY_BUCKETS,
+)
 
 # --- leader election and Corral's own ---------------------------------------------------------
 
@@ -233,6 +242,7 @@ DECLARED: Final[tuple[Metric, ...]] = (
     QUEUED_ENTITIES,
     REST_CLIENT_REQUESTS,
     REST_CLIENT_REQUEST_DURATION,
+    REST_CLIENT_RATE_LIMITER_DURATION,
     LEADER,
     EVENTS_DROPPED,
     SHADOW_DECISIONS,

@@ -175,7 +175,7 @@ class ClosingBucket:
     def __init__(self, fence: WriteFence) -> None:
         self.fence = fence
 
-    def wait(self) -> None:
+    def wait(self, verb: str) -> None:
         self.fence.close()
 
 
