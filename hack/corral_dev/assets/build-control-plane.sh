@@ -71,7 +71,7 @@ STAGES=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage
 } > "$OUT/kwok-stages.yaml"
 
 "$OUT/kube-apiserver" --version >&2
-"$OUT/etcd" --version | head -1 >&2
+"$OUT/etcd" --version | sed -n 1p >&2  # not head: etcd would die of SIGPIPE, and pipefail with it
 touch "$STAMP"
 log "done in $((SECONDS - started))s: $OUT"
 echo "$OUT"
