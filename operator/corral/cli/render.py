@@ -3,11 +3,12 @@ SchedulerProfiles offline to the objects the operator would apply.
 
 Output is byte-for-byte deterministic: one multi-document YAML stream (``-o yaml``, the
 default) or one ``kind: List`` (``-o json``) on stdout, or one file per object in
-``--output-dir``. A directory that already holds files is refused, as those could be stale
-objects ``kubectl apply -f DIR`` would re-create; ``--prune`` first removes the files an earlier
-render wrote there (and still refuses anything else). Documents of other kinds in the input are
-skipped with a line each. Any invalid profile prints every error (``source:line:col: path:
-message``) and exits 1; nothing is written then. Exit codes: :mod:`corral.cli.problems`.
+``--output-dir`` (``.yaml`` files, or ``.json`` ones with ``-o json``). A directory that already
+holds files is refused, as those could be stale objects ``kubectl apply -f DIR`` would
+re-create; ``--prune`` first removes the files an earlier render wrote there (and still refuses
+anything else). Documents of other kinds in the input are skipped with a line each. Any invalid
+profile prints every error (``source:line:col: path: message``) and exits 1; nothing is written
+then. Exit codes: :mod:`corral.cli.problems`.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from corral.cli.validate import PROFILE, Verdict, duplicates, kind_of
 from corral.render import dump, dump_yaml, file_name, render
 
 FORMATS: Final = ("yaml", "json")
-# What render.file_name writes: "<NN>-<kind>-<namespace>-<name>.yaml".
-_RENDERED: Final = re.compile(r"[0-9]{2,}-[a-z0-9]+-[a-z0-9.-]+\.yaml")
+# What render writes into --output-dir: "<NN>-<kind>-<namespace>-<name>.yaml" (or ".json").
+_RENDERED: Final = re.compile(r"[0-9]{2,}-[a-z0-9]+-[a-z0-9.-]+\.(yaml|json)")
 
 
 def register(subparsers: Any) -> None:
@@ -50,7 +51,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--output-dir",
         metavar="DIR",
-        help="write one YAML file per object into DIR instead (DIR must be empty or new)",
+        help="write one file per object into DIR instead, YAML or with -o json JSON (DIR must be "
+        "empty or new)",
     )
     parser.add_argument(
         "--prune",
@@ -147,7 +149,13 @@ def run(args: argparse.Namespace) -> int:
     _prepare(out, prune=args.prune)
     try:
         for i, obj in enumerate(objects, start=1):
-            (out / file_name(i, obj)).write_text(dump_yaml(obj), encoding="utf-8")
+            name = file_name(i, obj)
+            if args.output == "json":
+                name = name.removesuffix(".yaml") + ".json"
+                text = json.dumps(obj, indent=2) + "\n"
+            else:
+                text = dump_yaml(obj)
+            (out / name).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--output-dir {out}: cannot write: {exc}") from None
     print(f"wrote {len(objects)} objects to {out}", file=sys.stderr)
@@ -156,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _prepare(out: Path, *, prune: bool) -> None:
     """``out`` exists and is empty (after ``prune`` removed what render wrote there)."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--output-dir {out}: not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
         present = sorted(out.iterdir())

@@ -208,11 +208,12 @@ def make_client(flag: str | None, from_config: str | None, context: str | None =
 def config_document(name: str) -> inputs.Document:
     """The one document of ``--config`` (read as every ``-f`` is: bounded, a regular file)."""
     docs = inputs.documents([name])
+    if not docs:  # the words of every subcommand's empty input
+        raise InvalidInput([Problem(name, "contains no document")])
     if len(docs) != 1:
-        found = "no document" if not docs else f"{len(docs)} documents"
-        raise InvalidInput(
-            [Problem(name, f"must hold one KubeSchedulerConfiguration, not {found}")]
-        )
+        raise InvalidInput([Problem(
+            name, f"holds {len(docs)} documents; --config takes one KubeSchedulerConfiguration"
+        )])  # fmt: skip
     return docs[0]
 
 

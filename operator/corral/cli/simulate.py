@@ -355,7 +355,8 @@ def describe(p: Placement) -> str:
             extra += f"; preempted {', '.join(p.victims)}"
         if p.attempts > 1:
             extra += f"; attempt {p.attempts}"
-        return f"{p.pod} -> {p.node}  (evaluated {p.evaluated} nodes, {p.feasible} feasible{extra})"
+        nodes = f"{p.evaluated} node" + ("" if p.evaluated == 1 else "s")
+        return f"{p.pod} -> {p.node}  (evaluated {nodes}, {p.feasible} feasible{extra})"
     if p.verdict == PREEMPTED:
         return f"{p.pod}: preempted by {p.preempted_by} after it was placed on {p.node}"
     words = {"Unschedulable": "unschedulable", "SchedulerError": "error", "Gated": "gated",

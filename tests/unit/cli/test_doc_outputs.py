@@ -58,3 +58,47 @@ def test_the_readme_try_it_commands_work_as_printed(
         assert out, command
         for line in err.splitlines():
             assert line.startswith("note: ") or ": skipped: " in line, (command, line)
+
+
+# A documented command line: "corral validate|render|simulate ..." in a bash block, "$ " or not.
+COMMAND = re.compile(r"^(?:\$ )?(corral (?:validate|render|simulate) .*)$", re.M)
+
+
+def _runnable(command: str) -> bool:
+    """Its files are the checkout's (the others, e.g. ``my-profile.yaml``, are the reader's)."""
+    argv = shlex.split(command)
+    files = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-f", "--filename", "--config")]
+    return bool(files) and all((ROOT / f).exists() for f in files)
+
+
+COMMANDS = [
+    pytest.param(command, id=f"{path.relative_to(ROOT)}: {command}")
+    for path in DOCS
+    for block in re.findall(r"```(?:bash|sh)\n(.*?)```", path.read_text(), re.S)
+    for command in (c.split("  #")[0].strip() for c in COMMAND.findall(block))
+    if _runnable(command)
+]
+
+
+def test_there_are_documented_commands() -> None:
+    assert len(COMMANDS) >= 15
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_documented_command_runs_as_printed(
+    command: str, corral: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every command the docs give on the checkout's files works (exit 0, or 3: a pod the
+    example means not to place) and prints nothing but results, notes and skipped documents;
+    ``--output-dir`` goes to a temporary directory."""
+    monkeypatch.chdir(ROOT)
+    argv = shlex.split(command)[1:]
+    argv = [str(tmp_path / "out") if i and argv[i - 1] == "--output-dir" else a
+            for i, a in enumerate(argv)]  # fmt: skip
+    if "--prune" in argv:  # "replace an earlier render": there is one
+        corral(*[a for a in argv if a != "--prune"])
+    code, out, err = corral(*argv)
+    assert code in (0, 3), err
+    assert out or "--output-dir" in argv
+    for line in err.splitlines():
+        assert line.startswith(("note: ", "wrote ")) or ": skipped: " in line, line

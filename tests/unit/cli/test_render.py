@@ -70,6 +70,21 @@ def test_output_dir(tmp_path: Path, corral: Run) -> None:
     )
 
 
+def test_output_dir_in_json(tmp_path: Path, corral: Run) -> None:
+    """-o picks the files' format too: -o json with --output-dir writes .json files (it used to
+    write YAML ones without a word)."""
+    out = tmp_path / "out"
+    code, _, _ = corral("render", "-f", str(MINIMAL), "-o", "json", "--output-dir", str(out))
+    assert code == 0
+    files = sorted(out.iterdir())
+    assert files[0].name == "01-serviceaccount-corral-system-corral-minimal.json"
+    _, listing, _ = corral("render", "-f", str(MINIMAL), "-o", "json")
+    assert [json.loads(f.read_text()) for f in files] == json.loads(listing)["items"]
+    code, _, _ = corral("render", "-f", str(MINIMAL), "--output-dir", str(out), "--prune")
+    assert code == 0  # an earlier JSON render's files are render's to prune
+    assert all(f.suffix == ".yaml" for f in out.iterdir())
+
+
 def test_a_non_empty_output_dir_is_refused_unless_pruned(tmp_path: Path, corral: Run) -> None:
     """Files of an earlier render would be applied again (team-a's Roles after a switch to
     minimal): refused, or removed with --prune."""
@@ -103,6 +118,8 @@ def test_prune_removes_only_what_render_writes(tmp_path: Path, corral: Run) -> N
         pytest.param(["-o", "-"], "corral: -o -: the output format is yaml or json",
                      id="the old stdout spelling"),
         pytest.param(["--prune"], "corral: --prune goes with --output-dir", id="prune alone"),
+        pytest.param(["--output-dir", str(TENANT)], f"corral: --output-dir {TENANT}: not a "
+                     "directory", id="output dir is a file"),
     ],
 )  # fmt: skip
 def test_usage_errors(corral: Run, argv: list[str], message: str) -> None:

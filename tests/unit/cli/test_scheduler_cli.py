@@ -45,6 +45,12 @@ GOOD_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConf
             'apiVersion: "kubescheduler.config.k8s.io/v1beta3": must be',
             id="wrong-api-version",
         ),
+        pytest.param("", "config.yaml: contains no document", id="empty: as every subcommand"),
+        pytest.param(
+            GOOD_HEAD + "---\n" + GOOD_HEAD,
+            "config.yaml: holds 2 documents; --config takes one KubeSchedulerConfiguration",
+            id="two documents",
+        ),
     ],
 )
 def test_bad_config_exits_1_with_field_paths(tmp_path: Path, text: str, expected: str) -> None:

@@ -145,7 +145,7 @@ def test_a_kubectl_snapshot_counts_no_finished_pod(
     Succeeded pod holds no cpu, as the engine's informer never lists it."""
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(SNAPSHOT.encode())))
     code, out, err = corral("simulate", "-f", "-")
-    assert (code, lines(out)) == (0, ["default/pending -> n1  (evaluated 1 nodes, 1 feasible)"])
+    assert (code, lines(out)) == (0, ["default/pending -> n1  (evaluated 1 node, 1 feasible)"])
     assert notes(err)[1:] == [
         "1 Pod(s) in phase Succeeded or Failed left out, as the engine's informer leaves them out"
     ]
@@ -207,7 +207,7 @@ def test_a_phase_less_volume_is_available_as_the_pv_controller_makes_it(
     f = tmp_path / "in.yaml"
     f.write_text(STORAGE)
     code, out, err = corral("simulate", "-f", str(f))
-    assert (code, lines(out)) == (0, ["default/user -> n1  (evaluated 1 nodes, 1 feasible)"])
+    assert (code, lines(out)) == (0, ["default/user -> n1  (evaluated 1 node, 1 feasible)"])
     assert "1 PersistentVolume(s) without status.phase: Available, as the PV controller makes " \
         "it" in notes(err)  # fmt: skip
 
@@ -242,7 +242,7 @@ def test_preemption_evicts_and_places_as_the_engine_would(tmp_path: Path, corral
     code, out, _ = corral("simulate", "-f", str(f), "--explain")
     assert code == 0
     assert lines(out)[0] == (
-        "default/urgent -> n1  (evaluated 1 nodes, 1 feasible; preempted default/low; attempt 2)"
+        "default/urgent -> n1  (evaluated 1 node, 1 feasible; preempted default/low; attempt 2)"
     )
     code, out, _ = corral("simulate", "-f", str(f), "--explain", "-o", "json")
     (placement,) = json.loads(out)["placements"]
