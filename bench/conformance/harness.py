@@ -422,8 +422,10 @@ class _Lockstep:
         for i, (candidate, scheduler_name) in enumerate(self.names.items()):
             copy_ = _copy(original, f"{base}-{i}", scheduler_name)
             runs = self.candidates[candidate]
-            decision = (simulated.decide(self.admin, runs, copy_) if isinstance(runs, Path)
-                        else self._decide(copy_, runs))  # fmt: skip
+            decision = (
+                simulated.decide(self.admin, runs, copy_, gates=self.kind.feature_gates)
+                if isinstance(runs, Path) else self._decide(copy_, runs)
+            )  # fmt: skip
             result.candidates[candidate] = decision
             result.verdicts[candidate] = self.kind.compare(reference, trace, decision)
         # The next state is upstream's: its victims gone, the pod bound where it put it.
@@ -507,9 +509,12 @@ class _Lockstep:
             results.append(PodResult(first + offset, base, decision, top, best))
         for i, (candidate, scheduler_name) in enumerate(self.names.items()):
             runs = self.candidates[candidate]
-            if isinstance(runs, Path):  # corral simulate has no pod-group cycle yet
-                raise RuntimeError(f"{candidate}: pod groups are not simulated")
-            got = self._decide_group(template, members, str(i), scheduler_name, runs)
+            if isinstance(runs, Path):  # corral simulate: offline, from the same state
+                group, pods = groups.copies(template, members, str(i), scheduler_name)
+                got = simulated.decide_group(self.admin, runs, group, pods,
+                                             gates=self.kind.feature_gates)  # fmt: skip
+            else:
+                got = self._decide_group(template, members, str(i), scheduler_name, runs)
             verdicts = groups.judge(references, got, self.kind.compare)
             for result, decision, verdict in zip(results, got, verdicts, strict=True):
                 result.candidates[candidate] = decision

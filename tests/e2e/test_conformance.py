@@ -103,17 +103,19 @@ def test_corral_decides_pod_groups_like_upstream(tmp_path: Path) -> None:
     """The gang kind (GenericWorkload on the API server and both schedulers): every PodGroup's
     members placed, refused or preempted for as upstream's pod-group cycle does it, with the
     same PodGroup condition; a small seed that reaches a placed gang, a refused one and a
-    group preemption."""
+    group preemption. ``corral simulate`` (its pod-group cycle, offline) is judged beside the
+    engine."""
     assert corral_unavailable_reason() is None, corral_unavailable_reason()
     kind = kinds.get("gang")
     cluster = LocalCluster.up(tmp_path / "cluster", feature_gates=dict(kind.feature_gates))
     try:
         scenario = kinds.scenario("gang", 3, pods=40)
-        report = harness.run(cluster, scenario, ["corral"])
+        report = harness.run(cluster, scenario, ["corral", "simulate"])
     finally:
         cluster.down()
-    assert not report.disagreements("corral"), _disagreements(report, "corral")
-    assert report.agreement("corral")[1] == len(scenario.pods)
+    for candidate in ("corral", "simulate"):
+        assert not report.disagreements(candidate), _disagreements(report, candidate)
+        assert report.agreement(candidate)[1] == len(scenario.pods)
     results = report.results
     assert any(r.reference.group == "True/Scheduled: " for r in results)
     assert any((r.reference.group or "").startswith("False/Unschedulable") for r in results)

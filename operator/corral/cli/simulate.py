@@ -30,16 +30,18 @@ from corral.cli import clusterread, html_report, inputs, workloads
 from corral.cli.capacity import DEFAULT_LIMIT, Capacity, capacity
 from corral.cli.explain_table import INDENT, explain_table
 from corral.cli.problems import EXIT_OK, EXIT_UNSCHEDULABLE, InvalidInput, Problem, UsageError
+from corral.cli.scheduler import parse_feature_gates
 from corral.cli.validate import CONFIG, PROFILE, kind_of
 from corral.k8s import Client
 from corral.render import dump_yaml
 from corral.scheduler.backend import shapes
 from corral.scheduler.backend.objects import WATCHED_KINDS, kinds_for
 from corral.scheduler.backend.records import MalformedObjectError
-from corral.scheduler.config import FieldError, ValidationError
+from corral.scheduler.config import FeatureGates, FieldError, ValidationError
 from corral.scheduler.config.decode import encode
 from corral.scheduler.engine.frameworks import engine_declarations, load_engine_config
 from corral.scheduler.engine.simulate import (
+    GATED,
     PREEMPTED,
     SCHEDULED,
     MalformedPodError,
@@ -66,6 +68,8 @@ WORKLOADS: Final = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "Daemon
                               "CronJob", "ReplicationController"})  # fmt: skip
 REPORT_KIND: Final = "Simulation"
 CAPACITY_KIND: Final = "Capacity"
+POD_GROUP: Final = "PodGroup"
+WORKLOAD: Final = "Workload"  # scheduling.k8s.io: its controller makes the PodGroups
 
 
 def register(subparsers: Any) -> None:
@@ -141,6 +145,14 @@ def register(subparsers: Any) -> None:
         "capacity bar per node",
     )
     parser.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="NAME=BOOL[,...]",
+        help="gates of the engines a KubeSchedulerConfiguration configures, as `corral "
+        "scheduler --feature-gates` (a SchedulerProfile's are its spec.featureGates), e.g. "
+        "GenericWorkload=true for PodGroups",
+    )
+    parser.add_argument(
         "--seed",
         type=int,
         default=0,
@@ -167,18 +179,19 @@ def _tenancy(profile: SchedulerProfile) -> Tenancy | None:
     )
 
 
-def engine_of(doc: inputs.Document) -> SimulatedEngine:
-    """The engine a SchedulerProfile or KubeSchedulerConfiguration document configures;
+def engine_of(doc: inputs.Document, gates: FeatureGates | None = None) -> SimulatedEngine:
+    """The engine a SchedulerProfile (with its ``spec.featureGates``) or a
+    KubeSchedulerConfiguration document (with ``gates``, ``--feature-gates``) configures;
     raises :class:`InvalidInput` with its problems."""
     try:
         if kind_of(doc) == PROFILE:
             profile, errors = check_profile(doc.data, catalog=default_catalog())
             if profile is None:
                 raise InvalidInput(doc.problems(errors))
-            config = load_engine_config(scheduler_config_data(profile))
+            config = load_engine_config(scheduler_config_data(profile), profile.gates)
             return SimulatedEngine(f"{PROFILE} {profile.name} ({doc.label})", config,
                                    _tenancy(profile), profile.name)  # fmt: skip
-        return SimulatedEngine(f"{CONFIG} ({doc.label})", load_engine_config(doc.data))
+        return SimulatedEngine(f"{CONFIG} ({doc.label})", load_engine_config(doc.data, gates))
     except ValidationError as exc:
         raise InvalidInput(doc.problems(exc.errors)) from None
 
@@ -186,7 +199,8 @@ def engine_of(doc: inputs.Document) -> SimulatedEngine:
 def _describe_engine(engine: SimulatedEngine) -> str:
     names = ", ".join(engine.config.scheduler_names)
     served = f", serving {engine.tenancy.description}" if engine.tenancy is not None else ""
-    return f"{names}: {engine.source}{served}"
+    gates = engine.config.gates.flag()
+    return f"{names}: {engine.source}{served}" + (f", gates {gates}" if gates else "")
 
 
 # --- the cluster -----------------------------------------------------------------------------
@@ -195,7 +209,8 @@ def _describe_engine(engine: SimulatedEngine) -> str:
 class Input:
     """The documents of a simulation, sorted by what simulate does with them."""
 
-    def __init__(self, docs: list[inputs.Document]) -> None:
+    def __init__(self, docs: list[inputs.Document], gates: FeatureGates | None = None) -> None:
+        self.gates = gates  # --feature-gates, for KubeSchedulerConfigurations
         self.engines: list[SimulatedEngine] = []
         self.nodes: list[inputs.Document] = []
         self.running: list[inputs.Document] = []
@@ -233,7 +248,7 @@ class Input:
                                          "no pod, so it is not run")  # fmt: skip
                     continue
                 try:
-                    engine = engine_of(doc)
+                    engine = engine_of(doc, self.gates)
                 except InvalidInput as exc:
                     problems += exc.problems
                     continue
@@ -254,7 +269,7 @@ class Input:
                 (self.running if bound else self.pending).append(doc)
                 if not bound and not snapshot:
                     self.templates.append(doc)
-            elif kind in WATCHED_KINDS or kind == "ResourceClaimTemplate":
+            elif kind in WATCHED_KINDS or kind in ("ResourceClaimTemplate", POD_GROUP):
                 self.objects.append(doc)
                 if kind in WORKLOADS and not snapshot:
                     self.workloads[kind] += 1
@@ -301,8 +316,15 @@ def notes_of(given: Input, simulator: Simulator) -> list[str]:
     if given.unread:
         out += [f"{line}; so this simulation does not count it" for line in given.unread]
     for kind, n in sorted(given.ignored.items()):
-        if kind not in WORKLOADS:
+        if kind == WORKLOAD:
+            out.append(f"ignored {n} {kind} (the scheduler reads the PodGroups its controller "
+                       "makes, not Workloads: give the PodGroups)")  # fmt: skip
+        elif kind not in WORKLOADS:
             out.append(f"ignored {n} {kind} (not a kind the engine reads)")
+    groups = sum(1 for d in given.objects if d.kind == POD_GROUP)
+    if groups and not any(e.config.gates.generic_workload for e in given.engines):
+        out.append(f"{groups} {POD_GROUP}(s), but no profile has the GenericWorkload gate: "
+                   "their pods are scheduled one by one, as kube-scheduler without it")  # fmt: skip
     for kind, n in sorted(given.workloads.items()):
         if kind in workloads.EXPANDED:
             continue
@@ -366,7 +388,31 @@ def describe(p: Placement) -> str:
     return f"{p.pod}: {words.get(p.verdict, p.verdict)}: {p.message}{nominated}{given_up}"
 
 
-def report(placements: list[Placement], notes: list[str], given: Input) -> dict[str, Any]:
+def pod_groups(placements: list[Placement], simulator: Simulator) -> dict[str, dict[str, Any]]:
+    """The PodGroups the pod-group cycle took, in the order of their first member: each one's
+    ``PodGroupInitiallyScheduled`` condition (``{}`` when none was written)."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in placements:
+        if p.pod_group and p.pod_group not in out:
+            found = simulator.pod_group_condition(p.pod_group)
+            out[p.pod_group] = {k: found[k] for k in ("status", "reason", "message")
+                                if k in found} if found is not None else {}  # fmt: skip
+    return out
+
+
+def describe_group(key: str, condition: dict[str, Any]) -> str:
+    if not condition:
+        return f"podgroup {key}: no condition (its cycle never ran)"
+    reason, message = condition.get("reason", ""), condition.get("message", "")
+    return f"podgroup {key}: {reason}" + (f": {message}" if message else "")
+
+
+def report(
+    placements: list[Placement],
+    notes: list[str],
+    given: Input,
+    groups: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     profiles = [
         {
             "schedulerName": name,
@@ -395,6 +441,7 @@ def report(placements: list[Placement], notes: list[str], given: Input) -> dict[
                 **({"nominatedNodeName": p.nominated_node} if p.nominated_node else {}),
                 **({"victims": p.victims} if p.victims else {}),
                 **({"preemptedBy": p.preempted_by} if p.preempted_by else {}),
+                **({"podGroup": p.pod_group} if p.pod_group else {}),
                 **(
                     {"explanations": [x.to_json(e) for e in p.explanations]}
                     if p.explanations
@@ -403,6 +450,11 @@ def report(placements: list[Placement], notes: list[str], given: Input) -> dict[
             }
             for p in placements
         ],
+        **(
+            {"podGroups": [{"name": k, "condition": c} for k, c in groups.items()]}
+            if groups
+            else {}
+        ),
     }
 
 
@@ -414,8 +466,9 @@ def run(args: argparse.Namespace) -> int:
     empty = [Problem(name, "contains no document") for name in inputs.empty(files, docs + configs)]
     if empty:
         raise InvalidInput(empty)
+    gates = parse_feature_gates(args.feature_gates) if args.feature_gates else None
     saved = _saved_snapshots(docs)
-    given = Input(configs + [d for d in docs if id(d.source) not in saved])
+    given = Input(configs + [d for d in docs if id(d.source) not in saved], gates)
     given.add([d for d in docs if id(d.source) in saved], snapshot=True)
     given.unread += [line for listing in saved.values() for line in clusterread.unread_of(listing)]
     if args.from_cluster:
@@ -430,6 +483,7 @@ def run(args: argparse.Namespace) -> int:
     except MalformedPodError as exc:
         raise InvalidInput([_malformed(given.pending[exc.index], exc)]) from None
     notes = notes_of(given, simulator)
+    groups = pod_groups(placements, simulator)
     if args.html is not None:
         sections = [html_report.cycle_section(p.explanations[-1], describe(p))
                     for p in placements if p.explanations]  # fmt: skip
@@ -439,7 +493,7 @@ def run(args: argparse.Namespace) -> int:
         sections.append(html_report.capacity_section(usage))
         html_report.write(args.html, html_report.page("corral simulate", sections, notes))
     if args.output != "text":
-        body = report(placements, notes, given)
+        body = report(placements, notes, given, groups)
         sys.stdout.write(json.dumps(body, indent=2) + "\n" if args.output == "json"
                          else dump_yaml(body))  # fmt: skip
     else:
@@ -452,12 +506,17 @@ def run(args: argparse.Namespace) -> int:
             print(describe(p))
             if not (args.explain or args.explain_all):
                 continue  # recorded for --html only
+            if p.pod_group and not p.explanations and p.verdict != GATED:
+                print(f"{INDENT}not evaluated: the pod-group cycle of {p.pod_group} stopped "
+                      "before this member")  # fmt: skip
             shown = [e for e in p.explanations[:-1] if e.preemption and e.preemption.chosen]
             shown += p.explanations[-1:]
             for e in shown:
                 if len(shown) > 1:
                     print(f"{INDENT}attempt {e.attempt}:")
                 print(explain_table(e, every=args.explain_all))
+        for key, condition in groups.items():
+            print(describe_group(key, condition))
     return EXIT_OK if all(p.placed for p in placements) else EXIT_UNSCHEDULABLE
 
 

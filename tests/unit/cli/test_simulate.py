@@ -574,3 +574,88 @@ def test_malformed_pod_level_requests_are_invalid_input(
     code, _out, err = corral("simulate", "-f", str(path))
     assert code == 1
     assert message in err, err
+
+
+GANG = EXAMPLES / "gang.yaml"
+GANG_KSC = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles: [{schedulerName: training}]
+"""
+
+
+def _gang_without_its_profile(tmp_path: Path) -> Path:
+    """examples/simulate/gang.yaml with its SchedulerProfile left out (a KSC takes its place)."""
+    docs = [d for d in yaml.safe_load_all(GANG.read_text()) if d["kind"] != "SchedulerProfile"]
+    f = tmp_path / "gang.yaml"
+    f.write_text(yaml.safe_dump_all(docs))
+    return f
+
+
+def test_pod_groups_are_decided_whole(corral: Run) -> None:
+    """A profile's spec.featureGates reach its engine: the pod-group cycle places "train" whole
+    and none of "eval" (two of its three would fit), and each PodGroup's condition is shown."""
+    code, out, err = corral("simulate", "-f", str(GANG))
+    assert code == 3
+    assert [line.split(":")[0].split(" ->")[0] for line in lines(out)] == [
+        "ml/train-0", "ml/train-1", "ml/train-2", "ml/train-3",
+        "ml/eval-0", "ml/eval-1", "ml/eval-2", "podgroup ml/train", "podgroup ml/eval",
+    ]  # fmt: skip
+    assert all(" -> " in line for line in lines(out)[:4])
+    assert all(": unschedulable: " in line for line in lines(out)[4:7])
+    assert lines(out)[7] == "podgroup ml/train: Scheduled"
+    assert lines(out)[8].startswith("podgroup ml/eval: Unschedulable: minCount (3) cannot be "
+                                    "satisfied: 2 scheduled, 0 remaining")  # fmt: skip
+    assert "gates GenericWorkload=true" in notes(err)[0]
+    _, report, _ = corral("simulate", "-f", str(GANG), "-o", "json")
+    body = json.loads(report)
+    assert [p["podGroup"] for p in body["placements"]] == ["ml/train"] * 4 + ["ml/eval"] * 3
+    assert [(g["name"], g["condition"]["reason"]) for g in body["podGroups"]] == [
+        ("ml/train", "Scheduled"), ("ml/eval", "Unschedulable")]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flags", "placed", "note"),
+    [
+        pytest.param(["--feature-gates", "GenericWorkload=true"], 4, None,
+                     id="--feature-gates: the pod-group cycle"),
+        pytest.param([], 6, "2 PodGroup(s), but no profile has the GenericWorkload gate: their "
+                     "pods are scheduled one by one, as kube-scheduler without it",
+                     id="no gate: pod by pod, and said"),
+    ],
+)  # fmt: skip
+def test_a_configuration_takes_its_gates_from_the_flag(
+    tmp_path: Path, corral: Run, flags: list[str], placed: int, note: str | None
+) -> None:
+    config = tmp_path / "ksc.yaml"
+    config.write_text(GANG_KSC)
+    gang = _gang_without_its_profile(tmp_path)
+    code, out, err = corral("simulate", "-f", str(gang), "--config", str(config), *flags)
+    assert code == 3
+    assert sum(" -> " in line for line in lines(out)) == placed
+    assert (note in notes(err)) if note else not any("PodGroup" in n for n in notes(err))
+
+
+@pytest.mark.parametrize(
+    ("gates", "message"),
+    [
+        pytest.param("GenericWorkload=maybe", "corral: --feature-gates: ", id="not a bool"),
+        pytest.param("GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+                     "corral: --feature-gates: "
+                     "TopologyAwareWorkloadScheduling=true is not implemented by Corral's "
+                     "engine", id="not implemented"),
+    ],
+)  # fmt: skip
+def test_bad_feature_gates_are_a_usage_error(corral: Run, gates: str, message: str) -> None:
+    code, out, err = corral("simulate", "-f", str(GANG), "--feature-gates", gates)
+    assert (code, out) == (2, "")
+    assert err.startswith(message), err
+
+
+def test_a_workload_is_ignored_with_the_reason(tmp_path: Path, corral: Run) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text(TENANT_NODES + "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\n"
+                 "metadata: {name: w, namespace: ml}\n")  # fmt: skip
+    _, _, err = corral("simulate", "-f", str(f))
+    assert ("ignored 1 Workload (the scheduler reads the PodGroups its controller makes, not "
+            "Workloads: give the PodGroups)") in notes(err)  # fmt: skip

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -54,7 +54,9 @@ from corral.scheduler.framework.status import Code, Status, StatusError
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 
 if TYPE_CHECKING:
-    from corral.scheduler.engine.loop import SchedulingLoop
+    from corral.scheduler.backend.cache import Cache
+    from corral.scheduler.backend.queue import SchedulingQueue
+    from corral.scheduler.engine.nominator import Nominator
 
 log = logging.getLogger("corral.scheduler")
 
@@ -63,6 +65,38 @@ RESULT_SCHEDULED: Final = "scheduled"
 RESULT_UNSCHEDULABLE: Final = "unschedulable"
 RESULT_WAITING_ON_PREEMPTION: Final = "waiting_on_preemption"
 RESULT_ERROR: Final = "error"
+
+
+class CycleLoop(Protocol):
+    """What the cycle uses of its loop: the engine's :class:`~.loop.SchedulingLoop`, or
+    ``corral simulate``'s (:mod:`.simulate`), which binds on its own thread of control."""
+
+    @property
+    def queue(self) -> SchedulingQueue: ...
+
+    @property
+    def cache(self) -> Cache: ...
+
+    @property
+    def schedulers(self) -> Mapping[str, PodScheduler]: ...
+
+    @property
+    def nominator(self) -> Nominator | None: ...
+
+    def fail(self, qpi: QueuedPodInfo, outcome: CycleOutcome, started: float, cycle: int) -> None:
+        """Upstream handleSchedulingFailure for one member."""
+
+    def bind(
+        self,
+        scheduler: PodScheduler,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        result: ScheduleResult,
+        *,
+        started: float,
+        cycle: int,
+    ) -> None:
+        """The binding cycle of an assumed, permitted member."""
 
 
 class PodGroupReporter(Protocol):
@@ -112,9 +146,12 @@ class GroupResult:
 
 
 class PodGroupCycle:
-    def __init__(self, loop: SchedulingLoop, reporter: PodGroupReporter) -> None:
+    def __init__(self, loop: CycleLoop, reporter: PodGroupReporter) -> None:
         self.loop = loop
         self.reporter = reporter
+        # A member's CycleState for its algorithm run (``corral simulate --explain`` gives one
+        # that records what the cycle evaluated).
+        self.new_state: Callable[[QueuedPodInfo], CycleState] = _member_state
 
     # --- one group --------------------------------------------------------------------------
 
@@ -264,7 +301,7 @@ class PodGroupCycle:
         fits, assume and Reserve it there (the revert is added to ``out``)."""
         pod = member.pod
         started = time.monotonic()
-        state = CycleState(record_plugin_metrics=sample_plugin_metrics())
+        state = self.new_state(member)
         snapshot = fork.snapshot()
         fwk = scheduler.fwk
         try:
@@ -429,6 +466,10 @@ class PodGroupCycle:
             return
         condition["observedGeneration"] = group.generation
         self.reporter.condition(group, condition)
+
+
+def _member_state(member: QueuedPodInfo) -> CycleState:
+    return CycleState(record_plugin_metrics=sample_plugin_metrics())
 
 
 def _complete(result: GroupResult, members: list[QueuedPodInfo]) -> None:

@@ -17,7 +17,16 @@ cluster. As the engine:
 - preemption evicts its victims from the cache (the executor of a real engine deletes them),
   which requeues the preemptor as their deletion events would;
 - VolumeBinding's and DynamicResources' writes are stored as the API server, the PV controller
-  and a provisioner would leave them (:mod:`.simulated_storage`).
+  and a provisioner would leave them (:mod:`.simulated_storage`);
+- with ``GenericWorkload`` on, an engine's queue holds a PodGroup's members as one entity and
+  runs the engine's own pod-group cycle (:mod:`.podgroup_cycle`) on it; the members it places
+  are bound once the cycle is over (in the engine, binding threads wait in Permit meanwhile),
+  and the ``PodGroupInitiallyScheduled`` condition it writes is stored as the PodGroup watch
+  would show it (a ``PodGroup/Update`` event).
+
+The simulation ends when every queue is empty or waits for events only, or when a whole round
+of retries (every backoff waited out) changed nothing: the engine would go on retrying, with
+the same result each time (a group that does not fit is retried on backoff, not on events).
 
 :meth:`Simulator.run` places a list of pending pods until nothing more can happen;
 :meth:`Simulator.schedule` is one pod alone (the conformance harness's step). Ties are broken by
@@ -27,7 +36,9 @@ the runtime's own points, what its cycle evaluated (:mod:`~corral.scheduler.fram
 
 from __future__ import annotations
 
+import math
 import random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -45,6 +56,7 @@ from corral.scheduler.engine.frameworks import (
     load_extenders,
 )
 from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.podgroup_cycle import PodGroupCycle
 from corral.scheduler.engine.simulated_admission import (
     NOTE_TERMINAL,
     TEMPLATE,
@@ -59,9 +71,21 @@ from corral.scheduler.framework import labels, listers
 from corral.scheduler.framework.cluster_events import ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.extender import EXTENDER_NAME
+from corral.scheduler.framework.podgroup import (
+    CONDITION_INITIALLY_SCHEDULED,
+    MalformedPodGroupError,
+    PodGroupRecord,
+    QueuedPodGroupInfo,
+    pod_group_from_json,
+    with_condition,
+)
 from corral.scheduler.framework.runtime.recording import CycleRecording
-from corral.scheduler.framework.runtime.schedule_one import binding_cycle, scheduling_cycle
-from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
+from corral.scheduler.framework.runtime.schedule_one import (
+    CycleOutcome,
+    binding_cycle,
+    scheduling_cycle,
+)
+from corral.scheduler.framework.runtime.schedule_pod import PodScheduler, ScheduleResult
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo, QueuedPodInfo
 
@@ -75,6 +99,7 @@ PREEMPTED: Final = "Preempted"  # placed, then evicted by a later pod's preempti
 GATED: Final = "Gated"  # never attempted: a PreEnqueue plugin holds it (scheduling gates, DRA)
 # A pod retried this often is given up (the real engine would keep retrying on every event).
 MAX_ATTEMPTS: Final = 50
+POD_GROUP: Final = "PodGroup"
 _ACTIONS: Final = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE,
                    "DELETED": ActionType.DELETE}  # fmt: skip
 
@@ -128,6 +153,7 @@ class Placement:
     # The first failed attempt's message (the pod's first FailedScheduling Event).
     first_failure: str = ""
     given_up: bool = False  # retried MAX_ATTEMPTS times: the simulation stopped trying
+    pod_group: str = ""  # its PodGroup's key (namespace/name) when the pod-group cycle took it
     # Each explained attempt's cycle, in order (the last decided the verdict).
     explanations: list[x.Explanation] = field(default_factory=list)
 
@@ -145,6 +171,8 @@ class _Profile:
     scheduler: PodScheduler
     engine: SimulatedEngine
     queue: SchedulingQueue
+    # GenericWorkload: the engine's pod-group cycle (one per engine, as its loop's).
+    cycle: PodGroupCycle | None = None
 
 
 class _Clock:
@@ -217,7 +245,8 @@ class Simulator:
         self.notes = Notes()
         self.objects = ObjectStore()
         self.admission = Admission(self.objects, self.notes)
-        self.cache = Cache()
+        # One cache for every engine; it tracks PodGroups when any engine has GenericWorkload.
+        self.cache = Cache(generic_workload=any(e.config.gates.generic_workload for e in engines))
         self.nominator = Nominator()
         self.clock = _Clock()
         self.binder = _Binder()
@@ -228,6 +257,12 @@ class Simulator:
         self.placements: dict[str, Placement] = {}
         self._waiting: dict[str, PodInfo] = {}  # uid -> pending pod, while queued
         self._explain = False
+        self._recordings: dict[str, CycleRecording] = {}  # uid -> this group cycle's, explained
+        self._unadmitted_groups: list[Mapping[str, Any]] = []  # PodGroups given, not yet in
+        self.pod_groups: dict[str, Mapping[str, Any]] = {}  # key -> the PodGroup, its status
+        # Cluster changes so far (events, nominations): a round of retries that makes none
+        # ends the simulation (see the module doc).
+        self._changes = 0
         errors: list[FieldError] = []
         for engine in engines:
             errors += self._add_engine(engine)
@@ -236,10 +271,12 @@ class Simulator:
 
     def _add_engine(self, engine: SimulatedEngine) -> list[FieldError]:
         cfg = engine.config.config
+        generic_workload = engine.config.gates.generic_workload
         frameworks = build_frameworks(
             engine.config, engine_registry(), self.binder, objects=self.objects,
             nominator=self.nominator, preemption_executor=_Preemption(self, engine.tenancy),
             claim_writer=self.claims, object_updater=self.storage,
+            pod_groups=self.cache if generic_workload else None, activator=self._activate,
         )  # fmt: skip
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
         extenders = load_extenders(engine.config)
@@ -256,7 +293,12 @@ class Simulator:
             initial_backoff=float(defaulted(cfg.pod_initial_backoff_seconds, "backoff")),
             max_backoff=float(defaulted(cfg.pod_max_backoff_seconds, "backoff")),
             clock=self.clock,
+            generic_workload=generic_workload,
         )
+        loop = _GroupLoop(self, queue) if generic_workload else None
+        cycle = PodGroupCycle(loop, _GroupReports(self)) if loop is not None else None
+        if cycle is not None:
+            cycle.new_state = self._member_state
         errors = []
         for name, fwk in frameworks.items():
             if name in self.profiles:
@@ -267,7 +309,9 @@ class Simulator:
                 continue
             scheduler = PodScheduler(fwk, percentage_of_nodes_to_score=pct, rng=self.rng,
                                      extenders=extenders)  # fmt: skip
-            self.profiles[name] = _Profile(scheduler, engine, queue)
+            self.profiles[name] = _Profile(scheduler, engine, queue, cycle)
+            if loop is not None:
+                loop.schedulers[name] = scheduler
         return errors
 
     @property
@@ -282,6 +326,9 @@ class Simulator:
         kind = str(raw.get("kind") or "")
         if kind == TEMPLATE:
             self.admission.template(raw)
+            return True
+        if kind == POD_GROUP:  # admitted once every PriorityClass is in (see run)
+            self._unadmitted_groups.append(raw)
             return True
         if kind not in WATCHED_KINDS:
             return False
@@ -321,6 +368,8 @@ class Simulator:
     def nominate(self, pod: PodInfo, node: str) -> None:
         self.nominator.nominate(pod, node)
         waiting = self._waiting.get(pod.uid)
+        if waiting is None or waiting.nominated_node_name != node:
+            self._changes += 1  # room others' Filters count (or no longer count) on a node
         if waiting is not None and waiting.nominated_node_name != node:
             updated = replace(waiting, nominated_node_name=node)
             self._waiting[pod.uid] = updated
@@ -348,8 +397,15 @@ class Simulator:
             self._broadcast(ClusterEvent(kind, action), old, new)
 
     def _broadcast(self, event: ClusterEvent, old: object, new: object) -> None:
+        self._changes += 1
         for queue in self.queues:
             queue.move_all_to_active_or_backoff(event, old, new)
+
+    def _activate(self, uids: Sequence[str]) -> None:
+        for uid in uids:
+            pod = self._waiting.get(uid)
+            if pod is not None:
+                self._queue_of(pod).activate(uid)
 
     def _pre_enqueue(self, pod: PodInfo, gating_plugin: str = "") -> Status | None:
         profile = self.profiles.get(pod.scheduler_name)
@@ -360,6 +416,83 @@ class Simulator:
     def _queue_of(self, pod: PodInfo) -> SchedulingQueue:
         return self.profiles[pod.scheduler_name].queue
 
+    # --- pod groups (GenericWorkload) ---------------------------------------------------------
+
+    def _admit_pod_groups(self) -> None:
+        """The PodGroups given since the last run, as the PodGroup watch brings them: into the
+        cache, then every queue (whose engine has the gate) takes in their waiting members."""
+        given, self._unadmitted_groups = self._unadmitted_groups, []
+        for raw in given:
+            admitted = self.admission.pod_group(raw)
+            try:
+                group = pod_group_from_json(admitted)
+            except MalformedPodGroupError as exc:
+                raise MalformedObjectError(str(exc)) from None
+            self.pod_groups[group.key] = admitted
+            self.cache.set_pod_group(group)
+            for queue in self.queues:
+                queue.add_pod_group(group)
+            self._broadcast(events.POD_GROUP_ADD, None, admitted)
+
+    def set_pod_group_condition(self, group: PodGroupRecord, condition: dict[str, object]) -> None:
+        """The cycle's status write, as the watch then shows it (a no-op write is none)."""
+        stamped = {**condition, "lastTransitionTime": _timestamp(self.clock.now)}
+        status, changed = with_condition(group.raw, stamped)
+        if not changed:
+            return
+        old = self.pod_groups.get(group.key, group.raw)
+        meta = dict(old.get("metadata") or {})
+        meta["resourceVersion"] = str(int(str(meta.get("resourceVersion") or 0) or 0) + 1)
+        new = {**old, "metadata": meta, "status": status}
+        self.pod_groups[group.key] = new
+        record = pod_group_from_json(new)
+        self.cache.set_pod_group(record)
+        for queue in self.queues:
+            queue.update_pod_group(record)
+        self._broadcast(events.POD_GROUP_UPDATE, old, new)
+
+    def pod_group_condition(self, key: str) -> Mapping[str, Any] | None:
+        """The group's ``PodGroupInitiallyScheduled`` condition now (None: none written)."""
+        raw = self.pod_groups.get(key)
+        if raw is None:
+            return None
+        return pod_group_from_json(raw).condition(CONDITION_INITIALLY_SCHEDULED)
+
+    def _group(self, profile: _Profile, entity: QueuedPodGroupInfo) -> None:
+        """One pod-group cycle (the engine's), then the binding cycles of what it placed."""
+        assert profile.cycle is not None
+        loop = profile.cycle.loop
+        assert isinstance(loop, _GroupLoop)
+        self._recordings.clear()
+        profile.cycle.run(entity)
+        binds, loop.binds = loop.binds, []
+        for bind in binds:
+            attempt = self._attempt(profile.queue, bind.qpi, bind.cycle)
+            pod, host = bind.qpi.pod, bind.result.suggested_host
+            failed = binding_cycle(bind.scheduler, bind.state, pod, host, self.cache)
+            if failed is None:
+                self._bound(attempt, host, bind.result.evaluated_nodes,
+                            bind.result.feasible_nodes)  # fmt: skip
+            else:
+                self._failed(attempt, failed, None, "")
+
+    def _member_state(self, member: QueuedPodInfo) -> CycleState:
+        """A member's state in its group's cycle; explained, the first of the cycle records
+        (a rerun for preemption evaluates what would be, not what was)."""
+        state = CycleState()
+        pod = member.pod
+        if self._explain and pod.uid not in self._recordings:
+            rec = CycleRecording(pod.key, pod.scheduler_name, member.attempts)
+            state.recorder = self._recordings[pod.uid] = rec
+        return state
+
+    def _attempt(self, queue: SchedulingQueue, qpi: QueuedPodInfo, cycle: int) -> _Attempt:
+        """A member's attempt in the group cycle that just ran."""
+        qpi.pod = self._waiting.get(qpi.pod.uid, qpi.pod)
+        placement = self.placements[qpi.pod.uid]
+        placement.attempts = qpi.attempts
+        return _Attempt(queue, qpi, cycle, placement, self._recordings.get(qpi.pod.uid))
+
     # --- placing pods -----------------------------------------------------------------------
 
     def run(
@@ -369,6 +502,7 @@ class Simulator:
         can happen; one :class:`Placement` per pod, in that order. Raises
         :class:`MalformedObjectError` for a pod plugins cannot read."""
         self._explain = explain
+        self._admit_pod_groups()
         order: list[str] = []
         pods = []
         for index, raw in enumerate(pending):
@@ -413,12 +547,19 @@ class Simulator:
                 "not be scheduled"))  # fmt: skip
         self._waiting[pod.uid] = pod
         self.nominator.observe(pod)
+        # As the engine's pod handler: a member counts in its group's state before it queues.
+        self.cache.add_pod_group_member(pod)
         profile.queue.add(pod)
-        return Placement(pod.key, pod.scheduler_name, GATED, message="not attempted")
+        if profile.cycle is None:
+            return Placement(pod.key, pod.scheduler_name, GATED, message="not attempted")
+        self._broadcast(events.UNSCHEDULED_POD_ADD, None, pod)
+        return Placement(pod.key, pod.scheduler_name, GATED, message="not attempted",
+                         pod_group=pod.pod_group_key)  # fmt: skip
 
     def _drain(self, index: Mapping[str, int]) -> None:
         """Pop from every queue in turn until all are empty or wait for events only; backoff
-        is waited out by moving the clock."""
+        is waited out by moving the clock, until a round of retries changes nothing."""
+        round_started: int | None = None
         while True:
             progressed = False
             for queue in self.queues:
@@ -427,7 +568,10 @@ class Simulator:
                     continue
                 progressed = True
                 try:
-                    self._one(queue, qpi)
+                    if isinstance(qpi, QueuedPodGroupInfo):
+                        self._group(self.profiles[qpi.members[0].pod.scheduler_name], qpi)
+                    else:
+                        self._one(queue, qpi)
                 except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
                     what = " ".join(f"{type(exc).__name__}: {exc}".split())
                     raise MalformedPodError(
@@ -436,7 +580,12 @@ class Simulator:
                     ) from None
             if progressed:
                 continue
-            self.clock.now += max(q.backoff_duration(_LONGEST) for q in self.queues) + 1.0
+            if round_started == self._changes:
+                return  # the last round of retries changed nothing: the next would not either
+            round_started = self._changes
+            # Past every backoff: a group's is capped at max * sqrt(its queued members).
+            longest = max(q.backoff_duration(_LONGEST) for q in self.queues)
+            self.clock.now += longest * math.sqrt(max(1, len(self._waiting))) + 1.0
             if not any(q.flush_backoff_completed() for q in self.queues):
                 return
 
@@ -459,7 +608,14 @@ class Simulator:
             else:
                 self._failed(attempt, failed, None, "")
             return
+        self.cycle_failed(attempt, outcome)
+
+    def cycle_failed(self, attempt: _Attempt, outcome: CycleOutcome) -> None:
+        """A failed scheduling cycle (a pod's, or a group member's), as the loop's ``fail``:
+        the nomination it made or cleared, the rejectors, the requeue."""
         assert outcome.status is not None
+        qpi = attempt.qpi
+        pod = qpi.pod
         fit = outcome.fit_error
         message = fit.message() if fit is not None else outcome.status.message
         if outcome.nominated_node_name is not None:
@@ -528,3 +684,69 @@ class _Attempt:
 # A queued pod's longest backoff, to know how far the clock must move to end every backoff.
 _LONGEST: Final = QueuedPodInfo(pod=PodInfo(uid="", namespace="", name=""), timestamp=0.0,
                                 attempts=1_000)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Bind:
+    """A member the pod-group cycle placed, assumed and permitted: bound after the cycle."""
+
+    scheduler: PodScheduler
+    state: CycleState
+    qpi: QueuedPodInfo
+    result: ScheduleResult
+    cycle: int
+
+
+class _GroupLoop:
+    """Implements :class:`~.podgroup_cycle.CycleLoop` for one engine: failures go through the
+    simulator's requeue; bindings wait until the cycle is over (the engine's binding threads
+    wait in Permit until the gang is assumed; here they run after it, one by one)."""
+
+    def __init__(self, simulator: Simulator, queue: SchedulingQueue) -> None:
+        self.simulator = simulator
+        self.queue = queue
+        self.cache = simulator.cache
+        self.nominator: Nominator | None = simulator.nominator
+        self.schedulers: dict[str, PodScheduler] = {}  # the engine's profiles
+        self.binds: list[_Bind] = []
+
+    def fail(self, qpi: QueuedPodInfo, outcome: CycleOutcome, started: float, cycle: int) -> None:
+        sim = self.simulator
+        sim.cycle_failed(sim._attempt(self.queue, qpi, cycle), outcome)
+
+    def bind(
+        self,
+        scheduler: PodScheduler,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        result: ScheduleResult,
+        *,
+        started: float,
+        cycle: int,
+    ) -> None:
+        self.binds.append(_Bind(scheduler, state, qpi, result, cycle))
+
+
+class _GroupReports:
+    """Implements :class:`~.podgroup_cycle.PodGroupReporter`: the condition is stored (the
+    watch's event follows); metrics and the deleting-pod Event have no counterpart offline."""
+
+    def __init__(self, simulator: Simulator) -> None:
+        self.simulator = simulator
+
+    def condition(self, group: PodGroupRecord, condition: dict[str, object]) -> None:
+        self.simulator.set_pod_group_condition(group, condition)
+
+    def attempt(self, profile: str, result: str, duration: float) -> None:
+        pass
+
+    def algorithm(self, duration: float) -> None:
+        pass
+
+    def skipped(self, pod: PodInfo) -> None:
+        pass
+
+
+def _timestamp(seconds: float) -> str:
+    """A virtual time as an RFC 3339 timestamp (the simulation starts at the epoch)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(seconds)))

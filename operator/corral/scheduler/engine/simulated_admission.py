@@ -19,6 +19,9 @@ say what was assumed (a snapshot of a real cluster, ``kubectl get -o yaml``, nee
   no ``storageClassName``, the default class; (PV controller) an unbound claim of an Immediate
   class is bound to the smallest Available PV that fits, or (its provisioner) to a new one.
 
+- PodGroups (API server): a uid, ``metadata.generation: 1``, ``metadata.namespace: default``;
+  admission's Priority plugin: ``spec.priority`` from ``priorityClassName`` (else the
+  ``globalDefault`` PriorityClass, else 0), as for pods.
 - Pending pods (resourceclaim controller): each ``spec.resourceClaims`` entry naming a
   ResourceClaimTemplate gets its ResourceClaim, made from the template, owned by the pod, and
   the pod's ``status.resourceClaimStatuses`` names it.
@@ -186,7 +189,18 @@ class Admission:
             self._priority(spec)
         return {**raw, "metadata": meta, "spec": spec}
 
-    def _priority(self, spec: dict[str, Any]) -> None:
+    def pod_group(self, raw: Object) -> dict[str, Any]:
+        meta, spec = _meta(raw), _spec(raw)
+        if not meta.get("uid"):
+            self._uids += 1
+            meta["uid"] = f"simulated-group-{self._uids}"
+        meta.setdefault("namespace", "default")
+        meta.setdefault("generation", 1)
+        if spec.get("priority") is None:
+            self._priority(spec, policy=False)
+        return {**raw, "metadata": meta, "spec": spec}
+
+    def _priority(self, spec: dict[str, Any], *, policy: bool = True) -> None:
         name = spec.get("priorityClassName")
         found: Object | None = None
         if name:
@@ -200,9 +214,9 @@ class Admission:
         if found is None:
             return
         spec["priority"] = _int(found.get("value"))
-        policy = found.get("preemptionPolicy")
-        if policy and not spec.get("preemptionPolicy"):
-            spec["preemptionPolicy"] = policy
+        preemption = found.get("preemptionPolicy")
+        if policy and preemption and not spec.get("preemptionPolicy"):
+            spec["preemptionPolicy"] = preemption
 
     def object(self, kind: str, raw: Object) -> dict[str, Any]:
         """Any other kind: the API server's default namespace, a Namespace's name label."""

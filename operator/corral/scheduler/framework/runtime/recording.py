@@ -176,7 +176,10 @@ class CycleRecording:
         self.explanation.preemption = preemption
 
     def reserve(self, plugin: str, status: Status | None) -> None:
-        self.explanation.reserve.append(x.PointResult(plugin, _code(status), _message(status)))
+        """A plugin's Reserve; a second run in one attempt replaces the first (a pod-group
+        member is reserved on the cycle's fork, unreserved, then reserved for real)."""
+        kept = [r for r in self.explanation.reserve if r.plugin != plugin]
+        self.explanation.reserve = [*kept, x.PointResult(plugin, _code(status), _message(status))]
 
     def permit(self, plugin: str, status: Status | None, timeout: float | None) -> None:
         wait = timeout if status is not None and status.is_wait else None
