@@ -44,6 +44,7 @@ COMMANDS: tuple[str, ...] = (
     "simulate",
     "explain",
     "shadow",
+    "completion",
 )
 
 
