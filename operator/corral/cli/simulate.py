@@ -44,6 +44,7 @@ from corral.scheduler.engine.simulate import (
     GATED,
     PREEMPTED,
     SCHEDULED,
+    SP_GROUP_API,
     MalformedPodError,
     Placement,
     SimulatedEngine,
@@ -321,7 +322,8 @@ def notes_of(given: Input, simulator: Simulator) -> list[str]:
                        "makes, not Workloads: give the PodGroups)")  # fmt: skip
         elif kind not in WORKLOADS:
             out.append(f"ignored {n} {kind} (not a kind the engine reads)")
-    groups = sum(1 for d in given.objects if d.kind == POD_GROUP)
+    groups = sum(1 for d in given.objects if d.kind == POD_GROUP
+                 and not str(d.data.get("apiVersion") or "").startswith(SP_GROUP_API))  # fmt: skip
     if groups and not any(e.config.gates.generic_workload for e in given.engines):
         out.append(f"{groups} {POD_GROUP}(s), but no profile has the GenericWorkload gate: "
                    "their pods are scheduled one by one, as kube-scheduler without it")  # fmt: skip

@@ -99,7 +99,8 @@ PREEMPTED: Final = "Preempted"  # placed, then evicted by a later pod's preempti
 GATED: Final = "Gated"  # never attempted: a PreEnqueue plugin holds it (scheduling gates, DRA)
 # A pod retried this often is given up (the real engine would keep retrying on every event).
 MAX_ATTEMPTS: Final = 50
-POD_GROUP: Final = "PodGroup"
+POD_GROUP: Final = "PodGroup"  # scheduling.k8s.io's (GenericWorkload)
+SP_GROUP_API: Final = "scheduling.x-k8s.io/"  # scheduler-plugins' PodGroup of the same kind name
 _ACTIONS: Final = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE,
                    "DELETED": ActionType.DELETE}  # fmt: skip
 
@@ -326,6 +327,11 @@ class Simulator:
         kind = str(raw.get("kind") or "")
         if kind == TEMPLATE:
             self.admission.template(raw)
+            return True
+        if kind == POD_GROUP and str(raw.get("apiVersion") or "").startswith(SP_GROUP_API):
+            # scheduler-plugins' PodGroup CRD (Coscheduling reads it), not upstream's
+            self.objects.apply(listers.SP_POD_GROUP, ADDED,
+                               self.admission.object(listers.SP_POD_GROUP, raw))  # fmt: skip
             return True
         if kind == POD_GROUP:  # admitted once every PriorityClass is in (see run)
             self._unadmitted_groups.append(raw)

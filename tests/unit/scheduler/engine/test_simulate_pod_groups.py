@@ -20,6 +20,7 @@ from corral.scheduler.engine.simulate import (
     SimulatedEngine,
     Simulator,
 )
+from corral.scheduler.framework import listers
 from corral.testing.builders import JSON, node, pod, pod_group
 
 GATES = FeatureGates({"GenericWorkload": True})
@@ -151,3 +152,18 @@ def test_a_gang_that_can_never_fit_ends_the_simulation() -> None:
     retries changes nothing, instead of retrying to the attempt limit."""
     _, placements = simulate([pod_group("g", min_count=5)], TWO_NODES, [], members("g", 5))
     assert all(p.attempts == 2 and not p.given_up for p in placements)
+
+
+def test_a_scheduler_plugins_pod_group_is_coscheduling_s_not_a_workload_group() -> None:
+    """Two CRDs are called PodGroup: scheduler-plugins' (scheduling.x-k8s.io) is an object
+    Coscheduling reads, never a GenericWorkload group."""
+    theirs: JSON = {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"minMember": 2},
+    }
+    simulator, placements = simulate([theirs], TWO_NODES, [], members("g", 2))
+    assert simulator.objects.get(listers.SP_POD_GROUP, "default", "g") is not None
+    assert simulator.pod_groups == {}
+    assert [p.verdict for p in placements] == [GATED] * 2  # theirs is not their group
