@@ -33,6 +33,7 @@ from corral.scheduler.extender import (
     ignored_resources,
     with_ignored_resources,
 )
+from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.interface import PodBinder, PodGroupManager
 from corral.scheduler.framework.listers import (
     ObjectLister,
@@ -146,6 +147,7 @@ def build_frameworks(
     metrics: Recorder | None = None,
     pod_groups: PodGroupManager | None = None,
     activator: Callable[[Sequence[str]], None] | None = None,
+    extenders: Sequence[Extender] = (),
 ) -> dict[str, Framework]:
     """One Framework per profile; raises :class:`ValidationError` naming what is missing."""
     out: dict[str, Framework] = {}
@@ -177,6 +179,7 @@ def build_frameworks(
                 generic_workload=engine.gates.generic_workload,
                 pod_groups=pod_groups,
                 activator=activator,
+                extenders=extenders,
             )
         except FrameworkError as exc:
             errs.append(FieldError(path, str(exc)))

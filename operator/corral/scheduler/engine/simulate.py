@@ -273,14 +273,14 @@ class Simulator:
     def _add_engine(self, engine: SimulatedEngine) -> list[FieldError]:
         cfg = engine.config.config
         generic_workload = engine.config.gates.generic_workload
+        extenders = load_extenders(engine.config)
         frameworks = build_frameworks(
             engine.config, engine_registry(), self.binder, objects=self.objects,
             nominator=self.nominator, preemption_executor=_Preemption(self, engine.tenancy),
-            claim_writer=self.claims, object_updater=self.storage,
+            claim_writer=self.claims, object_updater=self.storage, extenders=extenders,
             pod_groups=self.cache if generic_workload else None, activator=self._activate,
         )  # fmt: skip
         pct = defaulted(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore")
-        extenders = load_extenders(engine.config)
         first = next(iter(frameworks.values()))
         by_profile: dict[str, dict[str, Any]] = {}
         for name, fwk in frameworks.items():
@@ -308,8 +308,7 @@ class Simulator:
                     engine.source, f"schedulerName {name!r} is also given by {other}"
                 ))  # fmt: skip
                 continue
-            scheduler = PodScheduler(fwk, percentage_of_nodes_to_score=pct, rng=self.rng,
-                                     extenders=extenders)  # fmt: skip
+            scheduler = PodScheduler(fwk, percentage_of_nodes_to_score=pct, rng=self.rng)
             self.profiles[name] = _Profile(scheduler, engine, queue, cycle)
             if loop is not None:
                 loop.schedulers[name] = scheduler

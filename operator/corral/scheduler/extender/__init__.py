@@ -6,7 +6,7 @@ server library :mod:`corral.extender`). Wiring, once per engine::
 
     extenders = build_extenders(cfg.extenders)           # ignorable ones last
     profiles = with_ignored_resources(profiles, ignored_resources(cfg.extenders))
-    PodScheduler(fwk, extenders=extenders, ...)          # one list shared by every profile
+    Framework(profile, registry, extenders=extenders, ...)  # one list shared by every profile
 """
 
 from corral.scheduler.extender.build import (

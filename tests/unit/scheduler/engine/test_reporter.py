@@ -1,52 +1,121 @@
-"""The engine's reporter hands outcomes from worker threads to the event loop in order, with
-one loop wakeup per batch, and a failing report does not stall later ones."""
+"""The outcome reporter books metrics on the reporting thread at once and hands the Events (and
+the failed pod's status patch) to the event loop; the engine's other Events go the same way."""
 
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
 
 import pytest
 
-from corral.scheduler.engine.app import _Reporter
+from corral.scheduler import metrics as m
+from corral.scheduler.engine.handoff import LoopHandoff
+from corral.scheduler.engine.loop import Failure, Success
+from corral.scheduler.engine.metrics import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE
+from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
+from corral.scheduler.engine.reporter import OutcomeReporter
+from corral.testing.builders import pod_info
+
+PROFILE = "default-scheduler"
 
 
-@pytest.mark.parametrize("fail_at", [None, 3], ids=["all succeed", "the fourth report raises"])
-def test_reports_reach_the_loop_in_order(fail_at: int | None) -> None:
-    got: list[int] = []
+class _Events:
+    """An EventRecorder's calls, as (method, pod name, rest)."""
 
-    def report(i: int) -> None:
-        if i == fail_at:
-            raise RuntimeError("boom")
-        got.append(i)
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, tuple[Any, ...]]] = []
 
-    async def main() -> int:
-        reporter = _Reporter(engine=None)  # type: ignore[arg-type]
-        loop = asyncio.get_running_loop()
-        reporter.loop = loop
-        wakeups = 0
-        original = loop.call_soon_threadsafe
+    def scheduled(self, pod: Any, node: str) -> None:
+        self.calls.append(("scheduled", pod.name, (node,)))
 
-        def counting(*args: Any, **kwargs: Any) -> Any:
-            nonlocal wakeups
-            wakeups += 1
-            return original(*args, **kwargs)
+    def failed_scheduling(self, pod: Any, message: str) -> None:
+        self.calls.append(("failed_scheduling", pod.name, (message,)))
 
-        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+    def event(self, pod: Any, *args: str) -> None:
+        self.calls.append(("event", pod.name, args))
 
-        def worker() -> None:
-            for i in range(200):
-                reporter.on_loop(report, i)
 
-        thread = threading.Thread(target=worker)
-        thread.start()
-        await asyncio.to_thread(thread.join)
-        await asyncio.sleep(0.05)
-        reporter.on_loop(report, 200)  # after a drain: a new wakeup is sent
-        await asyncio.sleep(0.05)
-        return wakeups
+def _reporter(loop: asyncio.AbstractEventLoop | None) -> tuple[OutcomeReporter, _Events, list[Any]]:
+    events = _Events()
+    spawned: list[Any] = []
 
-    wakeups = asyncio.run(main())
-    assert got == [i for i in range(201) if i != fail_at]
-    assert 2 <= wakeups < 150  # batched: one per report would be 201
+    def spawn(coro: Any) -> None:
+        spawned.append(coro)
+        coro.close()  # the status patch itself is podstatus's (tested there)
+
+    handoff = LoopHandoff()
+    if loop is not None:
+        handoff.attach(loop)
+    recorders: Any = {PROFILE: events}
+    reporter = OutcomeReporter(m.new_recorder(), recorders, handoff, spawn, client=None)  # type: ignore[arg-type]
+    return reporter, events, spawned
+
+
+def _failure(reason: str) -> Failure:
+    return Failure(pod_info("p"), PROFILE, reason, "0/1 nodes are available", None, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "result", "calls"),
+    [
+        pytest.param(
+            Success(pod_info("p"), PROFILE, "n1", 3, 2, 0.25),
+            RESULT_SCHEDULED,
+            [("scheduled", "p", ("n1",))],
+            id="scheduled: attempt counted, Scheduled Event",
+        ),
+        pytest.param(
+            _failure(REASON_UNSCHEDULABLE),
+            RESULT_UNSCHEDULABLE,
+            [("failed_scheduling", "p", ("0/1 nodes are available",))],
+            id="unschedulable: FailedScheduling Event and a status patch",
+        ),
+        pytest.param(
+            _failure(REASON_SCHEDULER_ERROR),
+            RESULT_ERROR,
+            [("failed_scheduling", "p", ("0/1 nodes are available",))],
+            id="scheduler error: counted as an error",
+        ),
+    ],
+)
+def test_an_outcome_counts_at_once_and_reports_on_the_loop(
+    outcome: Success | Failure, result: str, calls: list[tuple[str, str, tuple[Any, ...]]]
+) -> None:
+    async def main() -> tuple[float, list[Any], int]:
+        reporter, events, spawned = _reporter(asyncio.get_running_loop())
+        if isinstance(outcome, Success):
+            reporter.scheduled(outcome)
+        else:
+            reporter.failed(outcome)
+        counted = reporter.metrics.value(m.SCHEDULE_ATTEMPTS, (result, PROFILE))
+        assert events.calls == []  # not yet: the Event waits for the loop
+        await asyncio.sleep(0.01)
+        return counted, events.calls, len(spawned)
+
+    counted, got, patches = asyncio.run(main())
+    assert counted == 1
+    assert got == calls
+    assert patches == (0 if isinstance(outcome, Success) else 1)
+
+
+def test_without_a_loop_only_metrics_are_booked() -> None:
+    reporter, events, spawned = _reporter(None)
+    reporter.failed(_failure(REASON_UNSCHEDULABLE))
+    reporter.preempted(2)
+    assert reporter.metrics.value(m.SCHEDULE_ATTEMPTS, (RESULT_UNSCHEDULABLE, PROFILE)) == 1
+    assert reporter.metrics.value(m.PREEMPTION_ATTEMPTS) == 1
+    assert (events.calls, spawned) == ([], [])
+
+
+def test_victim_and_deleting_pod_events() -> None:
+    async def main() -> list[Any]:
+        reporter, events, _ = _reporter(asyncio.get_running_loop())
+        reporter.event(pod_info("victim"), "Normal", "Preempted", "Preempting", "by x")
+        reporter.skipped_deleting(pod_info("gone"))
+        await asyncio.sleep(0.01)
+        return events.calls
+
+    assert asyncio.run(main()) == [
+        ("event", "victim", ("Normal", "Preempted", "Preempting", "by x")),
+        ("failed_scheduling", "gone", ("skip schedule deleting pod: default/gone",)),
+    ]

@@ -105,8 +105,8 @@ class FakeExtender:
 def _scheduler(*extenders: Any, plugins: Sequence[Any] = (), **points: Any) -> PodScheduler:
     base: dict[str, Any] = {"queue_sort": ("FakeQueueSort",), "bind": ("FakeBind",)}
     profile = ResolvedProfile(scheduler_name="t", **{**base, **points})
-    fwk = Framework(profile, registry_of(*plugins))
-    return PodScheduler(fwk, rng=random.Random(0), extenders=extenders)
+    fwk = Framework(profile, registry_of(*plugins), extenders=extenders)
+    return PodScheduler(fwk, rng=random.Random(0))
 
 
 def _nodes(n: int = 4) -> Any:

@@ -148,6 +148,7 @@ class Framework:
         generic_workload: bool = False,
         pod_groups: fw.PodGroupManager | None = None,
         activator: Callable[[Sequence[str]], None] | None = None,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         self.profile = profile
         self._generic_workload, self._pod_groups, self._activator = (
@@ -168,8 +169,9 @@ class Framework:
         self._claim_writer = claim_writer
         self._object_updater = object_updater
         self._snapshot: Snapshot | None = None
-        # Set by the PodScheduler that runs this framework (preemption asks them too).
-        self._extenders: tuple[Extender, ...] = ()
+        # Shared by every profile, in upstream's order: configured order, ignorable ones last.
+        # The PodScheduler filters, scores and binds with them; preemption asks them too.
+        self._extenders = tuple(extenders)
         self.waiting_pods = WaitingPods()
         self.plugins: dict[str, fw.Plugin] = {}
         self._build_plugins(profile, registry)
@@ -399,9 +401,6 @@ class Framework:
     @property
     def extenders(self) -> tuple[Extender, ...]:
         return self._extenders
-
-    def set_extenders(self, extenders: Sequence[Extender]) -> None:
-        self._extenders = tuple(extenders)
 
     def snapshot(self) -> Snapshot | None:
         return self._snapshot

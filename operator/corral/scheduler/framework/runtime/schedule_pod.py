@@ -34,7 +34,6 @@ from corral.scheduler import metrics as m
 from corral.scheduler.framework import interface as fw
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
-from corral.scheduler.framework.extender import Extender
 from corral.scheduler.framework.runtime import extenders as ext
 from corral.scheduler.framework.runtime import nominated
 from corral.scheduler.framework.runtime.framework import FilterStep, Framework, ScoreStep
@@ -82,12 +81,9 @@ class PodScheduler:
         *,
         percentage_of_nodes_to_score: int = 0,
         rng: random.Random | None = None,
-        extenders: Sequence[Extender] = (),
     ) -> None:
         self.fwk = fwk
-        # Shared by every profile, in upstream's order: configured order, ignorable ones last.
-        self.extenders = tuple(extenders)
-        fwk.set_extenders(self.extenders)
+        self.extenders = fwk.extenders  # the Framework's, given at its construction
         profile_pct = fwk.profile.percentage_of_nodes_to_score
         self.percentage = percentage_of_nodes_to_score if profile_pct is None else profile_pct
         self.rng = rng or random.Random()
