@@ -79,12 +79,9 @@ class DefaultPreemption:
         rng: random.Random | None = None,
         clock: Any = time.time,
     ) -> None:
-        pct, absolute = args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
-        assert pct is not None, "defaulted by plugin_args"
-        assert absolute is not None, "defaulted by plugin_args"
         self.handle = handle
         self.clock = clock
-        self.evaluator = Evaluator(NAME, handle, (pct, absolute), rng=rng, clock=clock)
+        self.evaluator = Evaluator(NAME, handle, args, rng=rng, clock=clock)
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         executor = self.handle.preemption_executor

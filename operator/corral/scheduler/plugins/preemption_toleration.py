@@ -139,15 +139,15 @@ class PreemptionToleration:
         rng: random.Random | None = None,
         clock: Any = time.time,
     ) -> None:
-        pct, absolute = args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
-        assert pct is not None, "defaulted by plugin_args"
-        assert absolute is not None, "defaulted by plugin_args"
         self.handle = handle
         self.clock = clock
+        # The shared evaluator with SP's differences: victims that tolerate the preemptor are
+        # left out, every matching PDB is charged (SP's copy of 1.36), any deleting pod on the
+        # nominated node blocks it.
         self.evaluator = Evaluator(
             NAME,
             handle,
-            (pct, absolute),
+            args,
             rng=rng,
             clock=clock,
             victim_filter=self._not_exempted,

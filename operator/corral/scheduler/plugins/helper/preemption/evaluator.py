@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from corral.scheduler.framework import explanation as x
 from corral.scheduler.framework import listers
@@ -52,6 +52,14 @@ FOUND: Final = "found a potential placement for pod on node {node}, preempting {
 VictimFilter = Callable[[PodInfo], Callable[[PodInfo], bool]]
 
 
+class MinCandidateNodes(Protocol):
+    """How many candidate nodes the dry run looks for: DefaultPreemptionArgs' two fields, which
+    scheduler-plugins' PreemptionTolerationArgs reuses (defaulted by ``plugin_args``)."""
+
+    min_candidate_nodes_percentage: int | None
+    min_candidate_nodes_absolute: int | None
+
+
 def prefixed(code: Code, message: str) -> Status:
     return Status.of(code, "preemption: " + message)
 
@@ -65,9 +73,9 @@ class Evaluator:
         self,
         plugin: str,
         handle: Handle,
-        min_candidates: tuple[int, int],
+        args: MinCandidateNodes,
         *,
-        rng: random.Random | None,
+        rng: random.Random | None = None,
         clock: Any,
         victim_filter: VictimFilter | None = None,
         no_victims: Callable[[str, PodInfo], str] | None = None,
@@ -76,7 +84,10 @@ class Evaluator:
     ) -> None:
         self.plugin = plugin
         self.handle = handle
-        self.min_candidates = min_candidates
+        pct, absolute = args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
+        assert pct is not None, "defaulted by plugin_args"
+        assert absolute is not None, "defaulted by plugin_args"
+        self.min_candidates = pct, absolute
         # None: the profile's own (a simulation seeds it), else one of this evaluator's.
         self._rng = rng
         self._fallback = random.Random()

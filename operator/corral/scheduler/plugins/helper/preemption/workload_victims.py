@@ -163,30 +163,26 @@ def select_victims_on_node(
 
     extensions = handle.has_pre_filter_extensions(state)
 
-    def remove(victim: Victim) -> Status | None:
+    def move(victim: Victim, *, back: bool) -> Status | None:
+        """Take ``victim``'s pods off their nodes (``back``: put them back): the main node's
+        NodeInfo changes, and the PreFilter extensions see each pod on its own node."""
         nonlocal node
+        extension = (
+            handle.run_pre_filter_extension_add_pod
+            if back
+            else handle.run_pre_filter_extension_remove_pod
+        )
         for pod in victim.pods:
             if pod.node_name == main:
-                node = node.without_pod(pod)
+                node = node.with_pod(pod) if back else node.without_pod(pod)
             if extensions:
-                s = handle.run_pre_filter_extension_remove_pod(state, preemptor, pod, node_of(pod))
-                if s is not None and not s.is_success:
-                    return s
-        return None
-
-    def add(victim: Victim) -> Status | None:
-        nonlocal node
-        for pod in victim.pods:
-            if pod.node_name == main:
-                node = node.with_pod(pod)
-            if extensions:
-                s = handle.run_pre_filter_extension_add_pod(state, preemptor, pod, node_of(pod))
+                s = extension(state, preemptor, pod, node_of(pod))
                 if s is not None and not s.is_success:
                     return s
         return None
 
     for victim in potential:
-        s = remove(victim)
+        s = move(victim, back=False)
         if s is not None:
             return [], 0, s
     s = handle.run_filter_plugins_with_nominated_pods(state, preemptor, node)
@@ -197,13 +193,13 @@ def select_victims_on_node(
     chosen: list[Victim] = []
 
     def reprieve(victim: Victim) -> tuple[bool, Status | None]:
-        s = add(victim)
+        s = move(victim, back=True)
         if s is not None:
             return False, s
         status = handle.run_filter_plugins_with_nominated_pods(state, preemptor, node)
         if status is None or status.is_success:
             return True, None
-        s = remove(victim)
+        s = move(victim, back=False)
         if s is not None:
             return False, s
         chosen.append(victim)
