@@ -41,3 +41,36 @@ pin_self  # bench/pinning.py: unused (bench is benchdocs' scope; left to them)
 shadow_raw  # engine/shadow/compare.py PluginScores: the evidence, encoded with the dataclass
 live_raw
 last_update  # engine/shadow/tally.py ShadowStatus, encoded with the dataclass (status.shadow)
+
+# TypedDict keys (framework/api_types.py): Kubernetes field names, read as strings
+# (``spec.get("nodeName")``), never as attributes.
+(
+    _.apiVersion,
+    _.deletionTimestamp,
+    _.initContainers,
+    _.labelSelector,
+    _.lastProbeTime,
+    _.lastTransitionTime,
+    _.matchExpressions,
+    _.matchFields,
+    _.matchLabels,
+    _.namespaceSelector,
+    _.nodeAffinity,
+    _.nodeName,
+    _.nodeSelector,
+    _.nodeSelectorTerms,
+    _.nominatedNodeName,
+    _.podAffinity,
+    _.podAffinityTerm,
+    _.podAntiAffinity,
+    _.preemptionPolicy,
+    _.preferredDuringSchedulingIgnoredDuringExecution,
+    _.priorityClassName,
+    _.requiredDuringSchedulingIgnoredDuringExecution,
+    _.resourceClaims,
+    _.resourceVersion,
+    _.schedulerName,
+    _.schedulingGates,
+    _.startTime,
+    _.topologyKey,
+)

@@ -17,6 +17,7 @@ from typing import Any
 
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.records import node_from_json, pod_from_json
+from corral.scheduler.framework.api_types import NodeSelectorRequirement
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.types import NodeRecord, PodInfo
 
@@ -150,8 +151,8 @@ def required(*terms: JSON) -> JSON:
     }
 
 
-def expr(key: str, operator: str, *values: str) -> JSON:
-    out: JSON = {"key": key, "operator": operator}
+def expr(key: str, operator: str, *values: str) -> NodeSelectorRequirement:
+    out: NodeSelectorRequirement = {"key": key, "operator": operator}
     if values:
         out["values"] = list(values)
     return out

@@ -26,7 +26,7 @@ class LoopHandoff:
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
         # Calls waiting for the loop, in order.
-        self._pending: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
+        self._pending: deque[tuple[Callable[..., object], tuple[object, ...]]] = deque()
         self._lock = threading.Lock()
         self._wakeup_sent = False
 
@@ -34,7 +34,7 @@ class LoopHandoff:
         """Calls handed over from now on run on ``loop``."""
         self.loop = loop
 
-    def on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+    def on_loop(self, fn: Callable[..., object], *args: object) -> None:
         """Run ``fn(*args)`` on the loop, after every call handed over before it; any thread."""
         loop = self.loop
         if loop is None or loop.is_closed():

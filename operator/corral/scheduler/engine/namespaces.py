@@ -8,8 +8,7 @@ neither, every namespace is served.
 
 from __future__ import annotations
 
-from typing import Any
-
+from corral.k8s import JSON
 from corral.k8s.informer import EventType
 
 
@@ -26,7 +25,7 @@ class ServedNamespaces:
             return namespace in self._selected
         return self.namespaces is None
 
-    def on_namespace(self, kind: EventType, raw: dict[str, Any]) -> None:
+    def on_namespace(self, kind: EventType, raw: JSON) -> None:
         """The handler of the Namespace watch filtered by ``selector``."""
         name = raw["metadata"]["name"]
         if kind == "DELETED":

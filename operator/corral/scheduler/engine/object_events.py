@@ -9,12 +9,14 @@ ResourceSlice tracker does: an update of every slice whose devices' taints it ch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
-from corral.k8s.informer import EventType
+from corral.k8s import JSON
+from corral.k8s.informer import EventType, Handler
 from corral.scheduler.backend.objects import QUEUEING_KINDS, ObjectStore
 from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.framework.cluster_events import ActionType, ClusterEvent
 from corral.scheduler.framework.listers import DEVICE_TAINT_RULE, RESOURCE_SLICE
 from corral.scheduler.plugins.dynamic_resources import taint_rules
@@ -31,10 +33,10 @@ class ObjectEvents:
         self.objects = objects
         self.queue = queue
 
-    def handler(self, kind: str) -> Callable[[EventType, dict[str, Any]], None]:
+    def handler(self, kind: str) -> Handler:
         """The informer handler of ``kind``."""
 
-        def handle(event: EventType, obj: dict[str, Any]) -> None:
+        def handle(event: EventType, obj: JSON) -> None:
             meta = obj.get("metadata") or {}
             key = str(meta.get("namespace") or ""), str(meta.get("name") or "")
             old = obj if event == "DELETED" else self.objects.get(kind, *key)
@@ -51,9 +53,9 @@ class ObjectEvents:
 
     def _retainted_slices(
         self,
-        rules_before: Sequence[Mapping[str, Any]],
-        old: Mapping[str, Any] | None,
-        new: Mapping[str, Any] | None,
+        rules_before: Sequence[RawObject],
+        old: RawObject | None,
+        new: RawObject | None,
     ) -> None:
         event = ClusterEvent(RESOURCE_SLICE, ActionType.UPDATE)
         slices = self.objects.list(RESOURCE_SLICE)

@@ -9,14 +9,10 @@ takes a token from the engine's shared bucket. A failure raises with the API ser
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from corral.k8s import ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.framework import listers
-
-Object = Mapping[str, Any]
+from corral.scheduler.framework.api_types import RawObject as Object
 
 
 def _path(kind: str, obj: Object) -> str:

@@ -9,12 +9,12 @@ exactly that (no churn on every retry).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 from corral.k8s import CONTENT_STRATEGIC_MERGE_PATCH, JSON
 from corral.k8s.aio import AsyncClient
+from corral.scheduler.framework.api_types import Pod, PodStatus
 
 CONDITION: Final = "PodScheduled"
 REASON_UNSCHEDULABLE: Final = "Unschedulable"
@@ -27,7 +27,7 @@ def now() -> str:
 
 
 def condition_patch(
-    status: Mapping[str, Any], reason: str, message: str, nominated_node: str | None = None
+    status: PodStatus, reason: str, message: str, nominated_node: str | None = None
 ) -> JSON | None:
     """The status patch for a failed attempt, or None if the pod already says exactly this."""
     current = next((c for c in status.get("conditions") or [] if c.get("type") == CONDITION), None)
@@ -65,7 +65,7 @@ def condition_patch(
 
 async def record_failure(
     client: AsyncClient,
-    pod: Mapping[str, Any],
+    pod: Pod,
     reason: str,
     message: str,
     nominated_node: str | None = None,

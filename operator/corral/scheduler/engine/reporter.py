@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any
+from typing import Any, cast
 
 from corral.k8s.aio import AsyncClient
 from corral.scheduler import metrics as m
@@ -23,6 +23,7 @@ from corral.scheduler.engine.logfields import fields
 from corral.scheduler.engine.loop import Failure, Success
 from corral.scheduler.engine.metrics import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE
 from corral.scheduler.engine.podstatus import REASON_UNSCHEDULABLE, record_failure
+from corral.scheduler.framework.api_types import Pod
 from corral.scheduler.framework.types import PodInfo
 
 log = logging.getLogger("corral.scheduler")
@@ -104,10 +105,11 @@ class OutcomeReporter:
 
     async def _patch_status(self, outcome: Failure) -> None:
         try:
-            pod = outcome.pod.raw
+            raw = outcome.pod.raw
             if outcome.announced:  # the binding cycle wrote it since the informer's copy
-                pod = {**pod, "status": {**(pod.get("status") or {}),
+                raw = {**raw, "status": {**(raw.get("status") or {}),
                                          "nominatedNodeName": outcome.announced}}  # fmt: skip
+            pod = cast("Pod", raw)  # as the watch gave it
             await record_failure(self._client, pod, outcome.reason, outcome.message,
                                  outcome.nominated_node)  # fmt: skip
         except Exception as exc:  # the pod may be gone; the next attempt writes it again

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+
+from corral.scheduler.framework.api_types import LabelSelector
 
 IN: Final = "In"
 NOT_IN: Final = "NotIn"
@@ -71,7 +73,7 @@ class Selector:
 NOTHING: Final = Selector(nothing=True)
 
 
-def parse(raw: Mapping[str, Any] | None) -> Selector:
+def parse(raw: LabelSelector | None) -> Selector:
     if raw is None:
         return NOTHING
     pairs = sorted((raw.get("matchLabels") or {}).items())

@@ -15,10 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
+
+from corral.scheduler.framework import api_types as api
 
 if TYPE_CHECKING:
     from corral.scheduler.framework.snapshot import Snapshot
@@ -111,7 +113,7 @@ def _field_error(req: Requirement) -> str | None:
     return None
 
 
-def _requirements(raw: Sequence[Mapping[str, Any]] | None) -> tuple[Requirement, ...]:
+def _requirements(raw: Sequence[api.NodeSelectorRequirement] | None) -> tuple[Requirement, ...]:
     return tuple(
         Requirement(
             key=r.get("key") or "",
@@ -122,7 +124,7 @@ def _requirements(raw: Sequence[Mapping[str, Any]] | None) -> tuple[Requirement,
     )
 
 
-def parse_term(raw: Mapping[str, Any]) -> Term | None:
+def parse_term(raw: api.NodeSelectorTerm) -> Term | None:
     """A term, or ``None`` for an empty term (no expressions, no fields)."""
     expressions = _requirements(raw.get("matchExpressions"))
     fields = _requirements(raw.get("matchFields"))
@@ -133,13 +135,13 @@ def parse_term(raw: Mapping[str, Any]) -> Term | None:
     return Term(expressions, fields, "; ".join(errors) or None)
 
 
-def parse_node_selector(raw: Mapping[str, Any]) -> NodeSelector:
+def parse_node_selector(raw: api.NodeSelector) -> NodeSelector:
     terms = [parse_term(t) for t in raw.get("nodeSelectorTerms") or ()]
     kept = tuple(t for t in terms if t is not None)
     return NodeSelector(kept, empty_terms=len(terms) - len(kept))
 
 
-def parse_preferred(raw: Sequence[Mapping[str, Any]]) -> PreferredTerms:
+def parse_preferred(raw: Sequence[api.PreferredSchedulingTerm]) -> PreferredTerms:
     terms: list[PreferredTerm] = []
     errors: list[str] = []
     for item in raw:

@@ -15,9 +15,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from corral.scheduler.framework import labels
+from corral.scheduler.framework.api_types import (
+    Affinity,
+    PodAffinityTerm,
+    WeightedPodAffinityTerm,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +71,7 @@ class PodAffinity:
 EMPTY: Final = PodAffinity()
 
 
-def _term(namespace: str, raw: Mapping[str, Any]) -> AffinityTerm:
+def _term(namespace: str, raw: PodAffinityTerm) -> AffinityTerm:
     listed = raw.get("namespaces") or ()
     ns_selector_raw = raw.get("namespaceSelector")
     namespaces = (
@@ -80,18 +85,20 @@ def _term(namespace: str, raw: Mapping[str, Any]) -> AffinityTerm:
     )
 
 
-def _terms(namespace: str, raws: Sequence[Mapping[str, Any]] | None) -> tuple[AffinityTerm, ...]:
+def _terms(namespace: str, raws: Sequence[PodAffinityTerm] | None) -> tuple[AffinityTerm, ...]:
     return tuple(_term(namespace, r) for r in raws or ())
 
 
-def _weighted(namespace: str, raws: Sequence[Mapping[str, Any]] | None) -> tuple[WeightedTerm, ...]:
+def _weighted(
+    namespace: str, raws: Sequence[WeightedPodAffinityTerm] | None
+) -> tuple[WeightedTerm, ...]:
     return tuple(
         WeightedTerm(_term(namespace, r.get("podAffinityTerm") or {}), int(r.get("weight") or 0))
         for r in raws or ()
     )
 
 
-def parse(namespace: str, affinity: Mapping[str, Any] | None) -> PodAffinity | None:
+def parse(namespace: str, affinity: Affinity | None) -> PodAffinity | None:
     """``spec.affinity``'s pod affinity and anti-affinity; ``None`` when the pod has neither."""
     if not affinity:
         return None
@@ -101,8 +108,8 @@ def parse(namespace: str, affinity: Mapping[str, Any] | None) -> PodAffinity | N
         return None
     aff = aff or {}
     anti = anti or {}
-    req = "requiredDuringSchedulingIgnoredDuringExecution"
-    pref = "preferredDuringSchedulingIgnoredDuringExecution"
+    req: Final = "requiredDuringSchedulingIgnoredDuringExecution"
+    pref: Final = "preferredDuringSchedulingIgnoredDuringExecution"
     spec = PodAffinity(
         required_affinity=_terms(namespace, aff.get(req)),
         required_anti_affinity=_terms(namespace, anti.get(req)),

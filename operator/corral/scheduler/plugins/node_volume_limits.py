@@ -21,10 +21,11 @@ projected volume, ``emptyDir`` and ``configMap`` do not count). Per-node form on
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import RawObject as Object
 from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle, PreFilterExtensions, PreFilterResult
@@ -43,7 +44,6 @@ MIGRATABLE_INLINE: Final = frozenset({
 _CLAIMS: Final = frozenset({"persistentVolumeClaim", "ephemeral"})
 # Unbound claims count under a handle no real volume has (upstream: a random prefix).
 _UNBOUND_PREFIX: Final = "corral-unbound-claim"
-Object = Mapping[str, Any]
 
 
 def _owned_by(claim: Object, uid: str) -> bool:

@@ -8,10 +8,16 @@ from typing import Any
 import pytest
 
 from corral.scheduler.engine.podstatus import condition_patch
+from corral.scheduler.framework.api_types import PodCondition, PodStatus
 
 MESSAGE = "0/3 nodes are available: 3 Insufficient cpu."
-SAID = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": MESSAGE,
-        "lastTransitionTime": "2026-11-25T00:00:00Z"}  # fmt: skip
+SAID: PodCondition = {
+    "type": "PodScheduled",
+    "status": "False",
+    "reason": "Unschedulable",
+    "message": MESSAGE,
+    "lastTransitionTime": "2026-11-25T00:00:00Z",
+}
 
 
 @pytest.mark.parametrize(
@@ -31,7 +37,7 @@ SAID = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "m
     ],
 )  # fmt: skip
 def test_nomination_in_the_failure_patch(
-    status: dict[str, Any], nominated: str | None, want: dict[str, Any] | None
+    status: PodStatus, nominated: str | None, want: dict[str, Any] | None
 ) -> None:
     patch = condition_patch(status, "Unschedulable", MESSAGE, nominated)
     assert patch == (None if want is None else {"status": want})

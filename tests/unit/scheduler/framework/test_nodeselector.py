@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corral.scheduler.framework import nodeselector as ns
+from corral.scheduler.framework.api_types import NodeSelectorTerm
 from corral.testing.builders import expr, node, snapshot_of
 
 
@@ -60,7 +61,7 @@ def test_requirement(req: ns.Requirement, labels: dict[str, str], want: bool) ->
         ),
     ],
 )
-def test_parse_errors_make_the_term_never_match(term: dict[str, object], error: bool) -> None:
+def test_parse_errors_make_the_term_never_match(term: NodeSelectorTerm, error: bool) -> None:
     parsed = ns.parse_term(term)
     assert parsed is not None
     assert (parsed.error is not None) is error

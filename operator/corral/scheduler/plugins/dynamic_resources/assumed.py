@@ -18,13 +18,12 @@ scheduling thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import RawObject as Claim
 from corral.scheduler.plugins.dynamic_resources.claims import uid_of
 
-Claim = Mapping[str, Any]
 Key = tuple[str, str]  # namespace, name
 
 

@@ -19,13 +19,12 @@ binding condition True in the claim's ``status.devices[].conditions``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Final
 
+from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.plugins.dynamic_resources.pools import Pool
-
-Json = Mapping[str, Any]
 
 BINDING_TIMEOUT_DEFAULT: Final = 600.0  # config.DynamicResourcesBindingTimeoutDefault
 POLL_SECONDS: Final = 5.0  # PreBind's wait.PollUntilContextTimeout interval

@@ -30,8 +30,8 @@ from fractions import Fraction
 from typing import Any, Final
 
 from corral.scheduler.config import quantity as q
+from corral.scheduler.framework.api_types import RawObject as Json
 
-Json = Mapping[str, Any]
 Amounts = Mapping[str, Fraction]  # capacity name → consumed amount
 MAX_INT64: Final = 2**63 - 1
 NOT_REPRESENTABLE: Final = "capacity request cannot be represented in the device's range arithmetic"

@@ -9,13 +9,11 @@ without a name: no claim needed), and it must be owned by the pod.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.framework.types import PodInfo
-
-Json = Mapping[str, Any]
 
 
 class ClaimError(Exception):

@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from corral.scheduler.config import quantity
+from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins.helper.dra_extended_resources import (
     DeviceClassResolver,
@@ -33,8 +34,6 @@ SPECIAL_CLAIM_NAME: Final = "<extended-resources>"  # not a valid name: never an
 ANNOTATION: Final = "resource.kubernetes.io/extended-resource-claim"
 ERR_STALE_CLAIM: Final = "cannot schedule extended resource claim"
 ERR_CANNOT_FIT: Final = "cannot fit resource"
-
-Json = Mapping[str, Any]
 
 
 class NodeRejectedError(Exception):

@@ -9,12 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
+from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.plugins.dynamic_resources import capacity as cap
 from corral.scheduler.plugins.dynamic_resources.pools import DeviceID
-
-Json = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

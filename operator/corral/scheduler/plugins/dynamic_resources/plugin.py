@@ -61,6 +61,7 @@ from corral.scheduler.config import args as config_args
 from corral.scheduler.config import parse_duration, plugin_args
 from corral.scheduler.framework import listers
 from corral.scheduler.framework import nodeselector as ns
+from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.framework.cluster_events import (
     NODE,
     TARGET_POD,
@@ -123,8 +124,6 @@ FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 _RETRIES: Final = 5  # client-go retry.DefaultRetry.Steps
 _MATCH_CACHE_MAX: Final = 200_000
 _WRITE_STRIPES: Final = 64  # PreBind's per-claim write locks (striped by uid: bounded memory)
-
-Json = Mapping[str, Any]
 
 
 @dataclass(slots=True)

@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from corral.scheduler.config import quantity as q
-from corral.scheduler.framework import nodeselector
-
-Json = Mapping[str, Any]
+from corral.scheduler.framework import api_types, nodeselector
+from corral.scheduler.framework.api_types import RawObject as Json
 
 
 # IDs are named tuples, not dataclasses: the allocator hashes and compares them in every
@@ -105,7 +104,9 @@ class Node:
     labels: Mapping[str, str]
 
 
-def node_matches(node: Node, node_name: str, all_nodes: bool, selector: Json | None) -> bool:
+def node_matches(
+    node: Node, node_name: str, all_nodes: bool, selector: api_types.NodeSelector | None
+) -> bool:
     if node_name:
         return node.name == node_name
     if all_nodes:

@@ -23,7 +23,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-Json = Mapping[str, Any]
+from corral.scheduler.framework.api_types import RawObject as Json
 
 
 def _selector(rule: Json) -> Json | None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlparse
 
-Object = Mapping[str, Any]
+from corral.scheduler.framework.api_types import RawObject as Object
 
 UNSPECIFIED: Final = "UNSPECIFIED"
 ZONE_BETA: Final = "failure-domain.beta.kubernetes.io/zone"

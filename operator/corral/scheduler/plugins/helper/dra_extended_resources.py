@@ -15,14 +15,13 @@ resolver is derived from the current classes and falls back to the next one at o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.framework.types import is_extended_resource
 
 DEVICE_CLASS_PREFIX: Final = "deviceclass.resource.kubernetes.io/"  # ResourceDeviceClassPrefix
-
-Json = Mapping[str, Any]
 
 
 def is_dra_extended_resource_name(name: str) -> bool:

@@ -7,15 +7,13 @@ in every volume plugin, as upstream: no node can fix a missing object.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import RawObject as Object
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
-
-Object = Mapping[str, Any]
 
 WAIT_FOR_FIRST_CONSUMER: Final = "WaitForFirstConsumer"
 READ_WRITE_ONCE_POD: Final = "ReadWriteOncePod"

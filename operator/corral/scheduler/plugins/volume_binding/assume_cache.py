@@ -15,13 +15,12 @@ failures restore on binding threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import RawObject as Object
 from corral.scheduler.plugins.volume_binding import matching as vm
 
-Object = Mapping[str, Any]
 Key = tuple[str, str, str]  # kind, namespace, name
 
 RESOURCES: Final = {

@@ -12,14 +12,12 @@ messages, without the ``binding volumes: `` prefix the caller adds).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import RawObject as Object
 from corral.scheduler.plugins.helper import volumes
 from corral.scheduler.plugins.volume_binding import matching as vm
 from corral.scheduler.plugins.volume_binding.assume_cache import AssumeCache
-
-Object = Mapping[str, Any]
 
 
 def _claim_key(claim: Object) -> tuple[str, str]:

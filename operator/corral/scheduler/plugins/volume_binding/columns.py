@@ -9,16 +9,16 @@ the claim finds no PV. :class:`AffinityMasks` keeps each PV's mask across pods.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from corral.scheduler.framework.api_types import RawObject as Object
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.plugins.volume_binding import matching as vm
 
-Object = Mapping[str, Any]
 Mask = npt.NDArray[np.bool_]
 NODE_CONFLICT: Final = 1
 PV_NOT_EXIST: Final = 8

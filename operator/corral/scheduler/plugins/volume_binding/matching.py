@@ -27,9 +27,9 @@ import numpy as np
 from corral.scheduler.config import quantity
 from corral.scheduler.framework import labels
 from corral.scheduler.framework import nodeselector as ns
+from corral.scheduler.framework.api_types import RawObject as Object
 from corral.scheduler.framework.snapshot import Snapshot
 
-Object = Mapping[str, Any]
 Mask = ns.Mask
 
 ANN_BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"

@@ -51,6 +51,7 @@ import numpy.typing as npt
 from corral.scheduler.config import args as config_args
 from corral.scheduler.config import plugin_args, quantity
 from corral.scheduler.framework import labels, listers
+from corral.scheduler.framework.api_types import RawObject as Object
 from corral.scheduler.framework.cluster_events import (
     NODE,
     ActionType,
@@ -104,7 +105,6 @@ _REASONS: Final = (
     (_PV_NOT_EXIST, ERR_REASON_PV_NOT_EXIST),
 )
 
-Object = Mapping[str, Any]
 Mask = npt.NDArray[np.bool_]
 
 
@@ -130,7 +130,7 @@ class _Verdict:
 @dataclass(slots=True)
 class _State:
     snapshot: Snapshot
-    bound: tuple[vm.Object | None, ...]  # PVs of bound claims (None: missing), in order
+    bound: tuple[Object | None, ...]  # PVs of bound claims (None: missing), in order
     selected: tuple[str, ...]  # selected-node annotations of waiting claims
     selected_claims: tuple[Object, ...]
     to_match: tuple[Object, ...]  # waiting claims without selected-node, smallest first
