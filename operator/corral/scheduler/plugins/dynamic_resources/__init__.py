@@ -5,7 +5,8 @@ upstream's structured allocator (:mod:`.pools` gathers a node's pools, :mod:`.co
 holds a claim's constraints), :mod:`.cel` evaluates device selectors, :mod:`.claims` resolves
 a pod's claims, :mod:`.binding` holds the device binding conditions' rules and PreBind's wait,
 :mod:`.taint_rules` applies DeviceTaintRules to the slices, :mod:`.hints` are
-the queueing hints.
+the queueing hints. Corral's own parts beside the port: :mod:`.memo` (each node's last search)
+and :mod:`.writes` (PreBind's and Unreserve's writes of claims).
 """
 
 from __future__ import annotations

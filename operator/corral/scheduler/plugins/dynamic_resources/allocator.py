@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 from uuid import uuid4
 
 from corral.scheduler.config import quantity as q
@@ -42,6 +42,7 @@ from corral.scheduler.plugins.dynamic_resources.constraints import (
     DistinctAttribute,
     MatchAttribute,
 )
+from corral.scheduler.plugins.dynamic_resources.memo import Memo, Miss, PoolUse, SearchInputs
 from corral.scheduler.plugins.dynamic_resources.pools import (
     Candidate,
     DeviceID,
@@ -188,7 +189,7 @@ class Allocator:
         self._parsed: dict[int, tuple[Json, list[tuple[str, tuple[Request, ...]]]]] = {}
         self.memo = memo
         self._specs: dict[int, tuple[Json, str]] = {}  # by claim object, as ``_parsed``
-        self._use: dict[PoolID, _PoolUse] = {}
+        self._use: dict[PoolID, PoolUse] = {}
         # The specs of the claims last searched for, by that sequence's identity: a cycle
         # searches every node for the same claims. Holds the sequence: its id is not reused.
         self._last_specs: tuple[Sequence[Json] | None, tuple[str, ...]] = (None, ())
@@ -233,9 +234,9 @@ class Allocator:
         specs = self._last_specs
         if specs[0] is not claims:
             specs = self._last_specs = (claims, tuple(self.spec_of(c) for c in claims))
-        inputs = _Inputs(self.classes, pools, specs[1], tuple(self.use_of(p) for p in pools))
+        inputs = SearchInputs(self.classes, pools, specs[1], tuple(self.use_of(p) for p in pools))
         hit = memo.lookup(self.slices, node.name, inputs)
-        if not isinstance(hit, _Miss):
+        if not isinstance(hit, Miss):
             return None if hit is None else hit.found(claims)
         kept = self._search(node, claims, deadline)  # a search that raises leaves no entry
         memo.record(node.name, inputs, kept)
@@ -259,7 +260,7 @@ class Allocator:
         self._specs[id(claim)] = (claim, text)  # holds the claim: its id is not reused
         return text
 
-    def use_of(self, pool: Pool) -> _PoolUse:
+    def use_of(self, pool: Pool) -> PoolUse:
         """Which of the pool's devices other claims hold, and what the shared ones hold of
         them: once per pool (a pool reaching every node is looked at once)."""
         use = self._use.get(pool.id)
@@ -279,29 +280,6 @@ class Allocator:
         return use
 
 
-_PoolUse = tuple[frozenset[DeviceID], tuple[tuple[DeviceID, tuple[tuple[str, Fraction], ...]], ...]]
-
-
-class _Inputs(NamedTuple):
-    """What a node's search depends on besides the node's name: the classes and the node's
-    pools by identity (each rebuilt when its kind changes; the pools are the node's, with its
-    labels where slices select by them), the claims' specs and each pool's use by value. A
-    named tuple: one is made per node searched."""
-
-    classes: Mapping[str, Json]
-    pools: list[Pool]
-    specs: tuple[str, ...]
-    use: tuple[_PoolUse, ...]
-
-    def same(self, other: _Inputs) -> bool:
-        return (
-            self.classes is other.classes
-            and self.pools is other.pools
-            and self.specs == other.specs
-            and self.use == other.use
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class _Kept:
     """A search's outcome on a node, for any claims with the same specs."""
@@ -314,43 +292,8 @@ class _Kept:
         return Found(claims, self.results, self.selected, self.node_selectors)
 
 
-class _Miss:
-    """:meth:`SearchMemo.lookup` found no entry that answers."""
-
-
-class SearchMemo:
-    """Each node's last search, kept across cycles by the plugin.
-
-    Contract: a search on a node is a function of the node's name and of :class:`_Inputs`: the
-    DeviceClasses, the pools reaching the node (slices with the DeviceTaintRules' taints), the
-    specs of the claims searched for, and which pool devices other claims hold (dedicated, or
-    shared and how much). Nothing else: no clock (a search past its deadline raises) and no
-    randomness (share IDs are drawn when an allocation is built, per :class:`Found`). An entry
-    answers only while all of these are its search's; a search that raised leaves none. The
-    claim objects may differ: the first pod of each claim asks what the one before it asked,
-    and of all nodes, one took that claim's devices in between. Used by one thread (the
-    scheduling thread searches).
-    """
-
-    def __init__(self) -> None:
-        self._index: SliceIndex | None = None
-        self._entries: dict[str, tuple[_Inputs, _Kept | None]] = {}
-        self.hits = 0
-        self.misses = 0
-
-    def lookup(self, index: SliceIndex, node_name: str, inputs: _Inputs) -> _Kept | _Miss | None:
-        if index is not self._index:  # the entries hold the old index's pools: let them go
-            self._entries.clear()
-            self._index = index
-        entry = self._entries.get(node_name)
-        if entry is None or not entry[0].same(inputs):
-            self.misses += 1
-            return _Miss()
-        self.hits += 1
-        return entry[1]
-
-    def record(self, node_name: str, inputs: _Inputs, kept: _Kept | None) -> None:
-        self._entries[node_name] = (inputs, kept)
+class SearchMemo(Memo[_Kept]):
+    """Each node's last search, kept across cycles by the plugin (:mod:`.memo`)."""
 
 
 class Found:

@@ -52,7 +52,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -88,7 +88,13 @@ from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins import helper, names
-from corral.scheduler.plugins.dynamic_resources import binding, extended, hints, taint_rules
+from corral.scheduler.plugins.dynamic_resources import (
+    binding,
+    extended,
+    hints,
+    taint_rules,
+    writes,
+)
 from corral.scheduler.plugins.dynamic_resources.allocator import (
     AllocationError,
     AllocationTimeoutError,
@@ -119,9 +125,7 @@ MSG_DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 MSG_DELETED: Final = "deletion of ResourceClaim completed"
 MSG_GROUP_RELEASED: Final = "deallocation and deletion of ResourceClaims completed"
 ERR_NO_STATE: Final = "not found"  # upstream's CycleState.Read error (fwk.ErrNotFound)
-FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
-_RETRIES: Final = 5  # client-go retry.DefaultRetry.Steps
 _MATCH_CACHE_MAX: Final = 200_000
 _WRITE_STRIPES: Final = 64  # PreBind's per-claim write locks (striped by uid: bounded memory)
 
@@ -431,7 +435,7 @@ class DynamicResources:
             return Status.of(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
         if s.extended >= 0 and not extended.is_special(s.claims[s.extended]):
             try:
-                _delete_claim(writer, s.claims[s.extended])
+                writes.delete_claim(writer, s.claims[s.extended])
             except listers.WriteError as err:
                 return Status.error(str(err))
             return Status.of(Code.UNSCHEDULABLE, MSG_DELETED)
@@ -522,7 +526,7 @@ class DynamicResources:
         if s.extended >= 0 and not extended.is_special(s.claims[s.extended]):
             # Upstream logs a failure; the pod's garbage collection removes it at the latest.
             with contextlib.suppress(listers.WriteError):
-                _delete_claim(writer, s.claims[s.extended])
+                writes.delete_claim(writer, s.claims[s.extended])
 
     # --- PreBind ---------------------------------------------------------------------------
 
@@ -545,7 +549,7 @@ class DynamicResources:
                 else:
                     with self._write_locks[hash(uid_of(claim)) % _WRITE_STRIPES]:
                         base = self._write_base(claim)
-                        s.claims[index] = _bind_claim(writer, base, s.chosen.get(index), pod)
+                        s.claims[index] = writes.bind_claim(writer, base, s.chosen.get(index), pod)
                         if self._claims is not None:
                             self._claims.assume(s.claims[index])
             except listers.WriteError as err:
@@ -619,13 +623,13 @@ class DynamicResources:
         if extended.is_special(claim):
             if node_claim is None:
                 raise listers.WriteError(f"extended resource claim not found for node {node_name}")
-            created = _create_claim(writer, node_claim.claim)
+            created = writes.create_claim(writer, node_claim.claim)
             with self._lock:
                 entry = self._in_flight.pop(uid_of(claim), None)
                 if entry is not None:  # from now on the informer's copy settles it
                     self._in_flight[uid_of(created)] = (key_of(created), entry[1])
             s.claims[s.extended] = claim = created
-        s.claims[s.extended] = claim = _bind_claim(writer, claim, allocation, pod)
+        s.claims[s.extended] = claim = writes.bind_claim(writer, claim, allocation, pod)
         mappings = list(node_claim.mappings) if node_claim is not None else []
         if not mappings:
             raise listers.WriteError(
@@ -764,113 +768,6 @@ def _prioritized(claim: Json) -> bool:
 def _namespace_name(claim: Json) -> tuple[str, str]:
     meta = claim.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
-
-
-def _bind_claim(
-    writer: listers.ResourceClaimWriter, claim: Json, allocation: Json | None, pod: PodInfo
-) -> Json:
-    """Upstream ``bindClaim``: finalizer, allocation and reservation, retried on conflict;
-    returns the claim as stored. ``claim`` (the informer's, shared) is not changed: the writes
-    replace whole values in copies of its top level, metadata and status, never edit nested ones
-    (a deep copy of every claim was an eighth of a binding thread's CPU)."""
-    current: dict[str, Any] = {
-        **claim,
-        "metadata": dict(claim.get("metadata") or {}),
-        "status": dict(claim.get("status") or {}),
-    }
-    key = claim_key(claim)
-    for attempt in range(_RETRIES):
-        if attempt:
-            meta = current.get("metadata") or {}
-            current = dict(writer.get(meta.get("namespace") or "", meta.get("name") or ""))
-        try:
-            return _bind_once(writer, current, allocation, pod, key)
-        except listers.WriteError as err:
-            if err.conflict and attempt + 1 < _RETRIES:
-                continue
-            raise
-    raise AssertionError("unreachable: the last attempt returns or raises")
-
-
-def _bind_once(
-    writer: listers.ResourceClaimWriter,
-    claim: dict[str, Any],
-    allocation: Json | None,
-    pod: PodInfo,
-    key: str,
-) -> Json:
-    meta = claim.setdefault("metadata", {})
-    status = claim.setdefault("status", {})
-    if meta.get("deletionTimestamp"):
-        raise listers.WriteError(f"claim {key} got deleted in the meantime")
-    if allocation is not None:
-        if status.get("allocation"):
-            raise listers.WriteError(f"claim {key} got allocated elsewhere in the meantime")
-        if FINALIZER not in (meta.get("finalizers") or ()):
-            meta["finalizers"] = [*(meta.get("finalizers") or ()), FINALIZER]
-            try:
-                claim.update(copy.deepcopy(dict(writer.update(claim))))
-            except listers.WriteError as err:
-                raise listers.WriteError(
-                    f"add finalizer to claim {key}: {err}", conflict=err.conflict
-                ) from err
-            status = claim.setdefault("status", {})
-        status["allocation"] = copy.deepcopy(dict(allocation))
-    status["reservedFor"] = [
-        *(status.get("reservedFor") or ()),
-        {"resource": "pods", "name": pod.name, "uid": pod.uid},
-    ]
-    if not status.get("allocation"):
-        raise listers.WriteError(f"claim {key} got deallocated elsewhere in the meantime")
-    if not status["allocation"].get("allocationTimestamp"):
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        status["allocation"] = {**status["allocation"], "allocationTimestamp": now}
-    try:
-        return writer.update_status(claim)
-    except listers.WriteError as err:
-        what = (
-            "add allocation and reservation to" if allocation is not None else "add reservation to"
-        )
-        raise listers.WriteError(f"{what} claim {key}: {err}", conflict=err.conflict) from err
-
-
-def _create_claim(writer: listers.ResourceClaimWriter, claim: Json) -> Json:
-    """Upstream ``createExtendedResourceClaimInAPI``: named by the API server."""
-    body = copy.deepcopy(dict(claim))
-    meta = body.setdefault("metadata", {})
-    namespace = meta.get("namespace") or ""
-    for key in ("name", "uid"):
-        meta.pop(key, None)
-    body.pop("status", None)
-    try:
-        return writer.create(body)
-    except listers.WriteError as err:
-        raise listers.WriteError(
-            f"create claim for extended resources {namespace}/: {err}", conflict=err.conflict
-        ) from err
-
-
-def _delete_claim(writer: listers.ResourceClaimWriter, claim: Json) -> None:
-    """Upstream ``deleteClaim``: the delete-protection finalizer off (retried on conflict),
-    then the delete; a claim already gone is fine."""
-    current: dict[str, Any] = copy.deepcopy(dict(claim))
-    meta = current.get("metadata") or {}
-    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
-    for attempt in range(_RETRIES):
-        if attempt:
-            current = dict(writer.get(namespace, name))
-        meta = current.setdefault("metadata", {})
-        meta["finalizers"] = [f for f in meta.get("finalizers") or () if f != FINALIZER]
-        try:
-            writer.update(current)
-        except listers.WriteError as err:
-            if err.conflict and attempt + 1 < _RETRIES:
-                continue
-            raise listers.WriteError(
-                f"update resourceclaim {namespace}/{name}: {err}", conflict=err.conflict
-            ) from err
-        break
-    writer.delete(namespace, name)
 
 
 def new(args: object, handle: Handle) -> DynamicResources:

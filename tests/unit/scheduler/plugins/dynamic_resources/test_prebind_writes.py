@@ -17,6 +17,7 @@ from corral.scheduler.framework import listers
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.plugins.dynamic_resources import plugin as dra
+from corral.scheduler.plugins.dynamic_resources import writes
 from corral.scheduler.plugins.dynamic_resources.claims import reserved_for
 from corral.testing.builders import snapshot_of
 
@@ -161,7 +162,7 @@ def _informers_claim(*, allocated: bool, finalized: bool, stamped: bool) -> Json
         {"resource": "pods", "name": "other", "uid": "other"}
     ]
     if finalized:
-        out["metadata"]["finalizers"] = [dra.FINALIZER]
+        out["metadata"]["finalizers"] = [writes.FINALIZER]
     return out
 
 
@@ -183,7 +184,7 @@ def test_binding_a_claim_leaves_the_informers_copy_alone(
     before = copy.deepcopy(informers)
     writer = _Recorder()
     pod = claiming_pod("p", "c")
-    stored = dra._bind_claim(
+    stored = writes.bind_claim(
         cast(listers.ResourceClaimWriter, writer), informers, None if allocated else ALLOCATION, pod
     )
     assert informers == before
@@ -192,5 +193,5 @@ def test_binding_a_claim_leaves_the_informers_copy_alone(
     assert [r["uid"] for r in last["status"]["reservedFor"]] == ["other", pod.uid]
     assert last["status"]["allocation"]["devices"] == ALLOCATION["devices"]
     assert last["status"]["allocation"]["allocationTimestamp"]
-    assert dra.FINALIZER in last["metadata"]["finalizers"]
+    assert writes.FINALIZER in last["metadata"]["finalizers"]
     assert stored["metadata"]["resourceVersion"] == str(7 + len(verbs))
