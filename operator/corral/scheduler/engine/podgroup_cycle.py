@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final, Protocol
 
 from corral.scheduler.backend.snapshot_fork import SnapshotFork
@@ -42,6 +42,7 @@ from corral.scheduler.framework.podgroup import (
     REASON_UNSCHEDULABLE,
     PodGroupRecord,
     QueuedPodGroupInfo,
+    with_condition,
 )
 from corral.scheduler.framework.runtime.framework import sample_plugin_metrics
 from corral.scheduler.framework.runtime.schedule_one import (
@@ -152,6 +153,9 @@ class PodGroupCycle:
         # A member's CycleState for its algorithm run (``corral simulate --explain`` gives one
         # that records what the cycle evaluated).
         self.new_state: Callable[[QueuedPodInfo], CycleState] = _member_state
+        # What this engine wrote on a record version the watch has not moved past yet, by group
+        # key: (uid, that record's resourceVersion, the record as the write leaves it).
+        self._written: dict[str, tuple[str, str, PodGroupRecord]] = {}
 
     # --- one group --------------------------------------------------------------------------
 
@@ -454,10 +458,15 @@ class PodGroupCycle:
         self.loop.queue.add_attempted_pod_group(entity, "error")
 
     def _write_condition(self, group: PodGroupRecord, condition: dict[str, object]) -> None:
-        # Upstream's guard reads the cycle's record only (the snapshot's PodGroup): terminal
-        # once the record shows True. A True written but not yet back from the watch does not
-        # guard; what the retry's patch then does to it is the reporter's (condition_patch).
-        existing = group.condition(CONDITION_INITIALLY_SCHEDULED)
+        """Upstream's guard (terminal once True) and write, on the record as this engine's own
+        writes leave it: upstream patches synchronously, so the next cycle (a partly placed
+        group's rest, at once) normally reads a record the watch has already updated. Corral's
+        patch is sent later, on the event loop; without this its retry would read the record
+        from before the True it just wrote (upstream reads that only when its watch lags: then
+        the retry's patch, the difference from that record, can leave True with the retry's
+        message: condition_patch). The overlay goes as soon as the watch shows a newer version."""
+        base = self._as_written(group)
+        existing = base.condition(CONDITION_INITIALLY_SCHEDULED)
         if (
             existing is not None
             and existing.get("status") == "True"
@@ -465,7 +474,24 @@ class PodGroupCycle:
         ):
             return
         condition["observedGeneration"] = group.generation
-        self.reporter.condition(group, condition)
+        status, changed = with_condition(base.raw, condition)
+        if not changed:
+            return
+        self.reporter.condition(base, condition)
+        written = replace(
+            base, raw={**base.raw, "status": status}, conditions=tuple(status["conditions"])
+        )
+        self._written[group.key] = (group.uid, group.resource_version, written)
+
+    def _as_written(self, group: PodGroupRecord) -> PodGroupRecord:
+        entry = self._written.get(group.key)
+        if entry is None:
+            return group
+        uid, version, written = entry
+        if (uid, version) == (group.uid, group.resource_version):
+            return written
+        del self._written[group.key]  # the watch moved on (or another group of that name)
+        return group
 
 
 def _member_state(member: QueuedPodInfo) -> CycleState:
