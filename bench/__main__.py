@@ -21,7 +21,7 @@ RESULTS = Path("bench/results")
 
 
 def _run(args: argparse.Namespace) -> int:
-    available = {**workloads(full=args.full), **OPT_IN}
+    available = {**workloads(full=args.full, named=True), **OPT_IN}
     names = args.workload or list(workloads(full=args.full))
     unknown = [n for n in names if n not in available]
     if unknown:

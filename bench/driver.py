@@ -34,7 +34,7 @@ from typing import Any, Final
 from bench import dra_scene, pinning, probe, procstat, profiling, scrape, stats
 from bench.cluster import make_schedulable
 from bench.pinning import Pinning
-from bench.schedulers import CEILING, SchedulerConfig, SchedulerProcess
+from bench.schedulers import CEILING, SchedulerConfig, SchedulerProcess, gate_args
 from bench.workloads import (
     INIT_NAMESPACE,
     JSON,
@@ -118,15 +118,17 @@ async def create_all(
     objects: list[JSON],
     concurrency: int,
     counter: Counter[str] | None = None,
+    collection: str = "/api/v1/namespaces/{namespace}/pods",
 ) -> list[float]:
-    """POST every object (pods only need their namespace in the path); returns send times.
-    ``counter`` counts every attempt as ``POST pods`` (the harness's own API requests)."""
+    """POST every object to ``collection`` (pods by default; only the namespace varies);
+    returns send times. ``counter`` counts every attempt as ``POST pods`` (the harness's own API
+    requests)."""
     sent = [0.0] * len(objects)
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(i: int, obj: JSON) -> None:
         async with semaphore:
-            path = f"/api/v1/namespaces/{obj['metadata']['namespace']}/pods"
+            path = collection.format(namespace=obj["metadata"]["namespace"])
             sent[i] = time.monotonic()
             for attempt in range(5):
                 if counter is not None:
@@ -370,6 +372,9 @@ def setup_cluster(
         claims = dra_scene.claims_for(workload.measured_pods)
         dra_scene.create_claims(admin, MEASURED_NAMESPACE, claims)
         dra_scene.create_claims(admin, INIT_NAMESPACE, dra_scene.claims_for(workload.init_pods))
+    if workload.pods_per_group:  # before the measured phase, as scheduler_perf's createPodGroups
+        groups = workload.pod_groups(MEASURED_NAMESPACE)
+        asyncio.run(_create_sync(cluster.admin, groups, POD_GROUPS_COLLECTION))
     if workload.init is not None and workload.init_pods:
         pods = []
         for i in range(workload.init_pods):
@@ -391,10 +396,15 @@ def _init_node(workload: Workload, index: int, nodes: list[str]) -> str:
     return nodes[index % len(nodes)]
 
 
-async def _create_sync(admin: Client, objects: list[JSON]) -> None:
+POD_GROUPS_COLLECTION: Final = "/apis/scheduling.k8s.io/v1beta1/namespaces/{namespace}/podgroups"
+
+
+async def _create_sync(
+    admin: Client, objects: list[JSON], collection: str = "/api/v1/namespaces/{namespace}/pods"
+) -> None:
     client = AsyncClient(admin, qps=0, burst=1)
     try:
-        await create_all(client, objects, CREATE_CONCURRENCY)
+        await create_all(client, objects, CREATE_CONCURRENCY, collection=collection)
     finally:
         await client.close()
 
@@ -468,7 +478,9 @@ async def _measure(
         tasks.append(asyncio.create_task(watcher.run()))
         harness: Counter[str] = Counter()  # the harness's own requests in the measured phase
         names = [f"pod-{i}" for i in range(workload.measured_pods)]
-        objects = [workload.measured(n, MEASURED_NAMESPACE, config.scheduler_name) for n in names]
+        objects = [
+            workload.measured_pod(n, MEASURED_NAMESPACE, config.scheduler_name) for n in names
+        ]
         apiserver_pid = cluster.component("kube-apiserver").pid
         result.probe_ms.append(probe.cpu_ms())
         counters0 = _scrape(cluster, scheduler, result)
@@ -627,15 +639,21 @@ CLUSTER_START_ATTEMPTS: Final = 2
 
 
 def _start_cluster(
-    directory: Path, *, lean: bool, say: Any, profiling: bool = False
+    directory: Path,
+    *,
+    lean: bool,
+    say: Any,
+    profiling: bool = False,
+    feature_gates: dict[str, bool] | None = None,
 ) -> LocalCluster | None:
     """A fresh control plane, started again once if it fails (nothing is measured yet, so a
     second start biases nothing); None when both attempts failed, each failure said."""
     for attempt in range(1, CLUSTER_START_ATTEMPTS + 1):
         try:
             return LocalCluster.up(
-                directory / f"cluster-{attempt}", lean=lean, apiserver_profiling=profiling
-            )
+                directory / f"cluster-{attempt}", lean=lean, apiserver_profiling=profiling,
+                feature_gates=feature_gates or None,
+            )  # fmt: skip
         except ProcessError as exc:
             say(f"  control plane start {attempt} of {CLUSTER_START_ATTEMPTS} failed: "
                 f"{str(exc).splitlines()[0]}")  # fmt: skip
@@ -675,8 +693,9 @@ def run_one(
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix=f"corral-bench-{kind}-") as tmp:
         cluster = _start_cluster(
-            Path(tmp), lean=lean, say=say, profiling=apiserver_pprof is not None
-        )
+            Path(tmp), lean=lean, say=say, profiling=apiserver_pprof is not None,
+            feature_gates=workload.feature_gates,
+        )  # fmt: skip
         if cluster is None:
             result.error = "the control plane did not start (twice); see the log above"
             result.wall_s = time.monotonic() - started
@@ -689,7 +708,9 @@ def run_one(
             result.setup_s = time.monotonic() - t
             path = config.write(cluster)
             with pinning.on_cpus(pin.scheduler if pin else None):
-                extra = list(config.corral_args) if kind.startswith("corral") else None
+                extra = list(config.corral_args) if kind.startswith("corral") else []
+                if kind != CEILING:
+                    extra += gate_args(workload.feature_gates)
                 scheduler = SchedulerProcess.start(
                     kind, cluster, path, extra_args=extra, scheduler_name=config.scheduler_name
                 )

@@ -50,6 +50,13 @@ PRIOR_PODS_PER_S: Final[dict[tuple[str, bool], float]] = {
     ("Unschedulable", True): 75.0,
     ("SchedulingWithMixedChurn", True): 85.0,
     ("SchedulingWithResourceClaim", True): 40.0,
+    # Pod groups: guesses until the protocol has run them.
+    ("GangScheduling", False): 100.0,
+    ("PodGroupBasicScheduling", False): 100.0,
+    ("GangPreemptionBasic", False): 10.0,
+    ("GangScheduling", True): 50.0,
+    ("PodGroupBasicScheduling", True): 50.0,
+    ("GangPreemptionBasic", True): 5.0,  # one gang of 100 preempting every node at once
 }
 CLUSTER_S: Final = 20.0  # control plane up and down, scheduler start, canary
 NODES_PER_S: Final = 100.0  # created and made schedulable

@@ -49,7 +49,7 @@ def mode(args: argparse.Namespace, pin: pinning.Pinning | None) -> dict[str, Any
 def ceiling_workloads(args: argparse.Namespace, names: list[str]) -> list[str]:
     """The workloads whose pairs also run the ceiling: the API-bound ones (bench.goals), unless
     ``--no-ceiling``."""
-    available = workloads(full=args.full)
+    available = workloads(full=args.full, named=True)
     return [] if args.no_ceiling else [n for n in names if available[n].goals.ceiling is not None]
 
 
@@ -105,8 +105,8 @@ def _command() -> str:
 def checked(args: argparse.Namespace) -> tuple[list[str], pinning.Pinning | None]:
     """The workloads named (all by default) and the pinning, or the reason the protocol cannot
     run with these arguments (``ProtocolError``)."""
-    available = workloads(full=args.full)
-    names: list[str] = args.workload or list(available)
+    available = workloads(full=args.full, named=True)
+    names: list[str] = args.workload or list(workloads(full=args.full))
     unknown = [n for n in names if n not in available]
     if unknown:
         raise ProtocolError(f"unknown workload(s) {unknown}; known: {', '.join(available)}")
@@ -121,7 +121,7 @@ def checked(args: argparse.Namespace) -> tuple[list[str], pinning.Pinning | None
 
 def run(args: argparse.Namespace) -> int:
     names, pin = checked(args)
-    available = workloads(full=args.full)
+    available = workloads(full=args.full, named=True)
     out = Path(args.out or RESULTS / time.strftime("protocol-%Y%m%d-%H%M%S"))
     sized = {n: available[n].sized(args.nodes, args.init_pods, args.pods) for n in names}
     document = measure(args, out, sized, mode(args, pin), pin)

@@ -11,6 +11,12 @@ scheduler_perf, kept identical for both schedulers:
   than a literal ``spec.priority``.
 - SchedulingWithMixedChurn recreates one node, one Service and one unschedulable
   high-priority pod every ``churn_interval`` seconds (scheduler_perf also churns PVCs).
+- The pod-group workloads (scheduler_perf's podgroup/gangscheduling, podgroup/basicscheduling
+  and workload_preemption's GangPreemptionBasic) run the API server and both schedulers with
+  ``GenericWorkload=true``; their PodGroups are created before the measured phase (as
+  scheduler_perf's createPodGroups waits for the informers), named ``gang-<index>``, each
+  measured pod ``pod-<i>`` in ``gang-<i // pods_per_group>``. GangPreemptionBasic's init pods
+  are bound, 10 per node (scheduler_perf schedules them; its host ports spread them the same).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ INIT_NAMESPACE: Final = "sched-0"
 MEASURED_NAMESPACE: Final = "sched-1"
 ZONE: Final = "topology.kubernetes.io/zone"
 HOSTNAME: Final = "kubernetes.io/hostname"
-PRIORITY_CLASSES: Final = {"bench-low": 1, "bench-high": 1000}
+PRIORITY_CLASSES: Final = {"bench-low": 1, "bench-high": 1000, "bench-gang": 8888888}
+GENERIC_WORKLOAD: Final = {"GenericWorkload": True}
 # QueueingHintsChurn: nodes open one by one; the noise label changes but helps nobody.
 OPEN_LABEL: Final = "bench.corral.dev/open"
 NOISE_LABEL: Final = "bench.corral.dev/noise"
@@ -159,6 +166,41 @@ def large_cpu_high_priority_pod(name: str, namespace: str, scheduler: str) -> JS
     return pod(name, namespace, scheduler, cpu="9", priority_class="bench-high")
 
 
+def gang_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    """scheduler_perf's gang-pod / basic-pod: 100m / 100Mi; its group is set by the driver."""
+    return pod(name, namespace, scheduler, memory="100Mi")
+
+
+def gang_preemptor_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    """workload_preemption's gang-pod at GangPreemptionBasic's 3970m: a whole node's room once
+    every low-priority pod on it is gone."""
+    return pod(name, namespace, scheduler, cpu="3970m", memory="100Mi", priority_class="bench-gang")
+
+
+def gang_victim_pod(name: str, namespace: str, scheduler: str) -> JSON:
+    """workload_preemption's pod-low-priority (40m / 100Mi, priority 0 there, 1 here)."""
+    return pod(name, namespace, scheduler, cpu="40m", memory="100Mi", priority_class="bench-low")
+
+
+def group_index(name: str, pods_per_group: int) -> int:
+    """The group of measured pod ``pod-<i>``."""
+    return int(name.rsplit("-", 1)[1]) // pods_per_group
+
+
+def pod_group(name: str, namespace: str, policy: str, pods_per_group: int,
+              priority_class: str | None) -> JSON:  # fmt: skip
+    """scheduler_perf's podgroup.yaml: a gang of ``pods_per_group`` or the basic policy."""
+    spec: JSON = {
+        "schedulingPolicy": (
+            {"gang": {"minCount": pods_per_group}} if policy == "gang" else {"basic": {}}
+        )
+    }
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
@@ -175,6 +217,11 @@ class Workload:
     # > 0: a DRA workload (bench.dra_scene): a slice of this many devices per node, and claims
     # for the pods, init claims allocated on the nodes their bound pods are on.
     devices_per_node: int = 0
+    # > 0: a pod-group workload: the measured pods in groups of this many (gate GenericWorkload
+    # on the API server and both schedulers), each group's PodGroup of ``group_policy``.
+    pods_per_group: int = 0
+    group_policy: str = "gang"  # or "basic"
+    group_priority_class: str | None = None
     description: str = ""
     # The bars its protocol run is judged against (scheduler_perf's ``threshold:``); they hold
     # for the workload's own sizes (default and ``--full``), not for sizes given on the command
@@ -184,6 +231,33 @@ class Workload:
     # the scene's capacity bounds them (one preemptor per node, one anti-affine pod per node,
     # the devices left for claims); None: unbounded.
     measured_per_node: float | None = None
+
+    @property
+    def feature_gates(self) -> dict[str, bool]:
+        return dict(GENERIC_WORKLOAD) if self.pods_per_group else {}
+
+    def pod_groups(self, namespace: str) -> list[JSON]:
+        """The measured pods' PodGroups (none for a plain workload). A last group left short by
+        a ``--pods`` that is no multiple of the group size is a gang of what it has (a minCount
+        above its members would never be placed and the run would never end)."""
+        size = self.pods_per_group
+        if not size:
+            return []
+        count = -(-self.measured_pods // size)
+        return [
+            pod_group(f"gang-{g}", namespace, self.group_policy,
+                      min(size, self.measured_pods - g * size), self.group_priority_class)
+            for g in range(count)
+        ]  # fmt: skip
+
+    def measured_pod(self, name: str, namespace: str, scheduler: str) -> JSON:
+        obj = self.measured(name, namespace, scheduler)
+        if self.pods_per_group:
+            group = group_index(name, self.pods_per_group)
+            obj["spec"]["schedulingGroup"] = {"podGroupName": f"gang-{group}"}
+            if self.group_priority_class:
+                obj["spec"]["priorityClassName"] = self.group_priority_class
+        return obj
 
     def sized(
         self, nodes: int | None, init_pods: int | None, measured_pods: int | None
@@ -214,7 +288,9 @@ class Workload:
             "init_pods": self.init_pods,
             "measured_pods": self.measured_pods,
             "churn_interval": self.churn_interval,
-        }
+            **({"pods_per_group": self.pods_per_group, "group_policy": self.group_policy}
+               if self.pods_per_group else {}),
+        }  # fmt: skip
 
 
 _ZONE1 = ((ZONE, "zone1"),)
@@ -253,6 +329,26 @@ DEFAULT: Final[dict[str, Workload]] = {
     )
 }  # fmt: skip
 
+# The pod-group workloads (issue 39): in the protocol when named (``--workload``), at both
+# sizes, but not in the default set (``make bench-protocol`` without ``--workload``, the
+# scaling curve): they need GenericWorkload on the control plane and both schedulers and have
+# no figures yet. GangPreemptionBasic's init pods are 10 per node; its scaling would need them
+# per node (``measured_per_node`` and init alike), which ``at_nodes`` does not do.
+POD_GROUPS: Final[dict[str, Workload]] = {
+    w.name: w
+    for w in (
+        Workload("GangScheduling", 500, 0, 3000, gang_pod, pods_per_group=3,
+                 description="gangs of 3 (minCount 3), pods 100m/100Mi (GenericWorkload)"),
+        Workload("PodGroupBasicScheduling", 500, 0, 3000, gang_pod, pods_per_group=3,
+                 group_policy="basic",
+                 description="basic PodGroups of 3, pods 100m/100Mi (GenericWorkload)"),
+        Workload("GangPreemptionBasic", 100, 1000, 100, gang_preemptor_pod, gang_victim_pod,
+                 pods_per_group=10, group_priority_class="bench-gang",
+                 description="10 low-priority 40m pods per node; gangs of 10 pods of 3970m "
+                 "preempt whole nodes (GenericWorkload)"),
+    )
+}  # fmt: skip
+
 # Run only when named (``--workload``): not in the default set, the protocol or its documents.
 # QueueingHintsChurn counts scheduling attempts (RunResult.attempts) more than it times: 40
 # pods fit an open node, so the pods wait for about measured/40 rounds of churn. Its churn
@@ -275,17 +371,31 @@ FULL_SIZES: Final[dict[str, tuple[int, int, int]]] = {
     "Unschedulable": (5000, 200, 10000),
     "SchedulingWithMixedChurn": (5000, 0, 10000),
     "SchedulingWithResourceClaim": (500, 2500, 2500),  # scheduler_perf's 5000pods_500nodes
+    "GangScheduling": (5000, 0, 9000),  # 5000Nodes_3000Gangs_9000Pods
+    "PodGroupBasicScheduling": (5000, 0, 9000),  # 5000Nodes_3000Groups_9000Pods
+    # 100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods (scheduler_perf's largest is 100
+    # nodes; the full size is its one gang of 100, FULL_GROUPS).
+    "GangPreemptionBasic": (100, 1000, 100),
 }
+# Group sizes that change with the full size.
+FULL_GROUPS: Final[dict[str, int]] = {"GangPreemptionBasic": 100}
 
 
-def workloads(full: bool = False) -> dict[str, Workload]:
+def workloads(full: bool = False, *, named: bool = False) -> dict[str, Workload]:
+    """The default set at the default or full size; ``named``: with the pod-group workloads,
+    which run only when named."""
+    chosen = {**DEFAULT, **POD_GROUPS} if named else dict(DEFAULT)
     if not full:
-        return dict(DEFAULT)
-    return {name: w.sized(*FULL_SIZES[name]) for name, w in DEFAULT.items()}
+        return chosen
+    out = {name: w.sized(*FULL_SIZES[name]) for name, w in chosen.items()}
+    for name, size in FULL_GROUPS.items():
+        if name in out:
+            out[name] = replace(out[name], pods_per_group=size)
+    return out
 
 
 def goals_of(name: str) -> Goals:
     """The bars of the workload named ``name`` (the default bars for a name not defined here,
     such as a test's)."""
-    found = DEFAULT.get(name) or OPT_IN.get(name)
+    found = DEFAULT.get(name) or POD_GROUPS.get(name) or OPT_IN.get(name)
     return found.goals if found else DEFAULT_GOALS

@@ -28,7 +28,9 @@ def test_start_cluster(
 ) -> None:
     calls: list[Path] = []
 
-    def up(directory: Path, *, lean: bool, apiserver_profiling: bool) -> Any:
+    def up(
+        directory: Path, *, lean: bool, apiserver_profiling: bool, feature_gates: Any = None
+    ) -> Any:
         assert not apiserver_profiling  # only --apiserver-pprof asks for it
         calls.append(directory)
         if len(calls) <= failures:
@@ -51,7 +53,7 @@ def test_start_cluster(
 def test_a_run_whose_cluster_never_started_is_a_failed_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(driver, "_start_cluster", lambda directory, lean, say, profiling: None)
+    monkeypatch.setattr(driver, "_start_cluster", lambda directory, **_: None)
     workload = workloads(full=False)["SchedulingBasic"]
     result = driver.run_one(
         workload, "corral", driver.SchedulerConfig(), order=0, repetition=0, say=lambda _: None
