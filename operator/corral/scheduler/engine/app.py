@@ -287,10 +287,18 @@ class Engine:
             if self.election is None:
                 await self._lead()
                 return 0
-            elector = LeaderElector(self.aio, self.election)
-            self.fence.guard(elector.holds_lease)
-            log.info("attempting to acquire leader lease %s", elector.path)
-            await elector.run(self._lead, self._stop_leading)
+            # The Lease gets a client of its own, as upstream's resource lock builds one from
+            # the same kubeconfig: its renewals never wait in the engine's token bucket or
+            # connection pool behind Bindings, status writes and Events. Shared, a burst of
+            # those held a loaded leader's renewal past renewDeadline, and it exited.
+            lease_client = AsyncClient(self.client, qps=self.bucket.qps, burst=self.bucket.burst)
+            try:
+                elector = LeaderElector(lease_client, self.election)
+                self.fence.guard(elector.holds_lease)
+                log.info("attempting to acquire leader lease %s", elector.path)
+                await elector.run(self._lead, self._stop_leading)
+            finally:
+                await lease_client.close()
             log.error("leaderelection lost")
             return 1
         finally:
