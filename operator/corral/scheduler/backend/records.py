@@ -308,8 +308,11 @@ def _decoding(kind: str, raw: object, decode: Any) -> Any:
         meta = meta if isinstance(meta, Mapping) else {}
         name = "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k))
         found = shapes.problems(raw, kind=kind)  # where, by the Go types (only on failure)
+        beyond = shapes.quantity_problem(raw, kind=kind) if not found else None
         if found:
             what = found[0]
+        elif beyond is not None:  # an amount past int64: say which field
+            what = beyond
         elif isinstance(exc, ValueError | _FieldTypeError):
             what = str(exc)
         else:

@@ -44,6 +44,11 @@ _RANGES: Final = {
 _AMOUNTS: Final = ("requests", "limits", "overhead")
 _CONTAINER_LISTS: Final = ("containers", "initContainers", "ephemeralContainers")
 Path = tuple[str | int, ...]
+# Where the records read quantities, by kind (elsewhere: every quantity).
+_QUANTITIES_READ: Final[dict[str, tuple[Path, ...]]] = {
+    "Node": (("status", "allocatable"),),
+    "Pod": (("spec",),),
+}
 
 
 @functools.cache
@@ -97,6 +102,47 @@ def problems(obj: Mapping[str, Any], *, kind: str | None = None) -> list[str]:
     if not out and kind == "Pod":
         out += _negative_amounts(obj)
     return out[:MAX_PROBLEMS]
+
+
+def quantity_problem(obj: Mapping[str, Any], *, kind: str | None = None) -> str | None:
+    """``path: what`` of the first quantity in ``obj`` that parses but that the engine cannot
+    hold (:func:`corral.scheduler.config.quantity.parse`: int64 of its unit, and of millis
+    for cpu); ``None`` when every one fits. Used only after a record failed to decode, to say
+    where (the shapes themselves allow any quantity the grammar takes, as upstream does)."""
+    kind = kind if kind is not None else obj.get("kind")
+    if not isinstance(kind, str) or kind not in schema()["kinds"]:
+        return None
+    root = schema()["kinds"][kind]
+    read_at = _QUANTITIES_READ.get(kind, ((),))
+    for where, value in _quantities(obj, {"kind": "struct", "name": root["type"]}):
+        if not any(where[: len(at)] == at for at in read_at):
+            continue  # not read by the records: a Node's capacity may be anything
+        try:
+            amount = quantity.parse(value)
+            if where and where[-1] == "[cpu]":
+                quantity.milli_value(amount)
+        except ValueError as exc:
+            return f"{_dotted(where)}: {exc}"
+    return None
+
+
+def _quantities(value: Any, shape: Mapping[str, Any]) -> Iterator[tuple[Path, Any]]:
+    stack: list[tuple[Any, Mapping[str, Any], Path]] = [(value, shape, ())]
+    types = schema()["types"]
+    while stack:
+        value, shape, where = stack.pop()
+        kind = shape["kind"]
+        if kind == "quantity" and isinstance(value, str | int | float):
+            yield where, value
+        elif kind == "struct" and isinstance(value, Mapping):
+            for name, field_shape in reversed(types[shape["name"]]["fields"]):
+                if name in value:
+                    stack.append((value[name], field_shape, (*where, name)))
+        elif kind == "list" and isinstance(value, list):
+            stack.extend((v, shape["of"], (*where, i)) for i, v in reversed(list(enumerate(value))))
+        elif kind == "map" and isinstance(value, Mapping):
+            for key in reversed(list(value)):
+                stack.append((value[key], shape["of"], (*where, f"[{key}]")))
 
 
 def _walk(value: Any, shape: Mapping[str, Any], where: Path) -> Iterator[tuple[Path, str]]:
