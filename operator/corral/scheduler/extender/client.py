@@ -18,12 +18,14 @@ Deviation: a non-nodeCacheCapable filter reply naming a node that was not sent i
 from __future__ import annotations
 
 import json
+import logging
+import ssl
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from corral.extender import types as wire
 from corral.scheduler.config.decode import parse_duration
-from corral.scheduler.config.errors import printable
+from corral.scheduler.config.errors import printable, quote
 from corral.scheduler.config.extender_urls import redact_url
 from corral.scheduler.config.types import Extender as ExtenderConfig
 from corral.scheduler.extender.nodes import node_json
@@ -47,6 +49,11 @@ _T = TypeVar("_T")
 # at most the nodes sent (plus a reason per failed node), and the other replies are smaller.
 MIN_MAX_REPLY_BYTES: Final = 16 * 2**20
 REPLY_PER_REQUEST_BYTE: Final = 2
+UNVERIFIED: Final = (
+    'extender "%s": tlsConfig: the server\'s certificate is not verified (insecure, or '
+    "enableHTTPS without caFile or caData)"
+)
+logger = logging.getLogger(__name__)
 
 
 def _peer_error(text: str) -> str:
@@ -87,9 +94,14 @@ class HTTPExtender:
         self.timeout = _timeout(cfg)
         if transport is None:
             tls = cfg.tls_config
+            context = tls_context(tls, enable_https=bool(cfg.enable_https))
+            if context is not None and context.verify_mode == ssl.CERT_NONE:
+                # Configured so on purpose (insecure, or enableHTTPS without a CA): said once,
+                # naming the extender (several may be configured).
+                logger.warning(UNVERIFIED, self.name)
             transport = PoolTransport(
                 timeout=self.timeout,
-                ssl_context=tls_context(tls, enable_https=bool(cfg.enable_https)),
+                ssl_context=context,
                 server_name=tls.server_name if tls else None,
             )
         self._transport = transport
@@ -156,8 +168,8 @@ class HTTPExtender:
         for name in kept:
             if name not in sent:
                 raise ExtenderError(
-                    f'extender "{self.name}" claims a filtered node "{name}" which is not found '
-                    "in the input node list"
+                    f'extender "{self.name}" claims a filtered node {quote(name)} which is not '
+                    "found in the input node list"
                 )
         return FilterResult(
             tuple(kept),
@@ -215,14 +227,15 @@ class HTTPExtender:
             try:
                 by_uid = {p.uid: p for p in pods_on_node(node)}
             except KeyError:
-                raise ExtenderError(f'nodeinfo not found for node name "{node}"') from None
+                raise ExtenderError(f"nodeinfo not found for node name {quote(node)}") from None
             chosen = []
             for meta_pod in meta_victims.pods:
                 found = by_uid.get(meta_pod.uid)
                 if found is None:
                     raise ExtenderError(
-                        f"extender: {self.name} claims to preempt pod (UID: {meta_pod.uid}) "
-                        f"on node: {node}, but the pod is not found on that node"
+                        f"extender: {self.name} claims to preempt pod (UID: "
+                        f"{printable(meta_pod.uid)}) on node: {printable(node)}, but the pod is "
+                        "not found on that node"
                     )
                 chosen.append(found)
             out[node] = Victims(tuple(chosen), meta_victims.num_pdb_violations)

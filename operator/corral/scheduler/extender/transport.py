@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import logging
 import os
 import ssl
 import tempfile
@@ -27,8 +26,6 @@ from corral.k8s.transport import Transport as HTTPTransport
 from corral.scheduler.config.extender_urls import redact_url
 from corral.scheduler.config.types import ExtenderTLSConfig
 from corral.scheduler.framework.extender import ExtenderError
-
-logger = logging.getLogger(__name__)
 
 # Upstream DefaultExtenderTimeout, used when httpTimeout is 0 or unset.
 DEFAULT_TIMEOUT_SECONDS: Final = 5.0
@@ -131,9 +128,6 @@ class PoolTransport:
         ssl_context: ssl.SSLContext | None = None,
         server_name: str | None = None,
     ) -> None:
-        if ssl_context is not None and ssl_context.verify_mode == ssl.CERT_NONE:
-            # Configured on purpose (enableHTTPS without a CA, or insecure): said once here.
-            logger.warning("extender TLS certificates are not verified (no CA configured)")
         self._timeout = timeout
         self._tls = ssl_context
         self._server_name = server_name

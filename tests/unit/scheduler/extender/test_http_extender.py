@@ -90,6 +90,18 @@ def test_filter_sends_the_raw_node_when_the_record_has_it(scripted: tuple[str, S
             id="unknown name",
         ),
         pytest.param(
+            ExtenderFilterResult(node_names=["n9\nE1202 fake log line"]),
+            True,
+            'claims a filtered node "n9\\nE1202 fake log line" which is not found',
+            id="unknown name with a newline, escaped",
+        ),
+        pytest.param(
+            ExtenderFilterResult(node_names=["\u2028"]),
+            True,
+            'claims a filtered node "\\u2028" which is not found',
+            id="unknown name that is a line separator, escaped",
+        ),
+        pytest.param(
             ExtenderFilterResult(error="quota service down"),
             False,
             "quota service down",
@@ -102,8 +114,11 @@ def test_filter_errors(
 ) -> None:
     url, script = scripted
     script.raw_reply = reply
-    with pytest.raises(ExtenderError, match=message):
+    with pytest.raises(ExtenderError) as raised:
         _ext(url, node_cache_capable=cache_capable).filter(pod_info("p"), NODES)
+    said = str(raised.value)
+    assert message in said
+    assert said.splitlines() == [said]  # a peer's text never breaks the line
 
 
 def test_filter_reply_without_nodes_keeps_none(scripted: tuple[str, Script]) -> None:
@@ -253,6 +268,11 @@ def test_process_preemption(scripted: tuple[str, Script], cache_capable: bool) -
     script.preempt = ExtenderPreemptionResult({"n0": MetaVictims([MetaPod("ghost")])})
     with pytest.raises(ExtenderError, match="claims to preempt pod"):
         ext.process_preemption(pod_info("p"), {"n0": Victims((v1,))}, lambda n: on_node[n])
+    script.preempt = ExtenderPreemptionResult({"n0": MetaVictims([MetaPod("g\u2028x")])})
+    with pytest.raises(ExtenderError) as raised:
+        ext.process_preemption(pod_info("p"), {"n0": Victims((v1,))}, lambda n: on_node[n])
+    assert "(UID: g\\u2028x)" in str(raised.value)
+    assert len(str(raised.value).splitlines()) == 1
 
 
 # --- HTTPS --------------------------------------------------------------------------------------
@@ -285,6 +305,27 @@ def test_https(pki: Pki, tls: Any, ok: bool) -> None:
         else:
             with pytest.raises(ExtenderError):
                 ext.filter(pod_info("p"), NODES[:1])
+
+
+@pytest.mark.parametrize(
+    ("tls", "warned"),
+    [
+        pytest.param(lambda p: None, True, id="enableHTTPS without a CA"),
+        pytest.param(lambda p: ExtenderTLSConfig(insecure=True), True, id="insecure"),
+        pytest.param(lambda p: ExtenderTLSConfig(ca_data=p.b64(p.ca)), False, id="a CA: silent"),
+    ],
+)
+def test_unverified_tls_is_said_once_naming_the_extender(
+    pki: Pki, tls: Any, warned: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("WARNING", logger="corral.scheduler.extender.client")
+    _ext("https://user:pw@ext.example:8443/x?t=1", enable_https=True, tls_config=tls(pki))
+    said = [r.getMessage() for r in caplog.records]
+    expected = (
+        'extender "https://***@ext.example:8443/x?***": tlsConfig: the server\'s certificate '
+        "is not verified (insecure, or enableHTTPS without caFile or caData)"
+    )
+    assert said == ([expected] if warned else [])
 
 
 def test_https_untrusted_without_enable_https_fails(pki: Pki) -> None:
