@@ -21,6 +21,7 @@ from corral.scheduler.framework.taints import Taint
 
 _INITIAL_CAPACITY = 64
 _NON_ZERO_ROWS = 2
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class NodeColumns:
@@ -45,6 +46,8 @@ class NodeColumns:
         # Image name → slot → size. Inner dicts are replaced, never changed in place.
         self.images: dict[str, dict[int, int]] = {}
         self._shared: set[str] = set()
+        # (array, row, slot) → the exact sum of a cell saturated at the int64 bounds.
+        self._beyond: dict[tuple[str, int, int], int] = {}
 
     def sizes(self) -> dict[str, int]:
         """Slots, capacity and vocabularies (label values, taints, images ever seen)."""
@@ -182,6 +185,7 @@ class NodeColumns:
         self.requested[:, slot] = 0
         self.limits[:, slot] = 0
         self.non_zero[:, slot] = 0
+        self._beyond = {k: v for k, v in self._beyond.items() if k[2] != slot}
         if previous is not None:
             self._write_labels(slot, {}, previous.labels)
             self._write_images(slot, (), previous.images)
@@ -258,26 +262,44 @@ class NodeColumns:
     # --- pods -------------------------------------------------------------------------------
 
     def add_usage(self, slot: int, pod: types.PodInfo, sign: int) -> None:
-        """Add (sign=1) or subtract (sign=-1) a pod's requests on the node at ``slot``."""
+        """Add (sign=1) or subtract (sign=-1) a pod's requests on the node at ``slot``.
+
+        The sums saturate at the int64 bounds instead of wrapping (upstream's int64 ``+=``
+        wraps: two pods of 5 EiB would make a node look empty, and NumPy warns on stderr); the
+        exact sum of a saturated cell is kept aside, so subtracting later is exact again."""
         req = pod.requests
         scalar_rows = [(self.row(n), v) for n, v in req.scalar.items() if v]
         self._own("requested")
         self._own("non_zero")
-        column = self.requested[:, slot]
-        column[snap.ROW_CPU] += sign * req.milli_cpu
-        column[snap.ROW_MEMORY] += sign * req.memory
-        column[snap.ROW_EPHEMERAL] += sign * req.ephemeral_storage
-        column[snap.ROW_PODS] += sign
+        add = self._add
+        add("requested", snap.ROW_CPU, slot, sign * req.milli_cpu)
+        add("requested", snap.ROW_MEMORY, slot, sign * req.memory)
+        add("requested", snap.ROW_EPHEMERAL, slot, sign * req.ephemeral_storage)
+        add("requested", snap.ROW_PODS, slot, sign)
         for row, amount in scalar_rows:
-            column[row] += sign * amount
-        self.non_zero[0, slot] += sign * pod.non_zero_milli_cpu
-        self.non_zero[1, slot] += sign * pod.non_zero_memory
+            add("requested", row, slot, sign * amount)
+        add("non_zero", 0, slot, sign * pod.non_zero_milli_cpu)
+        add("non_zero", 1, slot, sign * pod.non_zero_memory)
         lim = pod.limits
         limit_rows = [(self.row(n), v) for n, v in lim.scalar.items() if v]
         self._own("limits")
-        column = self.limits[:, slot]
-        column[snap.ROW_CPU] += sign * lim.milli_cpu
-        column[snap.ROW_MEMORY] += sign * lim.memory
-        column[snap.ROW_EPHEMERAL] += sign * lim.ephemeral_storage
+        add("limits", snap.ROW_CPU, slot, sign * lim.milli_cpu)
+        add("limits", snap.ROW_MEMORY, slot, sign * lim.memory)
+        add("limits", snap.ROW_EPHEMERAL, slot, sign * lim.ephemeral_storage)
         for row, amount in limit_rows:
-            column[row] += sign * amount
+            add("limits", row, slot, sign * amount)
+
+    def _add(self, name: str, row: int, slot: int, delta: int) -> None:
+        if not delta:
+            return
+        array = getattr(self, name)
+        key = (name, row, slot)
+        exact = self._beyond.get(key)
+        value = (int(array[row, slot]) if exact is None else exact) + delta
+        if _INT64_MIN <= value <= _INT64_MAX:
+            if exact is not None:
+                del self._beyond[key]
+            array[row, slot] = value
+        else:
+            self._beyond[key] = value
+            array[row, slot] = _INT64_MAX if value > 0 else _INT64_MIN

@@ -44,6 +44,7 @@ def fork_node_columns(columns: NodeColumns) -> NodeColumns:
     twin = copy.copy(columns)
     twin._shared = set(everything)
     twin._free = list(columns._free)
+    twin._beyond = dict(columns._beyond)  # written in place by both sides
     return twin
 
 

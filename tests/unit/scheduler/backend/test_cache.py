@@ -152,3 +152,35 @@ def test_node_tree_interleaves_zones() -> None:
     assert not tree.add("a2", {"topology.kubernetes.io/zone": "a"})  # same zone: stays put
     assert tree.add("a1", {"topology.kubernetes.io/zone": "b"})  # moved to the end of zone b
     assert tree.list() == ["a2", "b1", "c1", "a3", "a1", "c2"]
+
+
+def _memory(cache: Cache, name: str) -> int:
+    s = cache.snapshot()
+    return int(s.requested[snap.ROW_MEMORY, s.slot_of[name]])
+
+
+_MAX = 2**63 - 1
+_EI = 2**60
+
+
+@pytest.mark.parametrize(
+    ("memories", "removed", "expected"),
+    [
+        pytest.param(["6Ei", "6Ei"], 0, _MAX, id="two pods past int64 saturate, not wrap"),
+        pytest.param(["6Ei", "6Ei"], 1, 6 * _EI, id="and removing one is exact again"),
+        pytest.param(["6Ei", "6Ei", "6Ei"], 2, 6 * _EI, id="three, two removed"),
+        pytest.param(["6Ei", "1Gi"], 0, 6 * _EI + 2**30, id="within int64 as before"),
+    ],
+)
+def test_summed_requests_saturate_at_int64(
+    memories: list[str], removed: int, expected: int
+) -> None:
+    # Upstream's int64 sums wrap: 12 EiB of requests would read as -4 EiB (an empty node).
+    cache = Cache()
+    cache.add_node(node_from_json(node("n1", cpu="4", memory="7Ei")))
+    pods = [pod_from_json(pod(f"p{i}", memory=m, node_name="n1")) for i, m in enumerate(memories)]
+    for p in pods:
+        cache.add_pod(p)
+    for p in pods[:removed]:
+        cache.remove_pod(p)
+    assert _memory(cache, "n1") == expected
