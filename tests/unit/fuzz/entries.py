@@ -20,11 +20,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from corral.api import check_profile, load_profiles_text
-from corral.api.scheduler_config import scheduler_config_data
+from corral.api import SchedulerProfile, check_profile, load_profiles_text
+from corral.api.catalog import default_catalog
+from corral.api.scheduler_config import EXTENDER_TLS_ROOT, scheduler_config_data
 from corral.cli import UsageError
 from corral.cli import main as corral
 from corral.cli.scheduler import make_client
+from corral.controller import guards, refusals
+from corral.controller import pod_admission as pod_admission_module
+from corral.controller.settings import Settings
 from corral.extender import (
     Extender,
     ExtenderArgs,
@@ -45,6 +49,7 @@ from corral.scheduler.engine.preflight import check_startable
 from corral.scheduler.extender import HTTPExtender
 from corral.scheduler.framework.extender import ExtenderError, Victims
 from corral.scheduler.framework.types import NodeRecord, PodInfo
+from corral.yamlload import load_all
 
 Result = tuple[str, str]
 # Exec plugins are killed after 30 s in production; the fuzz only needs to see that they are.
@@ -56,6 +61,18 @@ def start_offline(engine: EngineConfig) -> None:
     """Build the whole engine (frameworks, extenders, queue, leader election) without an API
     server; raises when a configuration that validation accepted cannot start."""
     Engine(engine, OFFLINE, EngineOptions(identity="fuzz", bind_port=0))
+
+
+def start_profile_offline(profile: SchedulerProfile) -> None:
+    """:func:`start_offline` for a profile's rendered configuration. An extender's
+    ``tlsSecretRef`` names files mounted from the Secret in the engine's pod: absent here, so
+    that refusal (and only that one) is what such a profile gets offline."""
+    try:
+        start_offline(load_engine_config(scheduler_config_data(profile)))
+    except ValidationError as exc:
+        uses_secret = any(e.tls_secret_ref for e in profile.spec.extenders)
+        if not (uses_secret and EXTENDER_TLS_ROOT in str(exc)):
+            raise
 
 
 def _cli(args: list[str], text: str | bytes) -> tuple[int, str, str]:
@@ -74,7 +91,7 @@ def validate(text: str | bytes) -> Result:
         return "rejected", err
     for profile in load_profiles_text(text):
         try:
-            start_offline(load_engine_config(scheduler_config_data(profile)))
+            start_profile_offline(profile)
         except ValidationError as exc:
             raise AssertionError(f"valid profile does not start: {exc}") from None
     return "accepted", ""
@@ -109,7 +126,7 @@ def reconcile(data: Any) -> Result:
     for obj in render(profile).objects:
         json.dumps(obj)  # what server-side apply sends
     try:
-        start_offline(load_engine_config(scheduler_config_data(profile)))
+        start_profile_offline(profile)
     except ValidationError as exc:
         raise AssertionError(f"the operator accepts a profile that does not start: {exc}") from None
     return "accepted", ""
@@ -245,4 +262,60 @@ def kubeconfig(text: str | bytes) -> Result:
             make_client(str(path), None)
         except UsageError as exc:
             return "rejected", str(exc).replace(str(path), "kubeconfig")
+    return "accepted", ""
+
+
+def render_profiles(case: tuple[str, str | bytes]) -> Result:
+    """``corral render -o FORMAT -f``: what a user renders offline, to stdout."""
+    fmt, text = case
+    code, out, err = _cli(["render", "-o", fmt, "-f"], text)
+    if code != 0:
+        return "rejected", err
+    if err.strip():
+        raise AssertionError(f"render succeeded but wrote to stderr: {err[:300]}")
+    if fmt == "json":
+        json.loads(out)
+    else:
+        load_all(out, "rendered")
+    return "accepted", ""
+
+
+def explain(text: str | bytes) -> Result:
+    """``corral simulate --explain -f``: the cluster, and a profile or configuration in it."""
+    code, _out, err = _cli(["simulate", "--explain", "-f"], text)
+    if code in (1, 2):  # invalid input, usage (docs/cli.md); 3 is a pod not placed
+        return "rejected", err
+    if code not in (0, 3):
+        raise AssertionError(f"simulate --explain exited {code}: {err[:300]}")
+    return "accepted", f"exit {code}"
+
+
+def admission(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> Result:
+    """The profile webhook's answer (:func:`corral.controller.refusals.check`) for ``body``,
+    given profiles the API server already holds (schema-valid, maybe never admitted)."""
+    body, existing = case
+    claims = [guards.claim_of(other) for other in existing]
+    _profile, refusal = refusals.check(
+        body, settings=Settings(), catalog=default_catalog(), claims=claims
+    )
+    refusals.advisories(body)
+    if refusal is None:
+        return "accepted", ""
+    if refusal.reason == "InvalidSpec":  # one message listing every error: judged one by one
+        _, errors = check_profile(body, catalog=default_catalog())
+        listed = [str(e) for e in errors]
+        if not listed or not all(e in refusal.message for e in listed):
+            raise AssertionError(f"the webhook's message lacks errors: {refusal.message[:300]}")
+        return "rejected", "\n".join(listed)
+    return "rejected", refusal.message
+    return "accepted", ""
+
+
+def pod_admission(case: tuple[dict[str, Any], str, list[dict[str, Any]]]) -> Result:
+    """The pod webhook's decision for a pod, given the profiles the API server holds."""
+    pod, namespace, existing = case
+    index = pod_admission_module.TenantIndex(lambda: existing, lambda _ns: {"tier": "a"})
+    decision = index.decide(pod, namespace)
+    if decision.refusal is not None:
+        return "rejected", f"pod admission: {decision.refusal}"
     return "accepted", ""
