@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from corral import KUBERNETES_VERSION, __version__
 from corral.cli.problems import (
+    EXIT_BROKEN_PIPE,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_UNSCHEDULABLE,
@@ -25,6 +27,7 @@ from corral.cli.problems import (
 
 __all__ = [
     "COMMANDS",
+    "EXIT_BROKEN_PIPE",
     "EXIT_INVALID",
     "EXIT_OK",
     "EXIT_UNSCHEDULABLE",
@@ -89,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         code: int = handler(args)
+        sys.stdout.flush()  # here, so that a reader gone away is seen below, not at exit
+    except BrokenPipeError:
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
     except UsageError as exc:
         print(f"corral: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -99,3 +106,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return code
+
+
+def _drop_stdout() -> None:
+    """The reader of stdout went away (``corral render | head``): what it did not read is
+    dropped without a word, as a tool that SIGPIPE ends; stdout goes to /dev/null so that the
+    interpreter's own flush at exit does not fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (tests capture it)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)

@@ -33,6 +33,7 @@ EXIT_OK: Final = 0
 EXIT_INVALID: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_UNSCHEDULABLE: Final = 3
+EXIT_BROKEN_PIPE: Final = 141  # 128 + SIGPIPE, as a tool the signal ends (`yes | head`)
 
 # A FieldError path: dotted names, ``[n]`` indexes and ``[key]`` map keys.
 _PART: Final = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
