@@ -173,19 +173,27 @@ def _prepare(out: Path, *, prune: bool) -> None:
         raise UsageError(f"--output-dir {out}: {exc.strerror or exc}") from None
     if not present:
         return
-    ours = [p for p in present if p.is_file() and _RENDERED.fullmatch(p.name)]
-    others = [p.name for p in present if p not in ours]
     if not prune:
         raise UsageError(
             f"--output-dir {out}: not empty ({len(present)} entries); files left there would be "
             "applied again with the new ones: use --prune to remove an earlier render's files, "
             "or a new directory"
         )
+    try:  # an entry may be unreadable (a /proc directory's): is_file() raises then
+        ours = [p for p in present if _RENDERED.fullmatch(p.name) and p.is_file()]
+    except OSError as exc:
+        raise UsageError(f"--output-dir {out}: {exc.strerror or exc}") from None
+    others = [p.name for p in present if p not in ours]
     if others:
         raise UsageError(
             f"--output-dir {out}: --prune removes only files render wrote; remove these first: "
             + ", ".join(others[:5])
             + (" ..." if len(others) > 5 else "")
         )
-    for p in ours:
-        p.unlink()
+    try:
+        for p in ours:
+            p.unlink()
+    except OSError as exc:
+        raise UsageError(
+            f"--output-dir {out}: cannot remove {p.name}: {exc.strerror or exc}"
+        ) from None

@@ -171,3 +171,27 @@ def test_the_scheduler_configuration_alone(corral: Run) -> None:
     assert code == 0
     assert list(yaml.safe_load_all(out)) == [held]
     assert corral("render", "-f", str(TENANT), "--scheduler-config", "--output-dir", "x")[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        pytest.param("01-serviceaccount-x.yaml", ": Permission denied", id="a rendered name"),
+        pytest.param("cwd", ": --prune removes only files render wrote; remove these first: cwd",
+                     id="another name is never looked at"),
+    ],
+)  # fmt: skip
+def test_an_entry_that_cannot_be_looked_at(
+    tmp_path: Path, corral: Run, monkeypatch: pytest.MonkeyPatch, entry: str, message: str
+) -> None:
+    # As /proc/1/cwd is for root here: stat() refused. It was a PermissionError traceback.
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / entry).write_text("")
+
+    def refused(self: Path) -> bool:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "is_file", refused)
+    code, _, err = corral("render", "-f", str(MINIMAL), "--output-dir", str(out), "--prune")
+    assert (code, err) == (2, f"corral: --output-dir {out}{message}\n")
