@@ -103,21 +103,33 @@ def expand(names: Sequence[str], *, recursive: bool = False) -> list[str]:
         raise UsageError("-f -: stdin can be read only once")
     out: list[str] = []
     for name in names:
-        if name == STDIN or not Path(name).is_dir():
+        if name == STDIN or not _is_dir(Path(name), follow=True):
             out.append(name)
             continue
         out += _directory(Path(name), recursive)
     return out
 
 
+def _is_dir(path: Path, *, follow: bool) -> bool:
+    """Whether ``path`` is a directory; one that cannot be looked at is a usage error."""
+    try:
+        return (follow or not path.is_symlink()) and path.is_dir()
+    except OSError as exc:  # is_dir() passes on EACCES (a /proc entry's, even for root)
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def _directory(root: Path, recursive: bool) -> list[str]:
+    """The files of ``root`` with a known suffix; with ``recursive`` those of its directories
+    too, not of symlinked ones (as kubectl's ``-R``: a link to ``..`` would loop)."""
     found: list[str] = []
     try:
         entries = sorted(root.iterdir(), key=lambda p: p.name)
     except OSError as exc:
         raise UsageError(f"cannot read {root}: {exc.strerror or exc}") from None
     for entry in entries:
-        if entry.is_dir():
+        if entry.suffix not in SUFFIXES and not recursive:
+            continue
+        if _is_dir(entry, follow=False):
             if recursive:
                 found += _directory(entry, recursive)
         elif entry.suffix in SUFFIXES:

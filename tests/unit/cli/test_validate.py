@@ -157,6 +157,45 @@ def test_recursive_directories(tmp_path: Path, corral: Run) -> None:
     assert (code, out) == (0, f"{tmp_path}/sub/p.yml: valid (a)\n")
 
 
+def test_recursion_does_not_follow_symlinked_directories(tmp_path: Path, corral: Run) -> None:
+    # As kubectl's -R: a link back up would read every file once per level (40, until ELOOP).
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "p.yml").write_text(HEAD + "spec: {}\n")
+    (tmp_path / "sub" / "up").symlink_to("..")
+    (tmp_path / "link.yaml").symlink_to("sub/p.yml")  # a linked file is read, as kubectl does
+    code, out, err = corral("validate", "-R", "-f", str(tmp_path))
+    assert (code, out) == (1, f"{tmp_path}/link.yaml: valid (a)\n"), err
+    # Read twice (the link and its target), not once per level of the loop.
+    assert err.splitlines() == [
+        f'{tmp_path}/sub/p.yml:4:3: metadata.name: duplicate profile "a": {tmp_path}/link.yaml '
+        "has it",
+        f'{tmp_path}/sub/p.yml:5:1: spec.schedulerName: duplicate schedulerName "a": '
+        f"{tmp_path}/link.yaml has it",
+    ]
+
+
+@pytest.mark.parametrize("recursive", [pytest.param(True, id="-R"), pytest.param(False, id="top")])
+def test_an_entry_that_cannot_be_looked_at(
+    tmp_path: Path, corral: Run, monkeypatch: pytest.MonkeyPatch, recursive: bool
+) -> None:
+    # As /proc/1/cwd is for root here: is_dir() passes EACCES on. It was a traceback.
+    (tmp_path / "cwd.yaml").write_text("")
+    real = Path.is_dir
+
+    def refused(self: Path) -> bool:
+        if self.name == "cwd.yaml":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_dir", refused)
+    code, out, err = corral("validate", *(["-R"] if recursive else []), "-f", str(tmp_path))
+    assert (code, out, err) == (
+        2,
+        "",
+        f"corral: cannot read {tmp_path}/cwd.yaml: Permission denied\n",
+    )
+
+
 def test_other_kinds_are_skipped_with_a_line(corral: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     """A profile among the objects it renders to: the profile is checked, the 13 others are
     one line each (not a wall of apiVersion/kind errors)."""
