@@ -12,6 +12,7 @@ the profiles' default namespace), so an install moved by a kustomize ``namespace
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -94,6 +95,8 @@ def _positive(name: str, raw: str) -> float:
         value = float(raw)
     except ValueError:
         raise SettingsError(f"{name}: {raw!r} is not a number") from None
+    if not math.isfinite(value):  # nan passes `<= 0`; inf would wait for ever
+        raise SettingsError(f"{name}: must be a finite number of seconds, got {raw}")
     if value <= 0:
         raise SettingsError(f"{name}: must be greater than 0, got {raw}")
     return value

@@ -93,6 +93,15 @@ def test_sources(flags: dict[str, Any], env: dict[str, str], field: str, want: A
         pytest.param({"log_format": "xml"}, {}, "log format", id="bad log format"),
         pytest.param({}, {"CORRAL_RESYNC_SECONDS": "soon"}, "not a number", id="bad number"),
         pytest.param({"workers": 0}, {}, "greater than 0", id="zero workers"),
+        pytest.param(
+            {"resync": "nan"},
+            {},
+            "resync: must be a finite number of seconds, got nan",
+            id="resync nan",
+        ),
+        pytest.param(
+            {}, {"CORRAL_PENDING_THRESHOLD_SECONDS": "inf"}, "must be a finite number", id="inf"
+        ),
         pytest.param({}, {"CORRAL_LOCAL_ENGINES": "maybe"}, "boolean", id="bad boolean"),
         pytest.param({"webhook_listen": "9443"}, {}, "is not HOST:PORT", id="webhook no host"),
         pytest.param({"webhook_listen": ":0"}, {}, "is not HOST:PORT", id="webhook port 0"),
