@@ -34,6 +34,7 @@ from corral.scheduler.engine.frameworks import EngineConfig, load_engine_config
 from corral.scheduler.engine.leaderelection import default_identity
 from corral.scheduler.engine.logfields import FIELDS, klog
 from corral.scheduler.engine.preflight import check_startable
+from corral.scheduler.engine.server import ListenError
 from corral.yamlload import YamlError
 
 LOG_LEVELS = {"Normal": logging.INFO, "Debug": logging.DEBUG, "Trace": 5}
@@ -192,6 +193,10 @@ def parse_bind_address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise UsageError(f"--bind-address: {text!r} is not HOST:PORT")
+    if host.startswith("[") and host.endswith("]"):  # [::1]:10259
+        host = host[1:-1]
+    if "[" in host or "]" in host:
+        raise UsageError(f"--bind-address: {text!r} is not HOST:PORT (an IPv6 host is [ADDRESS])")
     return host or "0.0.0.0", int(port)
 
 
@@ -311,6 +316,8 @@ async def _serve(engine: Engine) -> int:
         loop.add_signal_handler(sig, main.cancel)
     try:
         return await main
+    except ListenError as exc:
+        raise UsageError(f"--bind-address: {exc}") from None
     except asyncio.CancelledError:
         logging.getLogger("corral.scheduler").info("stopped (pid %d)", os.getpid())
         return 0

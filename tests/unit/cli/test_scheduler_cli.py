@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -80,16 +81,43 @@ def test_missing_config_file_is_reported(tmp_path: Path) -> None:
     )
 
 
-def test_bad_bind_address_is_a_usage_error(tmp_path: Path) -> None:
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+"""
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [
+        pytest.param("nowhere", "--bind-address: 'nowhere' is not HOST:PORT", id="no port"),
+        pytest.param("[::1", "--bind-address: '[::1' is not HOST:PORT (an IPv6 host is [ADDRESS])",
+                     id="an IPv6 bracket left open"),
+        # Past parsing: the engine's server cannot listen there (it was an OSError traceback).
+        pytest.param("203.0.113.7:1", "--bind-address: cannot listen on 203.0.113.7:1: Cannot "
+                     "assign requested address", id="an address not on this host"),
+        pytest.param("127.0.0.1:{busy}", "--bind-address: cannot listen on 127.0.0.1:{busy}: "
+                     "Address already in use", id="a port in use"),
+    ],
+)  # fmt: skip
+def test_bad_bind_address_is_a_usage_error(tmp_path: Path, address: str, message: str) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(GOOD_HEAD + "profiles:\n- schedulerName: a\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "corral", "scheduler", "--config", str(config),
-         "--bind-address", "nowhere"],
-        capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
-    assert result.returncode == 2
-    assert "--bind-address: 'nowhere' is not HOST:PORT" in result.stderr
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "corral", "scheduler", "--config", str(config),
+             "--kubeconfig", str(kubeconfig), "--bind-address", address.format(busy=port)],
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert f"corral: {message.format(busy=port)}" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_the_whole_config_is_checked_before_credentials(tmp_path: Path) -> None:

@@ -19,6 +19,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 ReadyCheck = Callable[[], str | None]  # None when ready, else the reason it is not
 
 
+class ListenError(OSError):
+    """The health and metrics server cannot listen where it was told to."""
+
+
 class HealthServer:
     def __init__(
         self,
@@ -47,7 +51,13 @@ class HealthServer:
         self._runner = web.AppRunner(self.app(), access_log=None)
         await self._runner.setup()
         # Bind ourselves so that port 0 works and the chosen port is known to the caller.
-        sock = socket.create_server((self.host, self.port), reuse_port=False)
+        try:
+            sock = socket.create_server((self.host, self.port), reuse_port=False)
+        except OSError as exc:  # an unknown host, a port in use or not ours: one line
+            await self._runner.cleanup()
+            raise ListenError(
+                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
+            ) from None
         self.port = sock.getsockname()[1]
         context = self.secure[0] if self.secure else None
         await web.SockSite(self._runner, sock, ssl_context=context).start()
