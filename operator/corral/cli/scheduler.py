@@ -26,8 +26,16 @@ from corral.cli.problems import InvalidInput, Problem, UsageError
 from corral.k8s import Client
 from corral.k8s.client import KubeconfigError
 from corral.k8s.secure_serving import server_context
-from corral.scheduler.config import FeatureGates, FieldError, ValidationError, features
+from corral.scheduler.config import (
+    FeatureGates,
+    FieldError,
+    ValidationError,
+    features,
+    selector_text,
+)
 from corral.scheduler.config.defaults import DEFAULT_LOCK_NAME, DEFAULT_LOCK_NAMESPACE
+from corral.scheduler.config.errors import quote
+from corral.scheduler.config.names import check_dns1123_label
 from corral.scheduler.engine import gc_tuning
 from corral.scheduler.engine.app import Engine, EngineOptions
 from corral.scheduler.engine.frameworks import EngineConfig, load_engine_config
@@ -280,6 +288,12 @@ def run(args: argparse.Namespace) -> int:
         if args.namespaces
         else None
     )
+    for namespace in sorted(namespaces or ()):
+        for message in check_dns1123_label(namespace):
+            raise UsageError(f"--namespaces: {quote(namespace)}: {message}")
+    if args.namespace_selector is not None:  # else the API server refuses it, for ever
+        for message in selector_text.problems(args.namespace_selector):
+            raise UsageError(f"--namespace-selector {quote(args.namespace_selector)}: {message}")
     client = make_client(
         args.kubeconfig, engine_config.config.client_connection.kubeconfig, args.context
     )

@@ -120,6 +120,34 @@ def test_bad_bind_address_is_a_usage_error(tmp_path: Path, address: str, message
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        pytest.param(["--namespace-selector", "==="], '--namespace-selector "===": found "==", '
+                     "expected: a label key", id="a selector of operators"),
+        pytest.param(["--namespace-selector", "tier in (a"], '--namespace-selector "tier in (a": '
+                     """the values of "tier" are not closed with ')'""", id="an open set"),
+        pytest.param(["--namespaces", "team-a,A_B"], '--namespaces: "A_B": a lowercase RFC 1123 '
+                     "label must consist of", id="a namespace that cannot be"),
+    ],
+)  # fmt: skip
+def test_tenancy_flags_are_checked_before_the_engine_starts(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    # The API server refuses such a selector on every list; the informers retried for ever.
+    config = tmp_path / "config.yaml"
+    config.write_text(GOOD_HEAD + "profiles:\n- schedulerName: a\n")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    result = subprocess.run(
+        [sys.executable, "-m", "corral", "scheduler", "--config", str(config),
+         "--kubeconfig", str(kubeconfig), "--bind-address", "127.0.0.1:0", *flags],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"corral: {message}"), result.stderr
+
+
 def test_the_whole_config_is_checked_before_credentials(tmp_path: Path) -> None:
     # An extender client certificate without its key: the engine could not start (validation
     # refuses it, client-go's rule), and that is said before the (missing) kubeconfig is read.
