@@ -244,7 +244,8 @@ class Input:
                 problems += doc.problems(shape_errors)
                 continue
             if kind_of(doc) in (PROFILE, CONFIG) and kind:
-                if kind_of(doc) == PROFILE and (doc.data.get("spec") or {}).get("shadow"):
+                spec = doc.data.get("spec")  # of any type yet: engine_of checks it
+                if kind_of(doc) == PROFILE and isinstance(spec, Mapping) and spec.get("shadow"):
                     self.left_out.append(f"SchedulerProfile {doc.name} is a shadow: it places "
                                          "no pod, so it is not run")  # fmt: skip
                     continue
