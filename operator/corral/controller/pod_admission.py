@@ -89,11 +89,23 @@ class Decision:
 ADMIT: Final = Decision()
 
 
-def _exempt(pod: Mapping[str, Any]) -> bool:
-    meta = pod.get("metadata") or {}
-    if "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
+def _exempt(meta: Mapping[str, Any]) -> bool:
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping) and "kubernetes.io/config.mirror" in annotations:
         return True
-    return any(ref.get("kind") == "DaemonSet" for ref in meta.get("ownerReferences") or ())
+    refs = meta.get("ownerReferences")
+    return isinstance(refs, list) and any(
+        isinstance(ref, Mapping) and ref.get("kind") == "DaemonSet" for ref in refs
+    )
+
+
+def _malformed(pod: Mapping[str, Any]) -> str | None:
+    """The API server sends only decoded pods; anything else posted to the webhook is refused
+    with the field that is wrong, never a crash."""
+    for field in ("metadata", "spec"):
+        if not isinstance(pod.get(field) or {}, Mapping):
+            return f"{field}: must be an object"
+    return None
 
 
 def _quoted(names: Iterable[str]) -> str:
@@ -110,7 +122,11 @@ def decide(
     namespace's labels, asked only when a selector needs them)."""
     known = list(tenants)
     assigning = [t for t in known if t.assigns and t.serves(namespace, labels)]
-    if not assigning or _exempt(pod):
+    if not assigning:
+        return ADMIT
+    if (wrong := _malformed(pod)) is not None:
+        return Decision(refusal=wrong)
+    if _exempt(pod.get("metadata") or {}):
         return ADMIT
     wanted = str((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER)
     if wanted == DEFAULT_SCHEDULER:

@@ -102,6 +102,15 @@ LABELS = {"team-a": {}, "team-b": {}, "quiet": {}, "lab": {"tenant": "l"}, "free
             [TEAM_A, profile("again", namespaceSelector={"matchLabels": {}}, assignPods=True)],
             "team-a", pod("team-a"), ADMIT, id="two assign it, the pod names one",
         ),
+        pytest.param([TEAM_A], "team-a", {"metadata": "- a", "spec": {}},
+                     Decision(refusal="metadata: must be an object"), id="metadata a string"),
+        pytest.param([TEAM_A], "team-a", {"metadata": {}, "spec": 2**64},
+                     Decision(refusal="spec: must be an object"), id="spec a number"),
+        pytest.param([TEAM_A], "team-a", {"metadata": {"ownerReferences": 5}, "spec": {}},
+                     Decision("team-a"), id="ownerReferences not a list: not a DaemonSet's"),
+        pytest.param([TEAM_A], "team-a",
+                     {"metadata": {"ownerReferences": ["DaemonSet"], "annotations": "x"}},
+                     Decision("team-a"), id="owner and annotations of the wrong shape"),
     ],
 )  # fmt: skip
 def test_decide(

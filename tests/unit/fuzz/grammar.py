@@ -349,8 +349,39 @@ def from_shape(shape: Mapping[str, Any], depth: int = 0) -> st.SearchStrategy[An
     return _LEAF.get(kind, st.none()) | attacked
 
 
+# Third-party kinds the engine watches: not k8s.io/api types, so not in the shapes; their
+# objects come from the CRD's OpenAPI schema instead (the file under crds/).
+THIRD_PARTY_CRDS = {
+    "podgroups.v1alpha1.scheduling.x-k8s.io": (
+        "scheduler-plugins/podgroups.scheduling.x-k8s.io.yaml"
+    ),
+}
+
+
+def _crd_objects(path: str) -> st.SearchStrategy[dict[str, Any]]:
+    doc = yaml.safe_load((ROOT / "crds" / path).read_text())
+    version = doc["spec"]["versions"][0]
+    properties = version["schema"]["openAPIV3Schema"]["properties"]
+    meta = st.fixed_dictionaries(
+        {"name": st.sampled_from(["g", "x" * 64]), "namespace": st.sampled_from(["default", ""])}
+    )
+    return st.fixed_dictionaries(
+        {
+            "apiVersion": st.just(f"{doc['spec']['group']}/{version['name']}"),
+            "kind": st.just(doc["spec"]["names"]["kind"]),
+            "metadata": meta,
+        },
+        optional={
+            "spec": from_openapi(properties["spec"], name="spec"),
+            "status": from_openapi(properties["status"], name="status"),
+        },
+    )
+
+
 def objects(kind: str) -> st.SearchStrategy[dict[str, Any]]:
     """Whole objects of ``kind`` from its shape, apiVersion and kind set (or attacked)."""
+    if kind in THIRD_PARTY_CRDS:
+        return _crd_objects(THIRD_PARTY_CRDS[kind])
     root = shapes.schema()["kinds"][kind]
     body = from_shape({"kind": "struct", "name": root["type"]})
     version = st.just(root["apiVersion"]) | st.sampled_from(
