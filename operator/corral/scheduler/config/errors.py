@@ -30,8 +30,9 @@ class FieldPath:
         return FieldPath((*self.parts, i))
 
     def key(self, key: str) -> FieldPath:
-        """A map key; rendered as ``[key]`` so dotted keys stay readable."""
-        return FieldPath((*self.parts, f"[{key}]"))
+        """A map key; rendered as ``[key]`` so dotted keys stay readable, a long one cut as an
+        echoed value is (the error stays one readable line; it is then located at its map)."""
+        return FieldPath((*self.parts, f"[{shown(key)}]"))
 
     def __str__(self) -> str:
         out = ""
@@ -78,6 +79,12 @@ def printable(text: str) -> str:
 
 # A value echoed back is cut here: the message stays one readable line.
 MAX_QUOTED = 120
+
+
+def shown(text: str) -> str:
+    """User text as a message names it (a kind, a map key): printable, long text cut."""
+    cut = f"{text[:MAX_QUOTED]}... ({len(text)} characters)" if len(text) > MAX_QUOTED else text
+    return printable(cut)
 
 
 def number_text(value: int | float) -> str:
