@@ -65,13 +65,14 @@ def test_apply_makes_every_child_and_goes_ready(
     assert "Ready" in reasons
     header, row = kubectl("get", "schedulerprofiles", name).stdout.splitlines()
     assert header.split()[:-1] == ["NAME", "SCHEDULER", "ENGINE", "NAMESPACE", "REPLICAS",
-                                   "AVAILABLE", "LEADER", "READY", "REASON"]  # fmt: skip
+                                   "AVAILABLE", "LEADER", "READY", "REASON", "SHADOW"]  # fmt: skip
     # The defaulted schedulerName (metadata.name) and the engines' namespace show, from status;
     # Ready's status and reason, so a stalled profile reads why without describe.
     assert row.split()[:4] == [name, obj["status"]["schedulerName"], namespace, "2"]
     # The engines' pods run on kwok nodes (no --local-engines): no engine holds the Lease, and
-    # kubectl leaves the LEADER cell blank.
+    # kubectl leaves the LEADER cell blank; likewise SHADOW, this profile being no shadow.
     assert not obj["status"].get("leader")
+    assert not obj["status"].get("shadow")
     assert row.split()[4:-1] == ["2", "True", "Ready"]
     assert obj["status"]["schedulerName"] == (obj["spec"].get("schedulerName") or name)
     wide = kubectl("get", "schedulerprofiles", name, "-o", "wide").stdout.splitlines()
