@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from corral.k8s import ApiError, Client
+from corral.k8s import JSON, ApiError, Client
 from support.engine_process import wait_until
 
 CRDS = Path(__file__).resolve().parents[2] / "crds" / "scheduler-plugins"
@@ -25,24 +25,19 @@ _CRD_API = "apiextensions.k8s.io/v1"
 _POD_GROUPS = f"/apis/{SP_SCHEDULING}/podgroups"
 
 
-def _crd_gone(kube: Client, name: str) -> bool:
+def _stored_crd(kube: Client, name: str) -> JSON | None:
+    """The CRD as the API server holds it, or None once it is gone."""
     try:
-        kube.get(_CRD_API, "CustomResourceDefinition", name)
+        return kube.get(_CRD_API, "CustomResourceDefinition", name)
     except ApiError as exc:
         if exc.not_found:
-            return True
+            return None
         raise
-    return False
 
 
 def _terminating(kube: Client, name: str) -> bool:
-    try:
-        crd = kube.get(_CRD_API, "CustomResourceDefinition", name)
-    except ApiError as exc:
-        if exc.not_found:
-            return False
-        raise
-    return bool(crd["metadata"].get("deletionTimestamp"))
+    crd = _stored_crd(kube, name)
+    return crd is not None and bool(crd["metadata"].get("deletionTimestamp"))
 
 
 @contextmanager
@@ -69,4 +64,4 @@ def pod_group_crd(kube: Client) -> Iterator[None]:
         yield
     finally:
         kube.delete(_CRD_API, "CustomResourceDefinition", name)
-        wait_until("the PodGroup CRD deleted", lambda: _crd_gone(kube, name), 120)
+        wait_until("the PodGroup CRD deleted", lambda: _stored_crd(kube, name) is None, 120)
