@@ -106,8 +106,10 @@ def measure(nodes: int, cycles: int) -> tuple[float, int]:
             return False
         s = state.read(dra.STATE_KEY, dra._State)
         assert s is not None
-        claim = copy.deepcopy(dict(s.claims[0]))
-        claim["status"] = {"allocation": s.chosen[0]}
+        claim: dict[str, Any] = {
+            **copy.deepcopy(s.claims[0]),
+            "status": {"allocation": s.chosen[0]},
+        }
         version += 1
         objects.apply(listers.RESOURCE_CLAIM, MODIFIED, _with(claim, claim["metadata"]["uid"],
                                                               version))  # fmt: skip

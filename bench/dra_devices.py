@@ -19,6 +19,7 @@ import statistics
 import time
 from typing import Any
 
+from corral.scheduler.framework.api_types import DeviceRequest, ResourceClaim
 from corral.scheduler.plugins.dynamic_resources.allocator import Allocator
 from corral.scheduler.plugins.dynamic_resources.pools import Node
 
@@ -52,14 +53,16 @@ def run(count: int) -> dict[str, Any]:
         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
     }
     wanted = f'device.attributes["{DRIVER}"].index == {count - 1}'
-    request = {"name": "r", "exactly": {"deviceClassName": CLASS, "allocationMode": "ExactCount",
-               "count": 1, "selectors": [{"cel": {"expression": wanted}}]}}  # fmt: skip
-    claim = {"metadata": {"name": "c"}, "spec": {"devices": {"requests": [request]}}}
+    request: DeviceRequest = {"name": "r", "exactly": {
+        "deviceClassName": CLASS, "allocationMode": "ExactCount", "count": 1,
+        "selectors": [{"cel": {"expression": wanted}}]}}  # fmt: skip
+    claim: ResourceClaim = {"metadata": {"name": "c"}, "spec": {"devices": {"requests": [request]}}}
     allocator = Allocator({CLASS: cls}, slices, set())
     wall, cpu = time.monotonic(), time.process_time()
     found = allocator.allocate(Node(NODE, {}), [claim])
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
-    device = found[0]["devices"]["results"][0]["device"] if found else None
+    results = (found[0].get("devices") or {}).get("results") or () if found else ()
+    device = results[0].get("device") if results else None
     return {"devices": count, "found": device, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
             "fast_path_only": not allocator.variables}  # fmt: skip
 

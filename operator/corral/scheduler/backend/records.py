@@ -27,11 +27,12 @@ import functools
 from collections.abc import Mapping
 from datetime import datetime
 from fractions import Fraction
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, cast
 
 from corral.scheduler.backend import shapes
 from corral.scheduler.config import quantity
 from corral.scheduler.framework import nodeselector, podaffinity, taints, types
+from corral.scheduler.framework.api_types import Pod
 
 # The DisruptionTarget condition reason of a pod the scheduler preempts (core/v1).
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
@@ -412,7 +413,7 @@ def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
         preemption_policy=_text(spec, "spec", "preemptionPolicy"),
         terminating_by_preemption=_terminating_by_preemption(meta, status),
         scheduling_group=_scheduling_group(spec),
-        raw=raw,
+        raw=cast("Pod", raw),  # a view of the JSON as sent (api_types' contract)
     )
 
 

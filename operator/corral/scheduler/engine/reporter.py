@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, cast
+from typing import Any
 
 from corral.k8s.aio import AsyncClient
 from corral.scheduler import metrics as m
@@ -23,7 +23,6 @@ from corral.scheduler.engine.logfields import fields
 from corral.scheduler.engine.loop import Failure, Success
 from corral.scheduler.engine.metrics import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE
 from corral.scheduler.engine.podstatus import REASON_UNSCHEDULABLE, record_failure
-from corral.scheduler.framework.api_types import Pod
 from corral.scheduler.framework.types import PodInfo
 
 log = logging.getLogger("corral.scheduler")
@@ -105,11 +104,10 @@ class OutcomeReporter:
 
     async def _patch_status(self, outcome: Failure) -> None:
         try:
-            raw = outcome.pod.raw
+            pod = outcome.pod.raw  # as the watch gave it
             if outcome.announced:  # the binding cycle wrote it since the informer's copy
-                raw = {**raw, "status": {**(raw.get("status") or {}),
+                pod = {**pod, "status": {**(pod.get("status") or {}),
                                          "nominatedNodeName": outcome.announced}}  # fmt: skip
-            pod = cast("Pod", raw)  # as the watch gave it
             await record_failure(self._client, pod, outcome.reason, outcome.message,
                                  outcome.nominated_node)  # fmt: skip
         except Exception as exc:  # the pod may be gone; the next attempt writes it again

@@ -7,11 +7,13 @@ client, paced by the engine's token bucket like bindings. Errors carry the API s
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from corral.k8s import CONTENT_JSON, CONTENT_STRATEGIC_MERGE_PATCH, ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
-from corral.scheduler.framework.listers import Object, WriteError
+from corral.scheduler.framework.api_types import PodStatus, ResourceClaim
+from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.listers import WriteError
 
 _PATH: Final = "/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{name}"
 
@@ -21,19 +23,19 @@ class ApiClaimWriter:
         self.client = client
         self.bucket = bucket
 
-    def get(self, namespace: str, name: str) -> Object:
-        return self._call("GET", _path(namespace, name), None)
+    def get(self, namespace: str, name: str) -> ResourceClaim:
+        return _claim(self._call("GET", _path(namespace, name), None))
 
-    def update(self, claim: Object) -> Object:
-        return self._call("PUT", _path_of(claim), claim)
+    def update(self, claim: ResourceClaim) -> ResourceClaim:
+        return _claim(self._call("PUT", _path_of(claim), claim))
 
-    def update_status(self, claim: Object) -> Object:
-        return self._call("PUT", _path_of(claim) + "/status", claim)
+    def update_status(self, claim: ResourceClaim) -> ResourceClaim:
+        return _claim(self._call("PUT", _path_of(claim) + "/status", claim))
 
-    def create(self, claim: Object) -> Object:
+    def create(self, claim: ResourceClaim) -> ResourceClaim:
         namespace = (claim.get("metadata") or {}).get("namespace") or ""
-        body = {**claim, "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim"}
-        return self._call("POST", _path(namespace, "").rstrip("/"), body)
+        body: ResourceClaim = {**claim, "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim"}
+        return _claim(self._call("POST", _path(namespace, "").rstrip("/"), body))
 
     def delete(self, namespace: str, name: str) -> None:
         try:
@@ -42,7 +44,7 @@ class ApiClaimWriter:
             if not err.not_found:
                 raise
 
-    def patch_pod_status(self, namespace: str, name: str, status: Object) -> None:
+    def patch_pod_status(self, namespace: str, name: str, status: PodStatus) -> None:
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/status"
         self._call("PATCH", path, {"status": status}, CONTENT_STRATEGIC_MERGE_PATCH)
 
@@ -65,6 +67,11 @@ def _path(namespace: str, name: str) -> str:
     return _PATH.format(namespace=namespace, name=name)
 
 
-def _path_of(claim: Object) -> str:
+def _claim(stored: Object) -> ResourceClaim:
+    """The API server's answer, as the typed view of its JSON."""
+    return cast("ResourceClaim", stored)
+
+
+def _path_of(claim: ResourceClaim) -> str:
     meta = claim.get("metadata") or {}
     return _path(meta.get("namespace") or "", meta.get("name") or "")

@@ -24,13 +24,14 @@ engine's informers report them, so waiting pods are requeued by the same events.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, cast
 
 from corral.scheduler.backend.objects import DELETED, MODIFIED, ObjectStore
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import ObjectMeta, PodStatus, ResourceClaim
+from corral.scheduler.framework.api_types import RawObject as Object
 
-Object = Mapping[str, Any]
 SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
 BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 HOSTNAME: Final = "kubernetes.io/hostname"
@@ -121,24 +122,27 @@ class SimulatedClaims(_Writer):
         super().__init__(objects, on_change)
         self._names = itertools.count(1)
 
-    def get(self, namespace: str, name: str) -> Object:
+    def get(self, namespace: str, name: str) -> ResourceClaim:
         claim = self.objects.get(listers.RESOURCE_CLAIM, namespace, name)
         if claim is None:
             raise listers.WriteError(f'resourceclaims "{name}" not found', not_found=True)
-        return claim
+        return cast("ResourceClaim", claim)
 
-    def update(self, claim: Object) -> Object:
-        return self._store(listers.RESOURCE_CLAIM, claim)
+    def update(self, claim: ResourceClaim) -> ResourceClaim:
+        return self._store_claim(claim)
 
-    def update_status(self, claim: Object) -> Object:
-        return self._store(listers.RESOURCE_CLAIM, claim)
+    def update_status(self, claim: ResourceClaim) -> ResourceClaim:
+        return self._store_claim(claim)
 
-    def create(self, claim: Object) -> Object:
-        meta = dict(claim.get("metadata") or {})
+    def create(self, claim: ResourceClaim) -> ResourceClaim:
+        meta: ObjectMeta = {**(claim.get("metadata") or {})}
         if not meta.get("name"):
             meta["name"] = f"{meta.get('generateName') or 'claim-'}{next(self._names):05d}"
         meta.setdefault("uid", f"simulated-claim-{meta.get('namespace', '')}-{meta['name']}")
-        return self._store(listers.RESOURCE_CLAIM, {**claim, "metadata": meta})
+        return self._store_claim({**claim, "metadata": meta})
+
+    def _store_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        return cast("ResourceClaim", self._store(listers.RESOURCE_CLAIM, claim))
 
     def delete(self, namespace: str, name: str) -> None:
         old = self.objects.get(listers.RESOURCE_CLAIM, namespace, name)
@@ -147,5 +151,5 @@ class SimulatedClaims(_Writer):
         self.objects.apply(listers.RESOURCE_CLAIM, DELETED, old)
         self.on_change(listers.RESOURCE_CLAIM, old, None)
 
-    def patch_pod_status(self, namespace: str, name: str, status: Object) -> None:
+    def patch_pod_status(self, namespace: str, name: str, status: PodStatus) -> None:
         """The pod's extendedResourceClaimStatus: nothing the simulation reads again."""

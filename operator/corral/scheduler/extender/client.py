@@ -139,8 +139,8 @@ class HTTPExtender:
         if not self.managed_resources:
             return True
         spec = pod.raw.get("spec") or {}
-        for key in ("containers", "initContainers"):
-            for container in spec.get(key) or ():
+        for containers in (spec.get("containers"), spec.get("initContainers")):
+            for container in containers or ():
                 resources = container.get("resources") or {}
                 for kind in ("requests", "limits"):
                     if self.managed_resources.intersection(resources.get(kind) or ()):

@@ -1,5 +1,6 @@
-"""Typed shapes of the Kubernetes object parts the engine reads: pods, nodes and the selectors
-and affinity terms in them (``k8s.io/api`` core/v1 and meta/v1 field names).
+"""Typed shapes of the Kubernetes object parts the engine reads: the whole pod the engine keeps
+(``PodInfo.raw``), the selectors and affinity terms in pods and nodes, and the ResourceClaims
+DynamicResources reads and writes (``k8s.io/api`` core/v1, meta/v1 and resource/v1 field names).
 
 Contract: these are views of raw JSON as the API server sends it, not validated values. Every
 key is optional (``total=False``): an absent field and a JSON ``null`` are Go's zero value, so
@@ -31,13 +32,36 @@ class LabelSelector(TypedDict, total=False):
     matchExpressions: Sequence[LabelSelectorRequirement] | None
 
 
+class Condition(TypedDict, total=False):
+    type: str
+    status: str
+    reason: str
+    message: str
+    observedGeneration: int
+    lastTransitionTime: str | None
+
+
+class OwnerReference(TypedDict, total=False):
+    apiVersion: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None
+    blockOwnerDeletion: bool | None
+
+
 class ObjectMeta(TypedDict, total=False):
     name: str
+    generateName: str
     namespace: str
     uid: str
     resourceVersion: str
+    generation: int
+    creationTimestamp: str | None
     labels: Mapping[str, str] | None
     annotations: Mapping[str, str] | None
+    ownerReferences: Sequence[OwnerReference] | None
+    finalizers: Sequence[str] | None
     deletionTimestamp: str | None
 
 
@@ -107,11 +131,39 @@ class PodCondition(TypedDict, total=False):
     lastTransitionTime: str | None
 
 
+class PodResourceClaimStatus(TypedDict, total=False):
+    name: str
+    resourceClaimName: str | None
+
+
+class ContainerExtendedResourceRequest(TypedDict, total=False):
+    containerName: str
+    resourceName: str
+    requestName: str
+
+
+class PodExtendedResourceClaimStatus(TypedDict, total=False):
+    requestMappings: Sequence[ContainerExtendedResourceRequest] | None
+    resourceClaimName: str
+
+
 class PodStatus(TypedDict, total=False):
     phase: str
     conditions: Sequence[PodCondition] | None
     nominatedNodeName: str
     startTime: str | None
+    resourceClaimStatuses: Sequence[PodResourceClaimStatus] | None
+    extendedResourceClaimStatus: PodExtendedResourceClaimStatus | None
+
+
+class PodResourceClaim(TypedDict, total=False):
+    name: str
+    resourceClaimName: str | None
+    resourceClaimTemplateName: str | None
+
+
+class PodSchedulingGroup(TypedDict, total=False):
+    podGroupName: str | None
 
 
 class PodSpec(TypedDict, total=False):
@@ -124,15 +176,150 @@ class PodSpec(TypedDict, total=False):
     affinity: Affinity | None
     tolerations: Sequence[RawObject] | None
     schedulingGates: Sequence[RawObject] | None
+    topologySpreadConstraints: Sequence[RawObject] | None
     containers: Sequence[RawObject] | None
     initContainers: Sequence[RawObject] | None
+    overhead: Mapping[str, str] | None
+    resources: RawObject | None  # pod-level resources
     volumes: Sequence[RawObject] | None
-    resourceClaims: Sequence[RawObject] | None
+    resourceClaims: Sequence[PodResourceClaim] | None
+    schedulingGroup: PodSchedulingGroup | None
 
 
 class Pod(TypedDict, total=False):
+    """The whole pod the engine keeps (``PodInfo.raw``)."""
+
     apiVersion: str
     kind: str
     metadata: ObjectMeta
     spec: PodSpec | None
     status: PodStatus | None
+
+
+# --- resource/v1: ResourceClaims ---------------------------------------------------------------
+
+
+class CELDeviceSelector(TypedDict, total=False):
+    expression: str
+
+
+class DeviceSelector(TypedDict, total=False):
+    cel: CELDeviceSelector | None
+
+
+class CapacityRequirements(TypedDict, total=False):
+    requests: Mapping[str, str] | None  # capacity name → quantity
+
+
+class DeviceToleration(TypedDict, total=False):
+    key: str
+    operator: str
+    value: str
+    effect: str
+    tolerationSeconds: int | None
+
+
+class ExactDeviceRequest(TypedDict, total=False):
+    deviceClassName: str
+    selectors: Sequence[DeviceSelector] | None
+    allocationMode: str
+    count: int
+    adminAccess: bool | None
+    tolerations: Sequence[DeviceToleration] | None
+    capacity: CapacityRequirements | None
+
+
+class DeviceSubRequest(TypedDict, total=False):
+    name: str
+    deviceClassName: str
+    selectors: Sequence[DeviceSelector] | None
+    allocationMode: str
+    count: int
+    tolerations: Sequence[DeviceToleration] | None
+    capacity: CapacityRequirements | None
+
+
+class DeviceRequest(TypedDict, total=False):
+    name: str
+    exactly: ExactDeviceRequest | None
+    firstAvailable: Sequence[DeviceSubRequest] | None
+
+
+class DeviceConstraint(TypedDict, total=False):
+    requests: Sequence[str] | None
+    matchAttribute: str | None
+    distinctAttribute: str | None
+
+
+class DeviceClaimConfiguration(TypedDict, total=False):
+    requests: Sequence[str] | None
+    opaque: RawObject | None
+
+
+class DeviceClaim(TypedDict, total=False):
+    requests: Sequence[DeviceRequest] | None
+    constraints: Sequence[DeviceConstraint] | None
+    config: Sequence[DeviceClaimConfiguration] | None
+
+
+class ResourceClaimSpec(TypedDict, total=False):
+    devices: DeviceClaim | None
+
+
+class DeviceRequestAllocationResult(TypedDict, total=False):
+    request: str
+    driver: str
+    pool: str
+    device: str
+    adminAccess: bool | None
+    tolerations: Sequence[DeviceToleration] | None
+    bindingConditions: Sequence[str] | None
+    bindingFailureConditions: Sequence[str] | None
+    shareID: str | None
+    consumedCapacity: Mapping[str, str] | None
+
+
+class DeviceAllocationConfiguration(TypedDict, total=False):
+    source: str
+    requests: Sequence[str] | None
+    opaque: RawObject | None
+
+
+class DeviceAllocationResult(TypedDict, total=False):
+    results: Sequence[DeviceRequestAllocationResult] | None
+    config: Sequence[DeviceAllocationConfiguration] | None
+
+
+class AllocationResult(TypedDict, total=False):
+    devices: DeviceAllocationResult | None
+    nodeSelector: NodeSelector | None
+    allocationTimestamp: str | None
+
+
+class ResourceClaimConsumerReference(TypedDict, total=False):
+    apiGroup: str
+    resource: str
+    name: str
+    uid: str
+
+
+class AllocatedDeviceStatus(TypedDict, total=False):
+    driver: str
+    pool: str
+    device: str
+    shareID: str | None
+    conditions: Sequence[Condition] | None
+
+
+class ResourceClaimStatus(TypedDict, total=False):
+    allocation: AllocationResult | None
+    reservedFor: Sequence[ResourceClaimConsumerReference] | None
+    devices: Sequence[AllocatedDeviceStatus] | None
+
+
+class ResourceClaim(TypedDict, total=False):
+    apiVersion: str
+    kind: str
+    metadata: ObjectMeta
+    spec: ResourceClaimSpec | None
+    status: ResourceClaimStatus | None

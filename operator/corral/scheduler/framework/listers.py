@@ -13,9 +13,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Collection, Sequence
+from typing import Final, Protocol
 
+from corral.scheduler.framework.api_types import PodStatus, ResourceClaim
+from corral.scheduler.framework.api_types import RawObject as Object
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
 
@@ -42,8 +44,6 @@ VOLUME_ATTACHMENT: Final = "VolumeAttachment"  # NodeVolumeLimits
 # scheduler-plugins' PodGroup CRD (scheduling.x-k8s.io/v1alpha1), read by Coscheduling; the kind
 # is spelled as SP's event resource, so that its watch events are the cluster events SP names.
 SP_POD_GROUP: Final = "podgroups.v1alpha1.scheduling.x-k8s.io"
-
-Object = Mapping[str, Any]
 
 
 class ObjectLister(Protocol):
@@ -150,20 +150,20 @@ class ResourceClaimWriter(Protocol):
 
     Each method raises :class:`WriteError` with the API server's message."""
 
-    def get(self, namespace: str, name: str) -> Object:
+    def get(self, namespace: str, name: str) -> ResourceClaim:
         """The claim as the API server has it now (after a conflict)."""
         ...
 
-    def update(self, claim: Object) -> Object:
+    def update(self, claim: ResourceClaim) -> ResourceClaim:
         """PUT the claim (metadata and spec: the finalizer); returns the stored object."""
         ...
 
-    def update_status(self, claim: Object) -> Object:
+    def update_status(self, claim: ResourceClaim) -> ResourceClaim:
         """PUT the claim's status subresource; returns the stored object."""
         ...
 
     # Extended resources backed by DRA: the claim the scheduler creates for a pod.
-    def create(self, claim: Object) -> Object:
+    def create(self, claim: ResourceClaim) -> ResourceClaim:
         """POST a new claim (``generateName``); returns the stored object."""
         ...
 
@@ -171,7 +171,7 @@ class ResourceClaimWriter(Protocol):
         """DELETE the claim; one that is already gone is no error."""
         ...
 
-    def patch_pod_status(self, namespace: str, name: str, status: Object) -> None:
+    def patch_pod_status(self, namespace: str, name: str, status: PodStatus) -> None:
         """Strategic-merge-patch ``status`` into the pod's status subresource."""
         ...
 

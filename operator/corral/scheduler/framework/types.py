@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
 from corral.scheduler.framework import nodeselector, podaffinity, taints
+from corral.scheduler.framework.api_types import Pod
 
 CPU: Final = "cpu"
 MEMORY: Final = "memory"
@@ -130,7 +131,7 @@ class PodInfo:
     terminating_by_preemption: bool = False
     # spec.schedulingGroup.podGroupName ("" without one): the pod's PodGroup, in its namespace.
     scheduling_group: str = ""
-    raw: Mapping[str, Any] = field(default_factory=dict)
+    raw: Pod = field(default_factory=Pod)
 
     @property
     def key(self) -> str:

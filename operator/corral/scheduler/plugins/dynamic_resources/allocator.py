@@ -31,10 +31,25 @@ import time
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, Final, cast
 from uuid import uuid4
 
 from corral.scheduler.config import quantity as q
+from corral.scheduler.framework.api_types import (
+    AllocationResult,
+    DeviceAllocationConfiguration,
+    DeviceAllocationResult,
+    DeviceRequestAllocationResult,
+    DeviceSelector,
+    DeviceSubRequest,
+    DeviceToleration,
+    ExactDeviceRequest,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    ResourceClaim,
+)
+from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.plugins.dynamic_resources import binding
 from corral.scheduler.plugins.dynamic_resources import capacity as cap
 from corral.scheduler.plugins.dynamic_resources.constraints import (
@@ -53,7 +68,6 @@ from corral.scheduler.plugins.dynamic_resources.pools import (
     node_matches,
 )
 
-Json = Mapping[str, Any]
 RESULTS_MAX_SIZE: Final = 32  # resourceapi.AllocationResultsMaxSize
 EXACT_COUNT: Final = "ExactCount"
 ALL: Final = "All"
@@ -96,9 +110,9 @@ class Request:
     mode: str
     count: int
     admin_access: bool | None
-    selectors: tuple[Json, ...]
-    tolerations: tuple[Json, ...]
-    capacity: Json | None = None  # capacity.requests: name → quantity
+    selectors: tuple[DeviceSelector, ...]
+    tolerations: tuple[DeviceToleration, ...]
+    capacity: Mapping[str, str] | None = None  # capacity.requests: name → quantity
 
     @property
     def full_name(self) -> str:
@@ -113,22 +127,24 @@ class Request:
         return self.name if self.parent else ""
 
 
-def _request(raw: Json, parent: str = "") -> Request:
-    body = raw if parent else (raw.get("exactly") or {})
+def _request(
+    name: str, body: ExactDeviceRequest | DeviceSubRequest, admin_access: bool | None, parent: str
+) -> Request:
+    """A request's ``exactly`` (``parent`` ""), or a subrequest of request ``parent``."""
     return Request(
-        name=raw.get("name") or "",
+        name=name,
         parent=parent,
         class_name=body.get("deviceClassName") or "",
         mode=body.get("allocationMode") or EXACT_COUNT,
         count=int(body.get("count") or 1),
-        admin_access=None if parent else body.get("adminAccess"),
+        admin_access=admin_access,
         selectors=tuple(body.get("selectors") or ()),
         tolerations=tuple(body.get("tolerations") or ()),
         capacity=(body.get("capacity") or {}).get("requests"),
     )
 
 
-def claim_key(claim: Json) -> str:
+def claim_key(claim: ResourceClaim) -> str:
     """``namespace/name`` (``name`` alone without a namespace), as upstream's klog.KObj."""
     meta = claim.get("metadata") or {}
     namespace, name = meta.get("namespace") or "", meta.get("name") or ""
@@ -186,15 +202,15 @@ class Allocator:
         self.available: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
         # By the claim object: the cycle hands every node the same object for a claim (but a
         # claim for extended resources is made anew per node, with that node's requests).
-        self._parsed: dict[int, tuple[Json, list[tuple[str, tuple[Request, ...]]]]] = {}
+        self._parsed: dict[int, tuple[ResourceClaim, list[tuple[str, tuple[Request, ...]]]]] = {}
         self.memo = memo
-        self._specs: dict[int, tuple[Json, str]] = {}  # by claim object, as ``_parsed``
+        self._specs: dict[int, tuple[ResourceClaim, str]] = {}  # by claim object, as ``_parsed``
         self._use: dict[PoolID, PoolUse] = {}
         # The specs of the claims last searched for, by that sequence's identity: a cycle
         # searches every node for the same claims. Holds the sequence: its id is not reused.
-        self._last_specs: tuple[Sequence[Json] | None, tuple[str, ...]] = (None, ())
+        self._last_specs: tuple[Sequence[ResourceClaim] | None, tuple[str, ...]] = (None, ())
 
-    def requests_of(self, claim: Json) -> list[tuple[str, tuple[Request, ...]]]:
+    def requests_of(self, claim: ResourceClaim) -> list[tuple[str, tuple[Request, ...]]]:
         """The claim's requests, each as (name, its subrequests or itself): parsed once per
         claim object, the same for every node it is searched on."""
         entry = self._parsed.get(id(claim))
@@ -205,21 +221,25 @@ class Allocator:
         for raw in devices.get("requests") or ():
             name = raw.get("name") or ""
             subs = raw.get("firstAvailable") or ()
-            parsed.append(
-                (name, tuple(_request(s, name) for s in subs) if subs else (_request(raw),))
-            )
+            if subs:
+                parsed.append(
+                    (name, tuple(_request(s.get("name") or "", s, None, name) for s in subs))
+                )
+                continue
+            exactly = raw.get("exactly") or {}
+            parsed.append((name, (_request(name, exactly, exactly.get("adminAccess"), ""),)))
         self._parsed[id(claim)] = (claim, parsed)  # holds the claim: its id is not reused
         return parsed
 
     def allocate(
-        self, node: Node, claims: Sequence[Json], deadline: float | None = None
-    ) -> list[Json] | None:
+        self, node: Node, claims: Sequence[ResourceClaim], deadline: float | None = None
+    ) -> list[AllocationResult] | None:
         """``deadline``: a :func:`time.monotonic` instant the search may not run past."""
         found = self.search(node, claims, deadline)
         return None if found is None else found.allocations()
 
     def search(
-        self, node: Node, claims: Sequence[Json], deadline: float | None = None
+        self, node: Node, claims: Sequence[ResourceClaim], deadline: float | None = None
     ) -> Found | None:
         """:meth:`allocate`, with the allocations left to build: the same verdict and the
         same errors, raised here. With a ``memo``, a node whose search inputs are those of its
@@ -242,14 +262,16 @@ class Allocator:
         memo.record(node.name, inputs, kept)
         return None if kept is None else kept.found(claims)
 
-    def _search(self, node: Node, claims: Sequence[Json], deadline: float | None) -> _Kept | None:
+    def _search(
+        self, node: Node, claims: Sequence[ResourceClaim], deadline: float | None
+    ) -> _Kept | None:
         run = _Run(self, node, claims, deadline)
         if not run.run():
             return None
         selected = [run.selected(ci) for ci in range(len(claims))]
         return _Kept(run.results, selected, run.node_selectors)
 
-    def spec_of(self, claim: Json) -> str:
+    def spec_of(self, claim: ResourceClaim) -> str:
         """What a search reads of a claim (``spec.devices``: requests, constraints, config) as
         canonical JSON, so that claims asking alike compare equal; once per claim object."""
         entry = self._specs.get(id(claim))
@@ -286,9 +308,9 @@ class _Kept:
 
     results: list[list[_Result]]
     selected: list[list[_RequestData]]
-    node_selectors: list[Json | None]
+    node_selectors: list[NodeSelector | None]
 
-    def found(self, claims: Sequence[Json]) -> Found:
+    def found(self, claims: Sequence[ResourceClaim]) -> Found:
         return Found(claims, self.results, self.selected, self.node_selectors)
 
 
@@ -306,18 +328,18 @@ class Found:
 
     def __init__(
         self,
-        claims: Sequence[Json],
+        claims: Sequence[ResourceClaim],
         results: list[list[_Result]],
         selected: list[list[_RequestData]],
-        node_selectors: list[Json | None],
+        node_selectors: list[NodeSelector | None],
     ) -> None:
         self._claims = claims
         self._results = results
         self._selected = selected
         self._node_selectors = node_selectors
-        self._allocations: list[Json] | None = None
+        self._allocations: list[AllocationResult] | None = None
 
-    def allocations(self) -> list[Json]:
+    def allocations(self) -> list[AllocationResult]:
         if self._allocations is None:
             self._allocations = [
                 _allocation(results, selected, claim, selector)
@@ -332,7 +354,11 @@ class _Run:
     """One :meth:`Allocator.allocate` call: the search state for one node."""
 
     def __init__(
-        self, alloc: Allocator, node: Node, claims: Sequence[Json], deadline: float | None
+        self,
+        alloc: Allocator,
+        node: Node,
+        claims: Sequence[ResourceClaim],
+        deadline: float | None,
     ) -> None:
         self.a = alloc
         self.node = node
@@ -347,7 +373,7 @@ class _Run:
         # Shared devices in this attempt: how many shares, and what they consume.
         self.shares: dict[DeviceID, int] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
-        self.node_selectors: list[Json | None] = []  # per claim, once found
+        self.node_selectors: list[NodeSelector | None] = []  # per claim, once found
 
     def run(self) -> bool:
         """Whether the claims fit the node; the node selectors are made here (they can fail),
@@ -370,7 +396,7 @@ class _Run:
 
     # --- preparation ---------------------------------------------------------------------
 
-    def _prepare(self, ci: int, claim: Json) -> None:
+    def _prepare(self, ci: int, claim: ResourceClaim) -> None:
         devices = (claim.get("spec") or {}).get("devices") or {}
         per_claim = 0
         requests: list[list[_RequestData]] = []
@@ -389,10 +415,10 @@ class _Run:
         constraints: list[Constraint] = []
         for i, raw in enumerate(devices.get("constraints") or ()):
             names = frozenset(raw.get("requests") or ())
-            if raw.get("matchAttribute"):
-                constraints.append(MatchAttribute(names, raw["matchAttribute"]))
-            elif raw.get("distinctAttribute"):
-                constraints.append(DistinctAttribute(names, raw["distinctAttribute"]))
+            if match := raw.get("matchAttribute"):
+                constraints.append(MatchAttribute(names, match))
+            elif distinct := raw.get("distinctAttribute"):
+                constraints.append(DistinctAttribute(names, distinct))
             else:
                 raise AllocationError(
                     f"claim {claim_key(claim)}, constraint #{i}: empty constraint"
@@ -400,7 +426,7 @@ class _Run:
                 )
         self.constraints.append(constraints)
 
-    def _request_data(self, ci: int, claim: Json, request: Request) -> _RequestData:
+    def _request_data(self, ci: int, claim: ResourceClaim, request: Request) -> _RequestData:
         def where() -> str:
             return f"claim {claim_key(claim)}, request {request.name}"
 
@@ -793,12 +819,15 @@ class _Run:
 
 
 def _allocation(
-    found: list[_Result], selected: list[_RequestData], claim: Json, selector: Json | None
-) -> Json:
+    found: list[_Result],
+    selected: list[_RequestData],
+    claim: ResourceClaim,
+    selector: NodeSelector | None,
+) -> AllocationResult:
     """One claim's AllocationResult from what the search chose for it on a node."""
-    results = []
+    results: list[DeviceRequestAllocationResult] = []
     for r in found:
-        entry: dict[str, Any] = {
+        entry: DeviceRequestAllocationResult = {
             "request": r.request.full_name,
             "driver": r.candidate.id.driver,
             "pool": r.candidate.id.pool,
@@ -811,19 +840,20 @@ def _allocation(
         if r.request.admin_access:
             entry["adminAccess"] = True
         if r.request.tolerations:
-            entry["tolerations"] = [dict(t) for t in r.request.tolerations]
+            entry["tolerations"] = [{**t} for t in r.request.tolerations]
         entry.update(binding.result_fields(r.candidate.device))
         results.append(entry)
-    allocation: dict[str, Any] = {"devices": {"results": results}}
+    devices: DeviceAllocationResult = {"results": results}
+    allocation: AllocationResult = {"devices": devices}
     config = _config(selected, claim)
     if config:
-        allocation["devices"]["config"] = config
+        devices["config"] = cast("list[DeviceAllocationConfiguration]", config)
     if selector is not None:
         allocation["nodeSelector"] = selector
     return allocation
 
 
-def _config(selected: list[_RequestData], claim: Json) -> list[dict[str, Any]]:
+def _config(selected: list[_RequestData], claim: ResourceClaim) -> list[dict[str, Any]]:
     config: list[dict[str, Any]] = []
     by_class: dict[str, list[dict[str, Any]]] = {}
     for data in selected:
@@ -861,7 +891,7 @@ def _config(selected: list[_RequestData], claim: Json) -> list[dict[str, Any]]:
     return config
 
 
-def _config_body(raw: Json) -> dict[str, Any]:
+def _config_body(raw: Mapping[str, object]) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if k not in ("requests", "source")}
 
 
@@ -889,7 +919,7 @@ def _taint_prevents(device: Json, request: Request) -> bool:
     return False
 
 
-def _tolerates(toleration: Json, taint: Json) -> bool:
+def _tolerates(toleration: DeviceToleration, taint: Json) -> bool:
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
         return False
@@ -902,11 +932,11 @@ def _tolerates(toleration: Json, taint: Json) -> bool:
     return operator == "Exists"
 
 
-def _node_selector(candidates: list[Candidate], node_name: str) -> Json | None:
+def _node_selector(candidates: list[Candidate], node_name: str) -> NodeSelector | None:
     """The allocation's nodeSelector: the node's name when a device is local to it or binds to
     it (``bindsToNode``), else the slices' selectors combined."""
-    fields: list[Json] = []
-    expressions: list[Json] = []
+    fields: list[NodeSelectorRequirement] = []
+    expressions: list[NodeSelectorRequirement] = []
     for candidate in candidates:
         spec = candidate.slice.get("spec") or {}
         source = candidate.device if spec.get("perDeviceNodeSelection") else spec
@@ -929,7 +959,7 @@ def _node_selector(candidates: list[Candidate], node_name: str) -> Json | None:
         _add_requirements(terms[0].get("matchExpressions") or (), expressions)
     if not fields and not expressions:
         return None
-    term: dict[str, Any] = {}
+    term: NodeSelectorTerm = {}
     if expressions:
         term["matchExpressions"] = expressions
     if fields:
@@ -937,7 +967,9 @@ def _node_selector(candidates: list[Candidate], node_name: str) -> Json | None:
     return {"nodeSelectorTerms": [term]}
 
 
-def _add_requirements(source: Sequence[Json], target: list[Json]) -> None:
+def _add_requirements(
+    source: Sequence[NodeSelectorRequirement], target: list[NodeSelectorRequirement]
+) -> None:
     for requirement in source:
         if not any(
             r.get("key") == requirement.get("key")

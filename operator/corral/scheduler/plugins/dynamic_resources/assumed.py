@@ -19,21 +19,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import cast
 
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Claim
-from corral.scheduler.plugins.dynamic_resources.claims import uid_of
+from corral.scheduler.framework.api_types import RawObject, ResourceClaim
+from corral.scheduler.plugins.dynamic_resources.claims import claim_named, uid_of
 
 Key = tuple[str, str]  # namespace, name
 
 
-def version(obj: Claim) -> int:
+def version(obj: RawObject) -> int:
     """``metadata.resourceVersion`` as a number (etcd's revision); 0 when missing or opaque."""
     text = str((obj.get("metadata") or {}).get("resourceVersion") or "0")
     return int(text) if text.isdigit() else 0
 
 
-def _key(claim: Claim) -> Key:
+def _key(claim: RawObject) -> Key:
     meta = claim.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
@@ -44,14 +45,14 @@ class AssumedClaims:
     def __init__(self, objects: listers.ObjectLister) -> None:
         self._objects = objects
         self._lock = threading.Lock()
-        self._assumed: dict[Key, Claim] = {}
+        self._assumed: dict[Key, ResourceClaim] = {}
         self._changes = 0
 
-    def assume(self, claim: Claim) -> bool:
+    def assume(self, claim: ResourceClaim) -> bool:
         """Keep ``claim`` (the API's answer to a write); False when the informer does not have
         it or already has a newer version."""
         key = _key(claim)
-        seen = self._objects.get(listers.RESOURCE_CLAIM, *key)
+        seen = claim_named(self._objects, *key)
         if seen is None or uid_of(seen) != uid_of(claim) or version(seen) > version(claim):
             return False
         with self._lock:
@@ -64,7 +65,7 @@ class AssumedClaims:
             if self._assumed.pop((namespace, name), None) is not None:
                 self._changes += 1
 
-    def _overlay(self, key: Key, seen: Claim | None) -> Claim | None:
+    def _overlay(self, key: Key, seen: ResourceClaim | None) -> ResourceClaim | None:
         """The claim to read for ``key`` given the informer's copy; drops a stale assumption.
         Called with the lock held."""
         mine = self._assumed.get(key)
@@ -78,21 +79,22 @@ class AssumedClaims:
 
     # --- ObjectLister --------------------------------------------------------------------------
 
-    def get(self, kind: str, namespace: str, name: str) -> Claim | None:
+    def get(self, kind: str, namespace: str, name: str) -> RawObject | None:
         seen = self._objects.get(kind, namespace, name)
         if kind != listers.RESOURCE_CLAIM:
             return seen
         with self._lock:
-            return self._overlay((namespace, name), seen)
+            return self._overlay((namespace, name), cast("ResourceClaim | None", seen))
 
-    def list(self, kind: str, namespace: str | None = None) -> Sequence[Claim]:
+    def list(self, kind: str, namespace: str | None = None) -> Sequence[RawObject]:
         seen = self._objects.list(kind, namespace)
         if kind != listers.RESOURCE_CLAIM:
             return seen
         with self._lock:
             if not self._assumed:
                 return seen
-            return [c for c in (self._overlay(_key(s), s) for s in seen) if c is not None]
+            mine = (self._overlay(_key(s), s) for s in cast("Sequence[ResourceClaim]", seen))
+            return [c for c in mine if c is not None]
 
     def generation(self, kind: str) -> int:
         if kind != listers.RESOURCE_CLAIM:

@@ -23,6 +23,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Final
 
+from corral.scheduler.framework.api_types import (
+    AllocatedDeviceStatus,
+    DeviceRequestAllocationResult,
+    ResourceClaim,
+    ResourceClaimStatus,
+)
 from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.plugins.dynamic_resources.pools import Pool
 
@@ -30,7 +36,6 @@ BINDING_TIMEOUT_DEFAULT: Final = 600.0  # config.DynamicResourcesBindingTimeoutD
 POLL_SECONDS: Final = 5.0  # PreBind's wait.PollUntilContextTimeout interval
 ERR_TIMEOUT: Final = "device binding timeout"  # ErrDeviceBindingTimeout
 ERR_FAILED: Final = "device binding failed"  # ErrDeviceBindingFailed
-_FIELDS: Final = ("bindingConditions", "bindingFailureConditions")
 
 
 class BindingFailedError(Exception):
@@ -58,27 +63,31 @@ def _has_conditions(pool: Pool) -> bool:
     return pool.with_binding_conditions
 
 
-def result_fields(device: Json) -> dict[str, list[str]]:
+def result_fields(device: Json) -> DeviceRequestAllocationResult:
     """What an allocation result copies of the device: its condition names."""
-    return {name: list(device[name]) for name in _FIELDS if device.get(name)}
+    fields: DeviceRequestAllocationResult = {}
+    if device.get("bindingConditions"):
+        fields["bindingConditions"] = list(device["bindingConditions"])
+    if device.get("bindingFailureConditions"):
+        fields["bindingFailureConditions"] = list(device["bindingFailureConditions"])
+    return fields
 
 
 # --- readiness -----------------------------------------------------------------------------
 
 
-def _results(claim: Json) -> Sequence[Json]:
+def _results(claim: ResourceClaim) -> Sequence[DeviceRequestAllocationResult]:
     allocation = (claim.get("status") or {}).get("allocation") or {}
-    results: Sequence[Json] = (allocation.get("devices") or {}).get("results") or ()
-    return results
+    return (allocation.get("devices") or {}).get("results") or ()
 
 
-def pending(claims: Sequence[Json]) -> bool:
+def pending(claims: Sequence[ResourceClaim]) -> bool:
     """Whether any allocated claim has a device with binding conditions (upstream
     ``hasBindingConditions``): only then does PreBind wait."""
     return any(r.get("bindingConditions") for c in claims for r in _results(c))
 
 
-def claim_ready(claim: Json) -> bool:
+def claim_ready(claim: ResourceClaim) -> bool:
     """Upstream ``isClaimReadyForBinding``: every binding condition of every allocated device
     is True; raises :class:`BindingFailedError` when a failure condition is True first."""
     status = claim.get("status") or {}
@@ -99,13 +108,13 @@ def claim_ready(claim: Json) -> bool:
                     f"{ERR_FAILED}: claim={name}, reason={failed.get('reason') or ''},"
                     f" message={_go_quote(failed.get('message') or '')}"
                 )
-        for wanted in result["bindingConditions"]:
+        for wanted in result.get("bindingConditions") or ():
             if (conditions.get(wanted) or {}).get("status") != "True":
                 return False
     return True
 
 
-def timed_out(claim: Json, timeout: float, now: datetime) -> bool:
+def timed_out(claim: ResourceClaim, timeout: float, now: datetime) -> bool:
     """Upstream ``isClaimTimeout``: a device with binding conditions was allocated more than
     ``timeout`` seconds before ``now`` (an aware datetime)."""
     allocation = (claim.get("status") or {}).get("allocation") or {}
@@ -115,7 +124,7 @@ def timed_out(claim: Json, timeout: float, now: datetime) -> bool:
     return datetime.fromisoformat(str(stamp)) + timedelta(seconds=timeout) < now
 
 
-def unusable(claim: Json, timeout: float, now: datetime) -> bool:
+def unusable(claim: ResourceClaim, timeout: float, now: datetime) -> bool:
     """Filter's check of an allocated claim: its binding failed, or timed out unready."""
     try:
         return not claim_ready(claim) and timed_out(claim, timeout, now)
@@ -123,15 +132,16 @@ def unusable(claim: Json, timeout: float, now: datetime) -> bool:
         return True
 
 
-def _device_status(status: Json, result: Json) -> Json | None:
+def _device_status(
+    status: ResourceClaimStatus, result: DeviceRequestAllocationResult
+) -> AllocatedDeviceStatus | None:
     for device in status.get("devices") or ():
         if (device.get("driver"), device.get("pool"), device.get("device")) == (
             result.get("driver"),
             result.get("pool"),
             result.get("device"),
         ):
-            found: Json = device
-            return found
+            return device
     return None
 
 
@@ -143,8 +153,8 @@ def _go_quote(text: str) -> str:
 
 
 def wait(
-    claims: Sequence[Json],
-    current: Callable[[Json], Json | None],
+    claims: Sequence[ResourceClaim],
+    current: Callable[[ResourceClaim], ResourceClaim | None],
     timeout: float,
     *,
     clock: Callable[[], float],
@@ -171,7 +181,10 @@ def wait(
 
 
 def _check(
-    claims: Sequence[Json], current: Callable[[Json], Json | None], timeout: float, now: datetime
+    claims: Sequence[ResourceClaim],
+    current: Callable[[ResourceClaim], ResourceClaim | None],
+    timeout: float,
+    now: datetime,
 ) -> str | None:
     """Upstream ``isPodReadyForBinding``: ``None`` when ready, ``""`` to poll again, else the
     error message."""

@@ -9,10 +9,16 @@ without a name: no claim needed), and it must be owned by the pod.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import cast
 
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Json
+from corral.scheduler.framework.api_types import (
+    ObjectMeta,
+    PodResourceClaim,
+    PodResourceClaimStatus,
+    ResourceClaim,
+)
 from corral.scheduler.framework.types import PodInfo
 
 
@@ -20,16 +26,28 @@ class ClaimError(Exception):
     """The pod's claims cannot be resolved now (unschedulable until an event changes that)."""
 
 
-def pod_claims(pod: PodInfo, objects: listers.ObjectLister) -> list[Json]:
+def claim_named(objects: listers.ObjectLister, namespace: str, name: str) -> ResourceClaim | None:
+    """The claim ``namespace/name`` from the informer, as the typed view of its JSON."""
+    return cast("ResourceClaim | None", objects.get(listers.RESOURCE_CLAIM, namespace, name))
+
+
+def claims_of(
+    objects: listers.ObjectLister, namespace: str | None = None
+) -> Sequence[ResourceClaim]:
+    """Every claim the informer holds (in ``namespace`` when given)."""
+    return cast("Sequence[ResourceClaim]", objects.list(listers.RESOURCE_CLAIM, namespace))
+
+
+def pod_claims(pod: PodInfo, objects: listers.ObjectLister) -> list[ResourceClaim]:
     """The pod's claims, in ``spec.resourceClaims`` order; raises :class:`ClaimError`."""
     spec = pod.raw.get("spec") or {}
     statuses = (pod.raw.get("status") or {}).get("resourceClaimStatuses") or ()
-    out: list[Json] = []
+    out: list[ResourceClaim] = []
     for entry in spec.get("resourceClaims") or ():
         name, check_owner = _claim_name(pod, entry, statuses)
         if not name:
             continue
-        claim = objects.get(listers.RESOURCE_CLAIM, pod.namespace, name)
+        claim = claim_named(objects, pod.namespace, name)
         if claim is None:
             raise ClaimError(f'resourceclaim.resource.k8s.io "{name}" not found')
         meta = claim.get("metadata") or {}
@@ -44,7 +62,7 @@ def pod_claims(pod: PodInfo, objects: listers.ObjectLister) -> list[Json]:
     return out
 
 
-def may_name(pod: PodInfo, claim: Json) -> bool:
+def may_name(pod: PodInfo, claim: ResourceClaim) -> bool:
     """Whether ``claim`` can be one of :func:`pod_claims`' answers, from the pod alone (no
     lookups): in the pod's namespace, named by ``spec.resourceClaims`` or by the claims the
     resourceclaim controller recorded for it. False is certain; True says nothing."""
@@ -63,7 +81,9 @@ def named_claims(pod: PodInfo) -> frozenset[tuple[str, str]]:
     return frozenset((pod.namespace, str(n)) for n in names if n)
 
 
-def _claim_name(pod: PodInfo, entry: Json, statuses: Any) -> tuple[str, bool]:
+def _claim_name(
+    pod: PodInfo, entry: PodResourceClaim, statuses: Sequence[PodResourceClaimStatus]
+) -> tuple[str, bool]:
     if entry.get("resourceClaimName"):
         return str(entry["resourceClaimName"]), False
     if entry.get("resourceClaimTemplateName"):
@@ -77,20 +97,20 @@ def _claim_name(pod: PodInfo, entry: Json, statuses: Any) -> tuple[str, bool]:
     )
 
 
-def _owned_by(meta: Json, uid: str) -> bool:
+def _owned_by(meta: ObjectMeta, uid: str) -> bool:
     return any(
         ref.get("uid") == uid and ref.get("controller") for ref in meta.get("ownerReferences") or ()
     )
 
 
-def reserved_for(claim: Json, uid: str) -> bool:
+def reserved_for(claim: ResourceClaim, uid: str) -> bool:
     return any(r.get("uid") == uid for r in (claim.get("status") or {}).get("reservedFor") or ())
 
 
-def uid_of(claim: Json) -> str:
+def uid_of(claim: ResourceClaim) -> str:
     return str((claim.get("metadata") or {}).get("uid") or "")
 
 
-def key_of(claim: Json) -> str:
+def key_of(claim: ResourceClaim) -> str:
     meta = claim.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"

@@ -20,9 +20,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from corral.scheduler.config import quantity
+from corral.scheduler.framework.api_types import (
+    ContainerExtendedResourceRequest,
+    DeviceRequest,
+    Pod,
+    ResourceClaim,
+)
 from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins.helper.dra_extended_resources import (
@@ -42,15 +48,15 @@ class NodeRejectedError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class NodeClaim:
-    claim: Json
-    mappings: tuple[Json, ...]  # ContainerExtendedResourceRequest entries
+    claim: ResourceClaim
+    mappings: tuple[ContainerExtendedResourceRequest, ...]
 
 
-def is_special(claim: Json) -> bool:
+def is_special(claim: ResourceClaim) -> bool:
     return (claim.get("metadata") or {}).get("name") == SPECIAL_CLAIM_NAME
 
 
-def find_claim(pod: PodInfo, claims: Sequence[Json]) -> Json | None:
+def find_claim(pod: PodInfo, claims: Sequence[ResourceClaim]) -> ResourceClaim | None:
     """Upstream ``findExtendedResourceClaim``: the annotated claim the pod controls."""
     for claim in claims:
         meta = claim.get("metadata") or {}
@@ -62,7 +68,7 @@ def find_claim(pod: PodInfo, claims: Sequence[Json]) -> Json | None:
     return None
 
 
-def special_claim(pod: PodInfo, claims: Sequence[Json]) -> Json:
+def special_claim(pod: PodInfo, claims: Sequence[ResourceClaim]) -> ResourceClaim:
     """The pod's claim from a prior cycle, else a new in-memory one (no requests yet)."""
     found = find_claim(pod, claims)
     if found is not None:
@@ -89,7 +95,11 @@ def special_claim(pod: PodInfo, claims: Sequence[Json]) -> Json:
 
 
 def node_claim(
-    claim: Json, pod: PodInfo, node: NodeInfo, classes: DeviceClassResolver, has_user_claims: bool
+    claim: ResourceClaim,
+    pod: PodInfo,
+    node: NodeInfo,
+    classes: DeviceClassResolver,
+    has_user_claims: bool,
 ) -> NodeClaim | None:
     """Upstream ``filterExtendedResources``: the claim to allocate on ``node``, or ``None`` when
     the node needs no devices for the pod; raises :class:`NodeRejectedError`."""
@@ -110,13 +120,13 @@ def node_claim(
     if (claim.get("status") or {}).get("allocation") is not None:
         return None
     requests, mappings = requests_and_mappings(pod.raw, wanted, classes)
-    out = copy.deepcopy(dict(claim))
-    out["spec"] = {"devices": {"requests": requests}}
-    return NodeClaim(out, tuple(mappings))
+    out = copy.deepcopy(claim)
+    out["spec"] = {"devices": {"requests": cast("list[DeviceRequest]", requests)}}
+    return NodeClaim(out, tuple(cast("list[ContainerExtendedResourceRequest]", mappings)))
 
 
 def requests_and_mappings(
-    raw_pod: Json, resources: Mapping[str, int], classes: DeviceClassResolver
+    raw_pod: Pod, resources: Mapping[str, int], classes: DeviceClassResolver
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Upstream ``createRequestsAndMappings``: the device requests for ``resources`` and the
     container → request mappings, requests sorted by name."""

@@ -19,10 +19,11 @@ claim's name (upstream's ``DeletedFinalStateUnknown``): its allocation is unknow
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from corral.scheduler.framework import cluster_events as ev
 from corral.scheduler.framework import listers
+from corral.scheduler.framework.api_types import ResourceClaim
 from corral.scheduler.framework.cluster_events import Narrowing, QueueingHint
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.dynamic_resources.claims import (
@@ -51,7 +52,8 @@ def _semantic(value: Any) -> Any:
 def after_claim_change(
     objects: listers.ObjectLister, pod: PodInfo, old: object, new: object
 ) -> QueueingHint:
-    original, modified = ev.as_objects(old, new, dict)
+    original, modified = cast("tuple[ResourceClaim | None, ResourceClaim | None]",
+                              ev.as_objects(old, new, dict))  # fmt: skip
     if modified is None:
         # Deleted: only an allocation it held can help (the deallocation is normally seen
         # first); a relist's tombstone (no spec) does not tell whether it had one.

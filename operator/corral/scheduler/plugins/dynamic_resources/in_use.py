@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from corral.scheduler.framework.api_types import RawObject as Json
+from corral.scheduler.framework.api_types import AllocationResult, ResourceClaim
 from corral.scheduler.plugins.dynamic_resources import capacity as cap
 from corral.scheduler.plugins.dynamic_resources.pools import DeviceID
 
@@ -29,7 +29,7 @@ class InUse:
         return InUse(self.dedicated | other.dedicated, shared)
 
 
-def gather(allocations: Iterable[Json | None]) -> InUse:
+def gather(allocations: Iterable[AllocationResult | None]) -> InUse:
     """What the allocations (``status.allocation`` of claims; None: not allocated) hold."""
     dedicated: set[DeviceID] = set()
     shared: dict[DeviceID, dict[str, Fraction]] = {}
@@ -61,13 +61,13 @@ class ByClaim:
     """
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[Json, InUse]] = {}  # id(claim) → (claim, its share)
+        self._known: dict[int, tuple[ResourceClaim, InUse]] = {}  # id(claim) → (claim, its share)
         self._holders: dict[DeviceID, int] = {}  # device → how many claims hold it alone
         self._sharing: dict[int, InUse] = {}  # the shares that hold shared devices, by id
         self._shared: dict[DeviceID, dict[str, Fraction]] = {}
         self._answer = InUse()
 
-    def gather(self, claims: Iterable[Json]) -> InUse:
+    def gather(self, claims: Iterable[ResourceClaim]) -> InUse:
         current = {id(claim): claim for claim in claims}
         gone = self._known.keys() - current.keys()
         new = current.keys() - self._known.keys()
@@ -104,7 +104,7 @@ class ByClaim:
                 del holders[device]
 
 
-def _amounts(consumed: Json) -> dict[str, Fraction]:
+def _amounts(consumed: Mapping[str, str]) -> dict[str, Fraction]:
     out: dict[str, Fraction] = {}
     for name, value in consumed.items():
         try:

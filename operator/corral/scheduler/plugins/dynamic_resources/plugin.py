@@ -61,6 +61,12 @@ from corral.scheduler.config import args as config_args
 from corral.scheduler.config import parse_duration, plugin_args
 from corral.scheduler.framework import listers
 from corral.scheduler.framework import nodeselector as ns
+from corral.scheduler.framework.api_types import (
+    AllocationResult,
+    PodExtendedResourceClaimStatus,
+    ResourceClaim,
+    ResourceClaimStatus,
+)
 from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.framework.cluster_events import (
     NODE,
@@ -107,6 +113,8 @@ from corral.scheduler.plugins.dynamic_resources.allocator import (
 from corral.scheduler.plugins.dynamic_resources.assumed import AssumedClaims, version
 from corral.scheduler.plugins.dynamic_resources.claims import (
     ClaimError,
+    claim_named,
+    claims_of,
     key_of,
     pod_claims,
     reserved_for,
@@ -132,26 +140,28 @@ _WRITE_STRIPES: Final = 64  # PreBind's per-claim write locks (striped by uid: b
 
 @dataclass(slots=True)
 class _State:
-    claims: list[Json]
+    claims: list[ResourceClaim]
     available_on: list[ns.NodeSelector | None]  # an allocated claim's nodes (None: any)
     to_allocate: list[int]  # indexes of the unallocated claims
     binding_failed: set[int] = field(default_factory=set)  # allocated, unusable (binding)
     allocator: Allocator | None = None
     found: dict[str, Found] = field(default_factory=dict)  # per node: where the claims fit
     unavailable: set[int] = field(default_factory=set)
-    chosen: dict[int, Json] = field(default_factory=dict)  # index → allocation, from Reserve
+    chosen: dict[int, AllocationResult] = field(
+        default_factory=dict
+    )  # index → allocation, from Reserve
     extended: int = -1  # index of the claim for extended resources (the last one), or -1
     node_claims: dict[str, NodeClaim] = field(default_factory=dict)  # its per node
     # From the batch Filter: per claim, the slots its allocation reaches (None: any node).
     available_masks: list[npt.NDArray[np.bool_] | None] | None = None
     # The claims to allocate, in ``to_allocate`` order: one list for every node's search (the
     # allocator keeps what it reads of them by the list), made by the first Filter.
-    allocating: list[Json] | None = None
+    allocating: list[ResourceClaim] | None = None
 
     def clone(self) -> _State:
         return self  # as upstream's stateData: shared by the cycle's clones
 
-    def allocations_on(self, node_name: str) -> list[Json] | None:
+    def allocations_on(self, node_name: str) -> list[AllocationResult] | None:
         """The allocations Filter found for the claims to allocate on the node (None: none)."""
         found = self.found.get(node_name)
         return None if found is None else found.allocations()
@@ -179,7 +189,7 @@ class DynamicResources:
         self.clock: Callable[[], float] = time.monotonic
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._lock = threading.Lock()  # in-flight allocations: scheduling vs binding threads
-        self._in_flight: dict[str, tuple[str, Json]] = {}  # uid → (key, allocation)
+        self._in_flight: dict[str, tuple[str, AllocationResult]] = {}  # uid → (key, allocation)
         # PreBind writes one claim from one binding thread at a time (see _write_base).
         self._write_locks = tuple(threading.Lock() for _ in range(_WRITE_STRIPES))
         self._matches: MatchCache = {}
@@ -220,7 +230,7 @@ class DynamicResources:
         except ClaimError as err:
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
         if wants_extended:
-            in_namespace = objects.list(listers.RESOURCE_CLAIM, pod.namespace)
+            in_namespace = claims_of(objects, pod.namespace)
             claims.append(extended.special_claim(pod, in_namespace))
         if not claims:
             return None, Status(Code.SKIP)
@@ -292,16 +302,16 @@ class DynamicResources:
     def _devices_in_use(self, objects: listers.ObjectLister) -> InUse:
         generation = objects.generation(listers.RESOURCE_CLAIM)
         if self._in_use[0] != generation:
-            claims = objects.list(listers.RESOURCE_CLAIM)
+            claims = claims_of(objects)
             self._in_use = (generation, self._by_claim.gather(claims))
-        in_flight: list[Json] = []
+        in_flight: list[AllocationResult] = []
         with self._lock:
             for uid, (key, allocation) in list(self._in_flight.items()):
                 namespace, _, name = key.partition("/")
                 if name == extended.SPECIAL_CLAIM_NAME:  # not created yet: PreBind re-keys it
                     in_flight.append(allocation)
                     continue
-                current = objects.get(listers.RESOURCE_CLAIM, namespace, name)
+                current = claim_named(objects, namespace, name)
                 if current is None or uid_of(current) != uid:
                     del self._in_flight[uid]  # the claim is gone
                 elif not _allocation_of(current):
@@ -424,10 +434,12 @@ class DynamicResources:
             consumers = (claim.get("status") or {}).get("reservedFor") or ()
             if len(consumers) > 1 or (consumers and consumers[0].get("uid") != pod.uid):
                 continue
-            update = copy.deepcopy(dict(claim))
-            status = update.setdefault("status", {})
-            for key in ("reservedFor", "allocation", "devices"):
-                status.pop(key, None)
+            update = copy.deepcopy(claim)
+            status: ResourceClaimStatus = update.get("status") or {}
+            status.pop("reservedFor", None)
+            status.pop("allocation", None)
+            status.pop("devices", None)
+            update["status"] = status
             try:
                 writer.update_status(update)
             except listers.WriteError as err:
@@ -516,10 +528,12 @@ class DynamicResources:
             try:
                 current = writer.get(meta.get("namespace") or "", meta.get("name") or "")
                 if reserved_for(current, pod.uid):
-                    update = copy.deepcopy(dict(current))
-                    update["status"]["reservedFor"] = [
-                        r for r in update["status"]["reservedFor"] if r.get("uid") != pod.uid
+                    update = copy.deepcopy(current)
+                    status = update.get("status") or {}
+                    status["reservedFor"] = [
+                        r for r in status.get("reservedFor") or () if r.get("uid") != pod.uid
                     ]
+                    update["status"] = status
                     writer.update_status(update)
             except listers.WriteError:
                 continue  # upstream logs and goes on: the claim controller cleans up
@@ -571,7 +585,7 @@ class DynamicResources:
                 self._in_flight.pop(uid_of(s.claims[index]), None)
         return None
 
-    def _write_base(self, claim: Json) -> Json:
+    def _write_base(self, claim: ResourceClaim) -> ResourceClaim:
         """What PreBind's first write of ``claim`` starts from: the cycle's copy, or the
         informers' or this scheduler's last written copy when that is newer.
 
@@ -584,14 +598,12 @@ class DynamicResources:
         if self._claims is None:
             return claim
         meta = claim.get("metadata") or {}
-        seen = self._claims.get(
-            listers.RESOURCE_CLAIM, meta.get("namespace") or "", meta.get("name") or ""
-        )
+        seen = claim_named(self._claims, meta.get("namespace") or "", meta.get("name") or "")
         if seen is None or uid_of(seen) != uid_of(claim) or version(seen) <= version(claim):
             return claim
         return seen
 
-    def _current(self, claim: Json) -> Json | None:
+    def _current(self, claim: ResourceClaim) -> ResourceClaim | None:
         """The claim as the informers have it, or as PreBind wrote it if that is newer (upstream
         reads its assume cache)."""
         objects = self._handle.objects
@@ -599,7 +611,7 @@ class DynamicResources:
             return claim
         meta = claim.get("metadata") or {}
         namespace, name = meta.get("namespace") or "", meta.get("name") or ""
-        seen = objects.get(listers.RESOURCE_CLAIM, namespace, name)
+        seen = claim_named(objects, namespace, name)
         if seen is None or uid_of(seen) != uid_of(claim):
             return seen
         return claim if version(claim) > version(seen) else seen
@@ -637,7 +649,10 @@ class DynamicResources:
                 " ExtendedResourceClaimStatus"
             )
         name = (claim.get("metadata") or {}).get("name") or ""
-        status = {"requestMappings": mappings, "resourceClaimName": name}
+        status: PodExtendedResourceClaimStatus = {
+            "requestMappings": mappings,
+            "resourceClaimName": name,
+        }
         try:
             writer.patch_pod_status(
                 pod.namespace, pod.name, {"extendedResourceClaimStatus": status}
@@ -710,14 +725,14 @@ def _unschedulable(message: str) -> Status:
     return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
 
 
-def _validate_classes(claim: Json, objects: listers.ObjectLister) -> Status | None:
+def _validate_classes(claim: ResourceClaim, objects: listers.ObjectLister) -> Status | None:
     for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
-        if request.get("exactly") is not None:
-            wanted = [(request.get("name") or "", request["exactly"].get("deviceClassName"))]
-        elif request.get("firstAvailable"):
+        if (exactly := request.get("exactly")) is not None:
+            wanted = [(request.get("name") or "", exactly.get("deviceClassName"))]
+        elif subs := request.get("firstAvailable"):
             wanted = [
                 (f"{request.get('name') or ''}/{sub.get('name') or ''}", sub.get("deviceClassName"))
-                for sub in request["firstAvailable"]
+                for sub in subs
             ]
         else:
             return Status.error(f"request {request.get('name') or ''}: unsupported request type")
@@ -729,12 +744,12 @@ def _validate_classes(claim: Json, objects: listers.ObjectLister) -> Status | No
     return None
 
 
-def _allocation_of(claim: Json) -> Json | None:
-    allocation: Json | None = (claim.get("status") or {}).get("allocation")
+def _allocation_of(claim: ResourceClaim) -> AllocationResult | None:
+    allocation: AllocationResult | None = (claim.get("status") or {}).get("allocation")
     return allocation
 
 
-def _score(s: _State, allocations: list[Json] | None) -> int:
+def _score(s: _State, allocations: list[AllocationResult] | None) -> int:
     """Upstream ``computeScore``: per claim, FIRST_AVAILABLE_MAX - index of the chosen
     subrequest of each prioritized-list request."""
     if allocations is None:
@@ -759,13 +774,13 @@ def _score(s: _State, allocations: list[Json] | None) -> int:
     return total
 
 
-def _prioritized(claim: Json) -> bool:
+def _prioritized(claim: ResourceClaim) -> bool:
     """Whether a request of ``claim`` is a prioritized list (``firstAvailable``)."""
     requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
     return any(r.get("firstAvailable") for r in requests)
 
 
-def _namespace_name(claim: Json) -> tuple[str, str]:
+def _namespace_name(claim: ResourceClaim) -> tuple[str, str]:
     meta = claim.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 

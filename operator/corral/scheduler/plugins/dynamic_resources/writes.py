@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Json
+from corral.scheduler.framework.api_types import (
+    AllocationResult,
+    ResourceClaim,
+    ResourceClaimStatus,
+)
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.dynamic_resources.allocator import claim_key
 
@@ -22,22 +26,21 @@ _RETRIES: Final = 5  # client-go retry.DefaultRetry.Steps
 
 
 def bind_claim(
-    writer: listers.ResourceClaimWriter, claim: Json, allocation: Json | None, pod: PodInfo
-) -> Json:
+    writer: listers.ResourceClaimWriter,
+    claim: ResourceClaim,
+    allocation: AllocationResult | None,
+    pod: PodInfo,
+) -> ResourceClaim:
     """Upstream ``bindClaim``: finalizer, allocation and reservation, retried on conflict;
     returns the claim as stored. ``claim`` (the informer's, shared) is not changed: the writes
     replace whole values in copies of its top level, metadata and status, never edit nested ones
     (a deep copy of every claim was an eighth of a binding thread's CPU)."""
-    current: dict[str, Any] = {
-        **claim,
-        "metadata": dict(claim.get("metadata") or {}),
-        "status": dict(claim.get("status") or {}),
-    }
+    current: ResourceClaim = {**claim}
     key = claim_key(claim)
     for attempt in range(_RETRIES):
         if attempt:
             meta = current.get("metadata") or {}
-            current = dict(writer.get(meta.get("namespace") or "", meta.get("name") or ""))
+            current = {**writer.get(meta.get("namespace") or "", meta.get("name") or "")}
         try:
             return _bind_once(writer, current, allocation, pod, key)
         except listers.WriteError as err:
@@ -49,37 +52,41 @@ def bind_claim(
 
 def _bind_once(
     writer: listers.ResourceClaimWriter,
-    claim: dict[str, Any],
-    allocation: Json | None,
+    claim: ResourceClaim,
+    allocation: AllocationResult | None,
     pod: PodInfo,
     key: str,
-) -> Json:
-    meta = claim.setdefault("metadata", {})
-    status = claim.setdefault("status", {})
+) -> ResourceClaim:
+    """One attempt; ``claim`` is a copy of the top level only: its metadata and status are
+    replaced by new values, never changed."""
+    meta = claim.get("metadata") or {}
     if meta.get("deletionTimestamp"):
         raise listers.WriteError(f"claim {key} got deleted in the meantime")
     if allocation is not None:
-        if status.get("allocation"):
+        if (claim.get("status") or {}).get("allocation"):
             raise listers.WriteError(f"claim {key} got allocated elsewhere in the meantime")
         if FINALIZER not in (meta.get("finalizers") or ()):
-            meta["finalizers"] = [*(meta.get("finalizers") or ()), FINALIZER]
+            claim["metadata"] = {**meta, "finalizers": [*(meta.get("finalizers") or ()), FINALIZER]}
             try:
-                claim.update(copy.deepcopy(dict(writer.update(claim))))
+                claim = copy.deepcopy(writer.update(claim))
             except listers.WriteError as err:
                 raise listers.WriteError(
                     f"add finalizer to claim {key}: {err}", conflict=err.conflict
                 ) from err
-            status = claim.setdefault("status", {})
-        status["allocation"] = copy.deepcopy(dict(allocation))
+    status: ResourceClaimStatus = {**(claim.get("status") or {})}
+    if allocation is not None:
+        status["allocation"] = copy.deepcopy(allocation)
     status["reservedFor"] = [
         *(status.get("reservedFor") or ()),
         {"resource": "pods", "name": pod.name, "uid": pod.uid},
     ]
-    if not status.get("allocation"):
+    allocated = status.get("allocation")
+    if not allocated:
         raise listers.WriteError(f"claim {key} got deallocated elsewhere in the meantime")
-    if not status["allocation"].get("allocationTimestamp"):
+    if not allocated.get("allocationTimestamp"):
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        status["allocation"] = {**status["allocation"], "allocationTimestamp": now}
+        status["allocation"] = {**allocated, "allocationTimestamp": now}
+    claim["status"] = status
     try:
         return writer.update_status(claim)
     except listers.WriteError as err:
@@ -89,13 +96,14 @@ def _bind_once(
         raise listers.WriteError(f"{what} claim {key}: {err}", conflict=err.conflict) from err
 
 
-def create_claim(writer: listers.ResourceClaimWriter, claim: Json) -> Json:
+def create_claim(writer: listers.ResourceClaimWriter, claim: ResourceClaim) -> ResourceClaim:
     """Upstream ``createExtendedResourceClaimInAPI``: named by the API server."""
-    body = copy.deepcopy(dict(claim))
-    meta = body.setdefault("metadata", {})
+    body = copy.deepcopy(claim)
+    meta = body.get("metadata") or {}
     namespace = meta.get("namespace") or ""
-    for key in ("name", "uid"):
-        meta.pop(key, None)
+    meta.pop("name", None)
+    meta.pop("uid", None)
+    body["metadata"] = meta
     body.pop("status", None)
     try:
         return writer.create(body)
@@ -105,17 +113,18 @@ def create_claim(writer: listers.ResourceClaimWriter, claim: Json) -> Json:
         ) from err
 
 
-def delete_claim(writer: listers.ResourceClaimWriter, claim: Json) -> None:
+def delete_claim(writer: listers.ResourceClaimWriter, claim: ResourceClaim) -> None:
     """Upstream ``deleteClaim``: the delete-protection finalizer off (retried on conflict),
     then the delete; a claim already gone is fine."""
-    current: dict[str, Any] = copy.deepcopy(dict(claim))
+    current = copy.deepcopy(claim)
     meta = current.get("metadata") or {}
     namespace, name = meta.get("namespace") or "", meta.get("name") or ""
     for attempt in range(_RETRIES):
         if attempt:
-            current = dict(writer.get(namespace, name))
-        meta = current.setdefault("metadata", {})
-        meta["finalizers"] = [f for f in meta.get("finalizers") or () if f != FINALIZER]
+            current = {**writer.get(namespace, name)}
+        meta = current.get("metadata") or {}
+        kept = [f for f in meta.get("finalizers") or () if f != FINALIZER]
+        current["metadata"] = {**meta, "finalizers": kept}
         try:
             writer.update(current)
         except listers.WriteError as err:
