@@ -2,8 +2,9 @@
 cache, a fake binder and a fake clock, after upstream's ``schedule_one_test.go``: a pod that fits
 is bound and reported once; one that fits nowhere is reported with the FitError message, parked
 unschedulable, and retried only when a cluster event its rejecting plugin registered for (and
-whose hint accepts) arrives; a failed Bind forgets the assumed pod and requeues it; a pod of
-another scheduler is dropped."""
+whose hint accepts) arrives — with ``queueing_hints`` off, by any event it registered — as the
+informer's node events reach the queue through ClusterState; a failed Bind forgets the assumed
+pod and requeues it; a pod of another scheduler is dropped."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
+from corral.k8s.informer import EventType
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import pod_from_json
+from corral.scheduler.engine.handlers import ClusterState
 from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
 from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
@@ -21,7 +26,7 @@ from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
-from corral.testing.builders import node_record, pod_info
+from corral.testing.builders import expr, node, node_record, pod, pod_info, required
 
 PROFILE = "default-scheduler"
 
@@ -86,7 +91,7 @@ class Harness:
         self.loop.schedule_one(qpi)
 
 
-def harness(*nodes: dict[str, str], refuse: str = "") -> Harness:
+def harness(*nodes: dict[str, str], refuse: str = "", hints: bool = True) -> Harness:
     binder, reported, clock = Binder(refuse), Reported(), Clock()
     fwk = Framework(default_profile(), in_tree_registry(), pod_binder=binder)
     queue = SchedulingQueue(
@@ -94,6 +99,7 @@ def harness(*nodes: dict[str, str], refuse: str = "") -> Harness:
         pre_enqueue=fwk.run_pre_enqueue,
         events_by_profile={PROFILE: dict(fwk.events_by_plugin())},
         clock=clock,
+        queueing_hints=hints,
     )
     cache = Cache()
     for spec in nodes:
@@ -171,3 +177,47 @@ def test_a_pod_of_another_scheduler_is_dropped() -> None:
     h.cycle()
     assert (h.binder.bound, h.reported.outcomes) == ([], [])
     assert h.queue.where(other.uid) == ""
+
+
+# A pod NodeAffinity alone rejects: pinned to node "home" by a matchFields term, it wants a
+# label "pool=wanted" that node lacks. NodeAffinity registers Node Add and Node label updates.
+Event = tuple[EventType, dict[str, Any]]
+_LABEL_STILL_WRONG: Event = ("MODIFIED", node("home", labels={"pool": "elsewhere"}))
+_OTHER_NODE_ADDED: Event = ("ADDED", node("other", labels={"pool": "wanted"}))
+_TAINTED: Event = ("MODIFIED", node("home", taints=[{"key": "k", "effect": "PreferNoSchedule"}]))
+_LABEL_WANTED: Event = ("MODIFIED", node("home", labels={"pool": "wanted"}))
+
+
+@pytest.mark.parametrize(
+    ("hints", "event", "where"),
+    [
+        pytest.param(True, _LABEL_STILL_WRONG, "unschedulable", id="hints: label still wrong"),
+        pytest.param(True, _OTHER_NODE_ADDED, "unschedulable", id="hints: other node added"),
+        pytest.param(True, _TAINTED, "unschedulable", id="hints: unregistered event"),
+        pytest.param(True, _LABEL_WANTED, "backoff", id="hints: wanted label"),
+        pytest.param(False, _LABEL_STILL_WRONG, "backoff", id="no hints: label update"),
+        pytest.param(False, _OTHER_NODE_ADDED, "backoff", id="no hints: node added"),
+        pytest.param(False, _TAINTED, "unschedulable", id="no hints: unregistered event"),
+        pytest.param(False, _LABEL_WANTED, "backoff", id="no hints: wanted label"),
+    ],
+)  # fmt: skip
+def test_a_rejected_pod_is_retried_only_by_an_event_its_rejector_accepts(
+    hints: bool, event: Event, where: str
+) -> None:
+    h = harness(hints=hints)
+    state = ClusterState(h.cache, h.queue, {PROFILE}, lambda _: True)
+    state.on_node("ADDED", node("home"))
+    pinned = expr("metadata.name", "In", "home")
+    term = {"matchFields": [pinned], "matchExpressions": [expr("pool", "In", "wanted")]}
+    state.on_pod("ADDED", pod("picky", cpu="1", affinity=required(term)))
+    h.cycle()
+    (failure,) = h.reported.outcomes
+    assert isinstance(failure, Failure)
+    assert failure.message.startswith("0/1 nodes are available: 1 node(s) didn't match Pod's")
+    assert h.queue.where(pod_info("picky").uid) == "unschedulable"
+    state.on_node(*event)
+    assert h.queue.where(pod_info("picky").uid) == where
+    if event is not _LABEL_WANTED:
+        state.on_node(*_LABEL_WANTED)  # now it fits: queued (or left in backoff)
+    h.cycle()
+    assert h.binder.bound == [("picky", "home")], h.reported.outcomes[-1]
