@@ -76,18 +76,19 @@ def live_rival() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("name", "client", "active", "gets"),
+    ("name", "rival", "error", "active", "gets"),
     [
-        pytest.param(None, PeeringClient(live_rival()), True, 0, id="standalone: never asks"),
-        pytest.param("p", PeeringClient({}), True, 1, id="no other peer: active"),
-        pytest.param("p", PeeringClient(live_rival()), False, 1, id="a live rival: standby"),
-        pytest.param("p", PeeringClient({}, ApiError(403, "Forbidden", "no")), False, 1,
+        pytest.param(None, True, None, True, 0, id="standalone: never asks"),
+        pytest.param("p", False, None, True, 1, id="no other peer: active"),
+        pytest.param("p", True, None, False, 1, id="a live rival: standby"),
+        pytest.param("p", False, ApiError(403, "Forbidden", "no"), False, 1,
                      id="cannot read the peering: standby"),
     ],
 )  # fmt: skip
 def test_gate_asks_the_peering(
-    name: str | None, client: PeeringClient, active: bool, gets: int
+    name: str | None, rival: bool, error: ApiError | None, active: bool, gets: int
 ) -> None:
+    client = PeeringClient(live_rival() if rival else {}, error)  # seen now, not at collection
     gate = peering.Gate(client, name, ME, MY_PRIORITY)  # type: ignore[arg-type]
     assert gate.active() is active
     assert client.gets == gets
