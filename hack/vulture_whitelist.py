@@ -42,13 +42,14 @@ shadow_raw  # engine/shadow/compare.py PluginScores: the evidence, encoded with 
 live_raw
 last_update  # engine/shadow/tally.py ShadowStatus, encoded with the dataclass (status.shadow)
 
-# TypedDict keys (framework/api_types.py): Kubernetes field names, read as strings
-# (``spec.get("nodeName")``), never as attributes.
+# TypedDict keys (framework/api_types.py, controller/status.py, render/rbac.py): Kubernetes
+# field names, read as strings (``spec.get("nodeName")``), never as attributes.
 (
     _.adminAccess,
     _.allocationMode,
     _.allocationTimestamp,
     _.apiGroup,
+    _.apiGroups,
     _.apiVersion,
     _.bindingConditions,
     _.bindingFailureConditions,
@@ -95,6 +96,7 @@ last_update  # engine/shadow/tally.py ShadowStatus, encoded with the dataclass (
     _.resourceClaimStatuses,
     _.resourceClaimTemplateName,
     _.resourceName,
+    _.resourceNames,
     _.resourceVersion,
     _.schedulerName,
     _.schedulingGates,

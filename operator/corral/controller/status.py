@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict
 
 READY: Final = "Ready"
 RECONCILING: Final = "Reconciling"
@@ -24,7 +24,17 @@ NODE_POOL_OVERLAP: Final = "NodePoolOverlap"
 SHADOW: Final = "shadow"
 
 OutcomeKind = Literal["ready", "progressing", "stalled"]
-Condition = dict[str, Any]
+
+
+class Condition(TypedDict, total=False):
+    """A metav1.Condition of the profile's status (kstatus reads Ready, Reconciling, Stalled)."""
+
+    type: str
+    status: str  # "True" | "False" | "Unknown"
+    reason: str
+    message: str
+    observedGeneration: int
+    lastTransitionTime: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, TypedDict
 
 from corral.api import Catalog, SchedulerProfile
 from corral.api.catalog import Resource
@@ -52,16 +52,23 @@ DELEGATED_AUTH: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ("authorization.k8s.io", "subjectaccessreviews", ("create",)),
 )
 
-Rule = dict[str, Any]
+
+class PolicyRule(TypedDict, total=False):
+    """An rbac.authorization.k8s.io/v1 PolicyRule, as the Role templates render it."""
+
+    apiGroups: list[str]
+    resources: list[str]
+    resourceNames: list[str]
+    verbs: list[str]
 
 
 @dataclass(frozen=True, slots=True)
 class RbacPlan:
-    cluster_rules: list[Rule]
+    cluster_rules: list[PolicyRule]
     # Rules granted only in tenant namespaces; empty when the profile acts cluster-wide.
-    tenant_rules: list[Rule]
+    tenant_rules: list[PolicyRule]
     tenant_namespaces: list[str]
-    leader_election_rules: list[Rule]
+    leader_election_rules: list[PolicyRule]
     shadow: bool = False  # read-only: no write about pods anywhere
 
 
@@ -71,7 +78,7 @@ def enabled_plugins(profile: SchedulerProfile) -> list[str]:
     return sorted({p.name for point in points for p in merged.point(point).enabled})
 
 
-def _group_rules(entries: list[tuple[str, str, tuple[str, ...]]]) -> list[Rule]:
+def _group_rules(entries: list[tuple[str, str, tuple[str, ...]]]) -> list[PolicyRule]:
     """Merge (group, resource, verbs) into one rule per (group, verbs), sorted, deterministic."""
     verbs_by: dict[tuple[str, str], set[str]] = defaultdict(set)
     for group, resource, verbs in entries:
@@ -85,7 +92,7 @@ def _group_rules(entries: list[tuple[str, str, tuple[str, ...]]]) -> list[Rule]:
     ]
 
 
-def shadow_status_rule(profile: SchedulerProfile) -> Rule:
+def shadow_status_rule(profile: SchedulerProfile) -> PolicyRule:
     return {
         "apiGroups": [GROUP],
         "resources": [f"{PLURAL}/status"],
@@ -121,7 +128,7 @@ def plan(profile: SchedulerProfile, catalog: Catalog) -> RbacPlan:
     namespaces = sorted(tenancy.namespaces) if tenancy is not None else []
     le = profile.spec.leader_election
     lease_name = le.resource_name if le and le.resource_name else profile.name
-    leader_rules: list[Rule] = [
+    leader_rules: list[PolicyRule] = [
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
         {
             "apiGroups": ["coordination.k8s.io"],

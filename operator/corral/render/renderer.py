@@ -219,7 +219,7 @@ def render(profile: SchedulerProfile, catalog: Catalog | None = None) -> Rendere
 
 
 def _role_pair(
-    ctx: dict[str, Any], name: str, namespace: str | None, rules: list[rbac.Rule]
+    ctx: dict[str, Any], name: str, namespace: str | None, rules: list[rbac.PolicyRule]
 ) -> list[Object]:
     role_ctx = {**ctx, "role_name": name, "role_namespace": namespace, "rules": rules}
     return [_render_one("role.yaml.j2", role_ctx), _render_one("rolebinding.yaml.j2", role_ctx)]

@@ -46,13 +46,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 from corral.scheduler.config import PluginDeclaration
 from corral.scheduler.config.declarations import Resource
 from corral.scheduler.framework import listers
-
-Object = Mapping[str, Any]
+from corral.scheduler.framework.api_types import RawObject
 
 # (API group, resource) -> (kind, list/watch path): the resources an informer can feed.
 WATCHED: Final[Mapping[Resource, tuple[str, str]]] = {
@@ -143,7 +142,7 @@ def unwatched_reads(declarations: Iterable[PluginDeclaration]) -> list[tuple[str
     return [(d.name, r) for d in declarations for r in d.cluster_reads if r not in WATCHED]
 
 
-def _key(obj: Object) -> tuple[str, str]:
+def _key(obj: RawObject) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
@@ -153,10 +152,10 @@ class ObjectStore:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._objects: dict[str, dict[tuple[str, str], Object]] = {}
+        self._objects: dict[str, dict[tuple[str, str], RawObject]] = {}
         self._generations: dict[str, int] = {}
 
-    def apply(self, kind: str, event_type: str, obj: Object) -> None:
+    def apply(self, kind: str, event_type: str, obj: RawObject) -> None:
         if event_type == BOOKMARK:
             return
         if event_type not in (ADDED, MODIFIED, DELETED):
@@ -170,7 +169,7 @@ class ObjectStore:
                 objects[key] = obj
             self._generations[kind] = self._generations.get(kind, 0) + 1
 
-    def replace(self, kind: str, objects: Iterable[Object]) -> None:
+    def replace(self, kind: str, objects: Iterable[RawObject]) -> None:
         """The full list of ``kind`` (after a list or a re-list)."""
         fresh = {_key(o): o for o in objects}
         with self._lock:
@@ -184,11 +183,11 @@ class ObjectStore:
         with self._lock:
             return {kind: len(objects) for kind, objects in self._objects.items()}
 
-    def get(self, kind: str, namespace: str, name: str) -> Object | None:
+    def get(self, kind: str, namespace: str, name: str) -> RawObject | None:
         with self._lock:
             return self._objects.get(kind, {}).get((namespace, name))
 
-    def list(self, kind: str, namespace: str | None = None) -> Sequence[Object]:
+    def list(self, kind: str, namespace: str | None = None) -> Sequence[RawObject]:
         with self._lock:
             objects = self._objects.get(kind, {})
             if namespace is None:

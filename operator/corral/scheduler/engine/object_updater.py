@@ -12,10 +12,10 @@ from __future__ import annotations
 from corral.k8s import ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 
 
-def _path(kind: str, obj: Object) -> str:
+def _path(kind: str, obj: RawObject) -> str:
     meta = obj.get("metadata") or {}
     name = meta.get("name", "")
     if kind == listers.PERSISTENT_VOLUME:
@@ -30,12 +30,12 @@ class ApiObjectUpdater:
         self.client = client
         self.bucket = bucket
 
-    def update(self, kind: str, obj: Object) -> Object:
+    def update(self, kind: str, obj: RawObject) -> RawObject:
         path = _path(kind, obj)
         self.bucket.wait("PUT")
         try:
             body = {**obj, "apiVersion": "v1", "kind": kind}
-            answer: Object = self.client.request("PUT", path, body=body)
+            answer: RawObject = self.client.request("PUT", path, body=body)
         except ApiError as exc:
             raise RuntimeError(exc.message or str(exc)) from None
         return answer

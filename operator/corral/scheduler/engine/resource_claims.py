@@ -11,8 +11,7 @@ from typing import Any, Final, cast
 
 from corral.k8s import CONTENT_JSON, CONTENT_STRATEGIC_MERGE_PATCH, ApiError, Client
 from corral.k8s.ratelimit import TokenBucket
-from corral.scheduler.framework.api_types import PodStatus, ResourceClaim
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import PodStatus, RawObject, ResourceClaim
 from corral.scheduler.framework.listers import WriteError
 
 _PATH: Final = "/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{name}"
@@ -49,8 +48,8 @@ class ApiClaimWriter:
         self._call("PATCH", path, {"status": status}, CONTENT_STRATEGIC_MERGE_PATCH)
 
     def _call(
-        self, method: str, path: str, body: Object | None, content_type: str = CONTENT_JSON
-    ) -> Object:
+        self, method: str, path: str, body: RawObject | None, content_type: str = CONTENT_JSON
+    ) -> RawObject:
         self.bucket.wait(method)
         try:
             result: dict[str, Any] = self.client.request(
@@ -67,7 +66,7 @@ def _path(namespace: str, name: str) -> str:
     return _PATH.format(namespace=namespace, name=name)
 
 
-def _claim(stored: Object) -> ResourceClaim:
+def _claim(stored: RawObject) -> ResourceClaim:
     """The API server's answer, as the typed view of its JSON."""
     return cast("ResourceClaim", stored)
 

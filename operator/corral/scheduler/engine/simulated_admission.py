@@ -41,6 +41,7 @@ from corral.scheduler.backend.objects import ObjectStore
 from corral.scheduler.backend.records import MalformedObjectError
 from corral.scheduler.config import quantity
 from corral.scheduler.framework import labels, listers
+from corral.scheduler.framework.api_types import RawObject
 
 TERMINAL_PHASES: Final = ("Succeeded", "Failed")
 # The kinds simulate reads that belong to no namespace; every other one gets ``default``.
@@ -101,8 +102,6 @@ NOTE_DEFAULT_PRIORITY: Final = (
     "sets it"
 )
 
-Object = Mapping[str, Any]
-
 
 class Notes:
     """Assumptions made, with how many objects each concerned, in the order first made."""
@@ -117,21 +116,21 @@ class Notes:
         return [f"{n} {note}" for note, n in self.counts.items()]
 
 
-def _meta(raw: Object) -> dict[str, Any]:
+def _meta(raw: RawObject) -> dict[str, Any]:
     meta = raw.get("metadata")
     if meta is not None and not isinstance(meta, Mapping):
         raise MalformedObjectError(f"{raw.get('kind')}: metadata must be an object")
     return dict(meta or {})
 
 
-def _spec(raw: Object) -> dict[str, Any]:
+def _spec(raw: RawObject) -> dict[str, Any]:
     spec = raw.get("spec")
     if spec is not None and not isinstance(spec, Mapping):
         raise MalformedObjectError(f"{raw.get('kind')}: spec must be an object")
     return dict(spec or {})
 
 
-def terminal(raw: Object) -> bool:
+def terminal(raw: RawObject) -> bool:
     status = raw.get("status")
     return isinstance(status, Mapping) and status.get("phase") in TERMINAL_PHASES
 
@@ -142,13 +141,13 @@ class Admission:
         self.notes = notes
         self._uids = 0
         # ResourceClaimTemplates: read by the resourceclaim controller, not by the engine.
-        self.templates: dict[tuple[str, str], Object] = {}
+        self.templates: dict[tuple[str, str], RawObject] = {}
 
-    def template(self, raw: Object) -> None:
+    def template(self, raw: RawObject) -> None:
         meta = _meta(raw)
         self.templates[(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))] = raw
 
-    def pending(self, raw: Object) -> dict[str, Any]:
+    def pending(self, raw: RawObject) -> dict[str, Any]:
         """A pod to place: :meth:`pod`, then the claims its templates stand for."""
         pod = self.pod(raw)
         entries = pod["spec"].get("resourceClaims")
@@ -176,7 +175,7 @@ class Admission:
             pod["status"] = status
         return pod
 
-    def pod(self, raw: Object) -> dict[str, Any]:
+    def pod(self, raw: RawObject) -> dict[str, Any]:
         meta, spec = _meta(raw), _spec(raw)
         if not meta.get("uid"):
             self._uids += 1
@@ -189,7 +188,7 @@ class Admission:
             self._priority(spec)
         return {**raw, "metadata": meta, "spec": spec}
 
-    def pod_group(self, raw: Object) -> dict[str, Any]:
+    def pod_group(self, raw: RawObject) -> dict[str, Any]:
         meta, spec = _meta(raw), _spec(raw)
         if not meta.get("uid"):
             self._uids += 1
@@ -202,7 +201,7 @@ class Admission:
 
     def _priority(self, spec: dict[str, Any], *, policy: bool = True) -> None:
         name = spec.get("priorityClassName")
-        found: Object | None = None
+        found: RawObject | None = None
         if name:
             found = self.objects.get(listers.PRIORITY_CLASS, "", str(name))
         else:
@@ -218,7 +217,7 @@ class Admission:
         if policy and preemption and not spec.get("preemptionPolicy"):
             spec["preemptionPolicy"] = preemption
 
-    def object(self, kind: str, raw: Object) -> dict[str, Any]:
+    def object(self, kind: str, raw: RawObject) -> dict[str, Any]:
         """Any other kind: the API server's default namespace, a Namespace's name label."""
         if kind == listers.NAMESPACE:
             return self.namespace(raw)
@@ -227,7 +226,7 @@ class Admission:
             meta.setdefault("namespace", "default")
         return {**raw, "metadata": meta}
 
-    def node(self, raw: Object) -> dict[str, Any]:
+    def node(self, raw: RawObject) -> dict[str, Any]:
         meta = _meta(raw)
         labels = meta.get("labels")
         if not isinstance(labels, Mapping) or HOSTNAME not in labels:
@@ -245,7 +244,7 @@ class Admission:
             return {**raw, "metadata": meta, "spec": spec}
         return {**raw, "metadata": meta}
 
-    def namespace(self, raw: Object) -> dict[str, Any]:
+    def namespace(self, raw: RawObject) -> dict[str, Any]:
         meta = _meta(raw)
         labels = meta.get("labels")
         merged = dict(labels) if isinstance(labels, Mapping) else {}
@@ -253,8 +252,11 @@ class Admission:
         return {**raw, "metadata": {**meta, "labels": merged}}
 
     def volumes(
-        self, volumes: Sequence[Object], claims: Sequence[Object], classes: Sequence[Object]
-    ) -> list[Object]:
+        self,
+        volumes: Sequence[RawObject],
+        claims: Sequence[RawObject],
+        classes: Sequence[RawObject],
+    ) -> list[RawObject]:
         """The PVs and PVCs to store again, as the PV controller and admission leave them:
         phase-less PVs pre-bound to a claim that names them are Bound with it, other phase-less
         PVs Available; a claim without ``storageClassName`` gets the default class; an unbound
@@ -312,11 +314,11 @@ class Admission:
                          "status": {"phase": "Bound"}}  # fmt: skip
             pvcs[key] = _bound_claim(claim, name)
             changed |= {("pv", name), ("pvc", "/".join(key))}
-        out: list[Object] = [v for n, v in pvs.items() if ("pv", n) in changed]
+        out: list[RawObject] = [v for n, v in pvs.items() if ("pv", n) in changed]
         return out + [c for k, c in pvcs.items() if ("pvc", "/".join(k)) in changed]
 
 
-def _bound_claim(claim: Object, volume: str) -> dict[str, Any]:
+def _bound_claim(claim: RawObject, volume: str) -> dict[str, Any]:
     meta = _meta(claim)
     notes = {**(meta.get("annotations") or {}), BIND_COMPLETED: "yes"}
     return {**claim, "metadata": {**meta, "annotations": notes},
@@ -331,7 +333,7 @@ def _size(raw: object) -> Fraction:
         return Fraction(0)
 
 
-def _best_volume(claim: Object, volumes: Iterable[Object]) -> Object | None:
+def _best_volume(claim: RawObject, volumes: Iterable[RawObject]) -> RawObject | None:
     """The PV controller's match for an Immediate claim (no node to honour): an Available PV of
     the claim's class and volume mode, with every access mode it asks for, the claim's selector
     and at least its request; the smallest, then by name."""
@@ -359,7 +361,7 @@ def _best_volume(claim: Object, volumes: Iterable[Object]) -> Object | None:
     return min(fitting, key=lambda f: (f[0], f[1]))[2] if fitting else None
 
 
-def _provisioned(claim: Object) -> dict[str, Any]:
+def _provisioned(claim: RawObject) -> dict[str, Any]:
     meta, spec = _meta(claim), _spec(claim)
     return {
         "apiVersion": "v1", "kind": "PersistentVolume",
@@ -371,7 +373,7 @@ def _provisioned(claim: Object) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _claim_from(template: Object, pod: Object, entry: str) -> dict[str, Any]:
+def _claim_from(template: RawObject, pod: RawObject, entry: str) -> dict[str, Any]:
     """The resourceclaim controller's claim for one entry of ``pod``: named after the pod and
     the entry (the controller adds 5 random characters; here they are fixed), owned by it."""
     meta = _meta(pod)
@@ -396,7 +398,7 @@ def _claim_from(template: Object, pod: Object, entry: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _ns_name(obj: Object) -> tuple[str, str]:
+def _ns_name(obj: RawObject) -> tuple[str, str]:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")

@@ -29,18 +29,17 @@ from typing import Any, Final, cast
 
 from corral.scheduler.backend.objects import DELETED, MODIFIED, ObjectStore
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import ObjectMeta, PodStatus, ResourceClaim
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import ObjectMeta, PodStatus, RawObject, ResourceClaim
 
 SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
 BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 HOSTNAME: Final = "kubernetes.io/hostname"
 
 
-Change = Callable[[str, Object | None, Object | None], None]
+Change = Callable[[str, RawObject | None, RawObject | None], None]
 
 
-def _unchanged(kind: str, old: Object | None, new: Object | None) -> None:
+def _unchanged(kind: str, old: RawObject | None, new: RawObject | None) -> None:
     pass
 
 
@@ -50,7 +49,7 @@ class _Writer:
         self.on_change = on_change
         self._versions = itertools.count(1_000_000)
 
-    def _store(self, kind: str, obj: Object) -> dict[str, Any]:
+    def _store(self, kind: str, obj: RawObject) -> dict[str, Any]:
         meta = {**(obj.get("metadata") or {}), "resourceVersion": str(next(self._versions))}
         stored = {**obj, "metadata": meta}
         old = self.objects.get(kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
@@ -60,7 +59,7 @@ class _Writer:
 
 
 class SimulatedStorage(_Writer):
-    def update(self, kind: str, obj: Object) -> Object:
+    def update(self, kind: str, obj: RawObject) -> RawObject:
         stored = self._store(kind, obj)
         if kind == listers.PERSISTENT_VOLUME:
             ref = (stored.get("spec") or {}).get("claimRef")
@@ -72,7 +71,7 @@ class SimulatedStorage(_Writer):
                 self._provision(stored, str(node))
         return stored
 
-    def _provision(self, claim: Object, node: str) -> None:
+    def _provision(self, claim: RawObject, node: str) -> None:
         meta = claim.get("metadata") or {}
         spec = claim.get("spec") or {}
         size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "0")
@@ -92,7 +91,7 @@ class SimulatedStorage(_Writer):
         self._bind(self._store(listers.PERSISTENT_VOLUME, volume),
                    str(meta.get("namespace", "")), str(meta.get("name", "")))  # fmt: skip
 
-    def _bind(self, volume: Object, namespace: str, name: str) -> None:
+    def _bind(self, volume: RawObject, namespace: str, name: str) -> None:
         claim = self.objects.get(listers.PERSISTENT_VOLUME_CLAIM, namespace, name)
         if claim is None:
             return

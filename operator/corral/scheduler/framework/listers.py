@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Final, Protocol
 
-from corral.scheduler.framework.api_types import PodStatus, ResourceClaim
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import PodStatus, RawObject, ResourceClaim
 from corral.scheduler.framework.status import Status
 from corral.scheduler.framework.types import PodInfo
 
@@ -47,11 +46,11 @@ SP_POD_GROUP: Final = "podgroups.v1alpha1.scheduling.x-k8s.io"
 
 
 class ObjectLister(Protocol):
-    def get(self, kind: str, namespace: str, name: str) -> Object | None:
+    def get(self, kind: str, namespace: str, name: str) -> RawObject | None:
         """One object (``namespace`` "" for cluster-scoped kinds), or ``None``."""
         ...
 
-    def list(self, kind: str, namespace: str | None = None) -> Sequence[Object]:
+    def list(self, kind: str, namespace: str | None = None) -> Sequence[RawObject]:
         """Objects of ``kind`` (in ``namespace`` when given), in no particular order."""
         ...
 
@@ -182,4 +181,4 @@ class ObjectUpdater(Protocol):
     ``resourceVersion`` guarding against lost updates, and returns the stored object. It raises
     on failure; the exception's text is the API server's message."""
 
-    def update(self, kind: str, obj: Object) -> Object: ...
+    def update(self, kind: str, obj: RawObject) -> RawObject: ...

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.framework.cluster_events import NODE, POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.interface import Handle, PreFilterExtensions, PreFilterResult
@@ -46,7 +46,7 @@ _CLAIMS: Final = frozenset({"persistentVolumeClaim", "ephemeral"})
 _UNBOUND_PREFIX: Final = "corral-unbound-claim"
 
 
-def _owned_by(claim: Object, uid: str) -> bool:
+def _owned_by(claim: RawObject, uid: str) -> bool:
     """Upstream ``ephemeral.VolumeIsForPod``: the pod controls the claim."""
     refs = (claim.get("metadata") or {}).get("ownerReferences") or ()
     return any(ref.get("controller") and ref.get("uid") == uid for ref in refs)
@@ -73,7 +73,7 @@ class NodeVolumeLimits:
         return None
 
     def _attachable(
-        self, pod: PodInfo, csi_node: Object | None, new_pod: bool
+        self, pod: PodInfo, csi_node: RawObject | None, new_pod: bool
     ) -> tuple[dict[str, str], Status | None]:
         """Upstream ``filterAttachableVolumes``: unique volume name (``driver/handle``) →
         driver; and, for the new pod, the status of its first missing or foreign claim (an
@@ -110,7 +110,7 @@ class NodeVolumeLimits:
                 out[f"{found[0]}/{found[1]}"] = found[0]
         return out, None
 
-    def _driver_info(self, claim: Object, migrated: bool) -> tuple[str, str] | None:
+    def _driver_info(self, claim: RawObject, migrated: bool) -> tuple[str, str] | None:
         """Upstream ``getCSIDriverInfo``: the bound PV's CSI (or translated in-tree) source;
         for an unbound claim, or one whose PV is missing, its class's provisioner and a handle
         unique to the claim."""
@@ -139,7 +139,7 @@ class NodeVolumeLimits:
     def _objects(self) -> listers.ObjectLister | None:
         return self.handle.objects if self.handle is not None else None
 
-    def _driver_installed(self, driver: str, csi_node: Object | None) -> bool:
+    def _driver_installed(self, driver: str, csi_node: RawObject | None) -> bool:
         """Upstream ``checkCSIDriverOnNode`` (VolumeLimitScaling, beta and on in 1.37)."""
         objects = self._objects()
         csi_driver = objects.get(listers.CSI_DRIVER, "", driver) if objects is not None else None

@@ -47,9 +47,9 @@ from corral.scheduler.framework.api_types import (
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    RawObject,
     ResourceClaim,
 )
-from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.plugins.dynamic_resources import binding
 from corral.scheduler.plugins.dynamic_resources import capacity as cap
 from corral.scheduler.plugins.dynamic_resources.constraints import (
@@ -154,7 +154,7 @@ def claim_key(claim: ResourceClaim) -> str:
 @dataclass(slots=True)
 class _RequestData:
     request: Request
-    cls: Json | None
+    cls: RawObject | None
     num_devices: int
     all_devices: list[Candidate] = field(default_factory=list)
     selected_sub: int = 0
@@ -184,8 +184,8 @@ class Allocator:
 
     def __init__(
         self,
-        classes: Mapping[str, Json],
-        slices: Sequence[Json] | SliceIndex,
+        classes: Mapping[str, RawObject],
+        slices: Sequence[RawObject] | SliceIndex,
         allocated: Set[DeviceID],
         match_cache: MatchCache | None = None,
         shared: Mapping[DeviceID, cap.Amounts] | None = None,
@@ -717,8 +717,8 @@ class _Run:
     def _selectors_match(
         self,
         ci: int,
-        cls: Json | None,
-        selectors: Sequence[Json],
+        cls: RawObject | None,
+        selectors: Sequence[RawObject],
         candidate: Candidate,
     ) -> bool:
         """``cls``: these are that DeviceClass's selectors (None: the claim's)."""
@@ -734,7 +734,7 @@ class _Run:
         return True
 
     def _evaluate(
-        self, ci: int, cls: Json | None, index: int, expression: str, candidate: Candidate
+        self, ci: int, cls: RawObject | None, index: int, expression: str, candidate: Candidate
     ) -> bool:
         cel, cel_fast = _cel_modules()
         compiled = cel.compile_selector(expression)
@@ -776,7 +776,7 @@ class _Run:
                 f"{where}: selector #{index} on device {candidate.id}: CEL runtime error: {err}"
             ) from err
 
-    def _where(self, ci: int, cls: Json | None) -> str:
+    def _where(self, ci: int, cls: RawObject | None) -> str:
         """The selectors' owner, as upstream's messages name it."""
         if cls is not None:
             return f"class {(cls.get('metadata') or {}).get('name') or ''}"
@@ -896,7 +896,7 @@ def _config_body(raw: Mapping[str, object]) -> dict[str, Any]:
 
 
 def _add_consumption(
-    counters: dict[str, dict[str, Fraction]], device: Json, sign: int, *, only_known: bool
+    counters: dict[str, dict[str, Fraction]], device: RawObject, sign: int, *, only_known: bool
 ) -> None:
     for consumption in device.get("consumesCounters") or ():
         set_name = consumption.get("counterSet") or ""
@@ -910,7 +910,7 @@ def _add_consumption(
             target[name] = target.get(name, Fraction(0)) + sign * amount
 
 
-def _taint_prevents(device: Json, request: Request) -> bool:
+def _taint_prevents(device: RawObject, request: Request) -> bool:
     for taint in device.get("taints") or ():
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
             _tolerates(t, taint) for t in request.tolerations
@@ -919,7 +919,7 @@ def _taint_prevents(device: Json, request: Request) -> bool:
     return False
 
 
-def _tolerates(toleration: DeviceToleration, taint: Json) -> bool:
+def _tolerates(toleration: DeviceToleration, taint: RawObject) -> bool:
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
         return False

@@ -26,10 +26,10 @@ from typing import Final
 from corral.scheduler.framework.api_types import (
     AllocatedDeviceStatus,
     DeviceRequestAllocationResult,
+    RawObject,
     ResourceClaim,
     ResourceClaimStatus,
 )
-from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.plugins.dynamic_resources.pools import Pool
 
 BINDING_TIMEOUT_DEFAULT: Final = 600.0  # config.DynamicResourcesBindingTimeoutDefault
@@ -63,7 +63,7 @@ def _has_conditions(pool: Pool) -> bool:
     return pool.with_binding_conditions
 
 
-def result_fields(device: Json) -> DeviceRequestAllocationResult:
+def result_fields(device: RawObject) -> DeviceRequestAllocationResult:
     """What an allocation result copies of the device: its condition names."""
     fields: DeviceRequestAllocationResult = {}
     if device.get("bindingConditions"):

@@ -30,7 +30,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from corral.scheduler.config import quantity as q
-from corral.scheduler.framework.api_types import RawObject as Json
+from corral.scheduler.framework.api_types import RawObject
 
 Amounts = Mapping[str, Fraction]  # capacity name → consumed amount
 MAX_INT64: Final = 2**63 - 1
@@ -65,7 +65,7 @@ def quantity(raw: Any) -> Consumed:
         raise CapacityError(str(err)) from err
 
 
-def consumed(requested: Any, capacity: Json) -> Consumed:
+def consumed(requested: Any, capacity: RawObject) -> Consumed:
     """Upstream ``calculateConsumedCapacity`` (``requested`` None: nothing requested)."""
     policy = capacity.get("requestPolicy")
     if requested is None:
@@ -86,7 +86,7 @@ def consumed(requested: Any, capacity: Json) -> Consumed:
     return request
 
 
-def _round_up_range(request: Consumed, valid_range: Json) -> Consumed:
+def _round_up_range(request: Consumed, valid_range: RawObject) -> Consumed:
     minimum = quantity(valid_range["min"])
     if request.amount < minimum.amount:
         return minimum
@@ -110,7 +110,7 @@ def _round_up_range(request: Consumed, valid_range: Json) -> Consumed:
     return Consumed(Fraction(rounded), canonical(rounded, quantity_format(step.text)))
 
 
-def violates_policy(value: Consumed, policy: Json | None) -> bool:
+def violates_policy(value: Consumed, policy: RawObject | None) -> bool:
     """Upstream ``violatesPolicy``. Its short cut for the default compares Quantity structs;
     by value here, which decides the same for every default validation admits."""
     if policy is None:
@@ -136,7 +136,7 @@ def violates_policy(value: Consumed, policy: Json | None) -> bool:
     return False
 
 
-def for_request(requests: Json | None, capacities: Json) -> dict[str, Consumed]:
+def for_request(requests: RawObject | None, capacities: RawObject) -> dict[str, Consumed]:
     """What one allocation of a device consumes of each of its capacities (upstream
     ``GetConsumedCapacityFromRequest``); raises :class:`CapacityError`."""
     requests = requests or {}
@@ -152,7 +152,9 @@ def for_request(requests: Json | None, capacities: Json) -> dict[str, Consumed]:
     return out
 
 
-def fits(requests: Json | None, capacities: Json, in_use: Amounts, allocating: Amounts) -> bool:
+def fits(
+    requests: RawObject | None, capacities: RawObject, in_use: Amounts, allocating: Amounts
+) -> bool:
     """Upstream ``CmpRequestOverCapacity``: ``in_use`` is what allocated claims hold of the
     device, ``allocating`` what the current attempt gave other requests. Representability is
     checked for every capacity before any soft mismatch (the outcome must not depend on the

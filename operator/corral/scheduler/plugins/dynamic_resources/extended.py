@@ -27,9 +27,9 @@ from corral.scheduler.framework.api_types import (
     ContainerExtendedResourceRequest,
     DeviceRequest,
     Pod,
+    RawObject,
     ResourceClaim,
 )
-from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins.helper.dra_extended_resources import (
     DeviceClassResolver,
@@ -177,13 +177,13 @@ def requests_and_mappings(
     return requests, mappings
 
 
-def _count(request: Json) -> int:
+def _count(request: RawObject) -> int:
     return int(request["exactly"]["count"])
 
 
 def _container_request(
     index: int,
-    container: Json,
+    container: RawObject,
     resource: str,
     class_name: str,
     reusable: Sequence[dict[str, Any] | None],

@@ -64,10 +64,10 @@ from corral.scheduler.framework import nodeselector as ns
 from corral.scheduler.framework.api_types import (
     AllocationResult,
     PodExtendedResourceClaimStatus,
+    RawObject,
     ResourceClaim,
     ResourceClaimStatus,
 )
-from corral.scheduler.framework.api_types import RawObject as Json
 from corral.scheduler.framework.cluster_events import (
     NODE,
     TARGET_POD,
@@ -197,7 +197,7 @@ class DynamicResources:
         # Derived from the informers' objects, rebuilt when their kind's generation moves.
         self._in_use: tuple[int, InUse] = (-1, InUse())
         self._by_claim = ByClaim()
-        self._class_map: tuple[int, dict[str, Json]] = (-1, {})
+        self._class_map: tuple[int, dict[str, RawObject]] = (-1, {})
         self._slices: tuple[tuple[int, int], SliceIndex] = ((-1, -1), SliceIndex(()))
         self._extended_classes = DeviceClassResolver(getattr(handle, "objects", None))
 
@@ -276,7 +276,7 @@ class DynamicResources:
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
 
-    def _classes(self, objects: listers.ObjectLister) -> dict[str, Json]:
+    def _classes(self, objects: listers.ObjectLister) -> dict[str, RawObject]:
         generation = objects.generation(listers.DEVICE_CLASS)
         if self._class_map[0] != generation:
             by_name = {

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from corral.scheduler.config import quantity as q
 from corral.scheduler.framework import api_types, nodeselector
-from corral.scheduler.framework.api_types import RawObject as Json
+from corral.scheduler.framework.api_types import RawObject
 
 
 # IDs are named tuples, not dataclasses: the allocator hashes and compares them in every
@@ -44,8 +44,8 @@ class Candidate:
     """A device of a pool as the allocator tries it: its ID, itself, its slice, its pool."""
 
     id: DeviceID
-    device: Json
-    slice: Json
+    device: RawObject
+    slice: RawObject
     pool: Pool
     # (device ID, slice name, slice resourceVersion): this device in this version of its slice,
     # the key of the allocator's caches of selector and capacity results.
@@ -57,8 +57,9 @@ class Pool:
     """Read-only once gathered: :meth:`SliceIndex.pools_for` hands the same pools out again."""
 
     id: PoolID
-    slices: list[Json] = field(default_factory=list)  # device slices reaching the node
-    other_slices: list[Json] = field(default_factory=list)  # the pool's device slices elsewhere
+    slices: list[RawObject] = field(default_factory=list)  # device slices reaching the node
+    # the pool's device slices elsewhere
+    other_slices: list[RawObject] = field(default_factory=list)
     counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
     incomplete: bool = False
     invalid: bool = False
@@ -89,7 +90,7 @@ class Pool:
         return self._candidates
 
 
-def _candidate(pool: Pool, slice_: Json, device: Json) -> Candidate:
+def _candidate(pool: Pool, slice_: RawObject, device: RawObject) -> Candidate:
     device_id = DeviceID(pool.id.driver, pool.id.pool, device.get("name") or "")
     meta = slice_.get("metadata") or {}
     key = (str(device_id), meta.get("name") or "", meta.get("resourceVersion") or "")
@@ -117,25 +118,25 @@ def node_matches(
     return False
 
 
-def _spec(slice_: Json) -> Json:
-    spec: Json = slice_.get("spec") or {}
+def _spec(slice_: RawObject) -> RawObject:
+    spec: RawObject = slice_.get("spec") or {}
     return spec
 
 
-def pool_id(slice_: Json) -> PoolID:
+def pool_id(slice_: RawObject) -> PoolID:
     spec = _spec(slice_)
     return PoolID(spec.get("driver") or "", (spec.get("pool") or {}).get("name") or "")
 
 
-def _generation(slice_: Json) -> int:
+def _generation(slice_: RawObject) -> int:
     return int((_spec(slice_).get("pool") or {}).get("generation") or 0)
 
 
-def _slice_count(slice_: Json) -> int:
+def _slice_count(slice_: RawObject) -> int:
     return int((_spec(slice_).get("pool") or {}).get("resourceSliceCount") or 0)
 
 
-def _reaches(slice_: Json, node: Node) -> bool:
+def _reaches(slice_: RawObject, node: Node) -> bool:
     spec = _spec(slice_)
     if spec.get("sharedCounters"):
         return True
@@ -157,10 +158,10 @@ class SliceIndex:
     """The slices by the node they name and by pool, built once per cycle: gathering one node's
     pools then touches that node's slices and the few that select nodes otherwise."""
 
-    def __init__(self, slices: Sequence[Json]) -> None:
-        self.by_node: dict[str, list[Json]] = {}
-        self.selecting: list[Json] = []  # allNodes, nodeSelector, per device, counters only
-        self.by_pool: dict[PoolID, list[Json]] = {}
+    def __init__(self, slices: Sequence[RawObject]) -> None:
+        self.by_node: dict[str, list[RawObject]] = {}
+        self.selecting: list[RawObject] = []  # allNodes, nodeSelector, per device, counters only
+        self.by_pool: dict[PoolID, list[RawObject]] = {}
         for slice_ in slices:
             name = _spec(slice_).get("nodeName") or ""
             if name and not _spec(slice_).get("sharedCounters"):
@@ -182,11 +183,11 @@ class SliceIndex:
         return pools
 
 
-def gather_pools(slices: Sequence[Json] | SliceIndex, node: Node) -> list[Pool]:
+def gather_pools(slices: Sequence[RawObject] | SliceIndex, node: Node) -> list[Pool]:
     """The pools reaching ``node``, ordered by (driver, pool) so allocation is deterministic."""
     index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
     candidates = index.by_node.get(node.name, []) + index.selecting
-    reaching: dict[PoolID, list[Json]] = {}
+    reaching: dict[PoolID, list[RawObject]] = {}
     for slice_ in candidates:
         if not _reaches(slice_, node):
             continue
@@ -211,7 +212,7 @@ def gather_pools(slices: Sequence[Json] | SliceIndex, node: Node) -> list[Pool]:
     return pools
 
 
-def _build(pid: PoolID, mine: list[Json], at_generation: list[Json]) -> Pool:
+def _build(pid: PoolID, mine: list[RawObject], at_generation: list[RawObject]) -> Pool:
     device_slices = [s for s in mine if not _spec(s).get("sharedCounters")]
     counter_slices = [s for s in mine if _spec(s).get("sharedCounters")]
     mine_names = {id(s) for s in mine}
@@ -226,7 +227,7 @@ def _build(pid: PoolID, mine: list[Json], at_generation: list[Json]) -> Pool:
     return pool
 
 
-def _duplicate_device(slices: list[Json]) -> str:
+def _duplicate_device(slices: list[RawObject]) -> str:
     seen: set[str] = set()
     for slice_ in slices:
         for device in _spec(slice_).get("devices") or ():
@@ -237,7 +238,7 @@ def _duplicate_device(slices: list[Json]) -> str:
     return ""
 
 
-def _counter_sets(slices: list[Json], pool: Pool) -> str:
+def _counter_sets(slices: list[RawObject], pool: Pool) -> str:
     for slice_ in slices:
         for counter_set in _spec(slice_).get("sharedCounters") or ():
             name = counter_set.get("name") or ""
@@ -250,7 +251,7 @@ def _counter_sets(slices: list[Json], pool: Pool) -> str:
     return ""
 
 
-def _unknown_counter(counter_sets: dict[str, dict[str, Fraction]], slices: list[Json]) -> str:
+def _unknown_counter(counter_sets: dict[str, dict[str, Fraction]], slices: list[RawObject]) -> str:
     for slice_ in slices:
         for device in _spec(slice_).get("devices") or ():
             for consumption in device.get("consumesCounters") or ():

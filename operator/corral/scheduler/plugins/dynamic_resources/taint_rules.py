@@ -23,26 +23,26 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from corral.scheduler.framework.api_types import RawObject as Json
+from corral.scheduler.framework.api_types import RawObject
 
 
-def _selector(rule: Json) -> Json | None:
-    selector: Json | None = (rule.get("spec") or {}).get("deviceSelector")
+def _selector(rule: RawObject) -> RawObject | None:
+    selector: RawObject | None = (rule.get("spec") or {}).get("deviceSelector")
     return selector
 
 
-def _applies_to_slice(selector: Json, slice_spec: Json) -> bool:
+def _applies_to_slice(selector: RawObject, slice_spec: RawObject) -> bool:
     driver, pool = selector.get("driver"), selector.get("pool")
     if driver is not None and driver != (slice_spec.get("driver") or ""):
         return False
     return pool is None or pool == ((slice_spec.get("pool") or {}).get("name") or "")
 
 
-def _by_name(rules: Iterable[Json]) -> list[Json]:
+def _by_name(rules: Iterable[RawObject]) -> list[RawObject]:
     return sorted(rules, key=lambda r: str((r.get("metadata") or {}).get("name") or ""))
 
 
-def patch(slice_: Json, rules: Sequence[Json]) -> Json:
+def patch(slice_: RawObject, rules: Sequence[RawObject]) -> RawObject:
     """``slice_`` with the taints of the ``rules`` (in the given order) that match its devices."""
     spec = slice_.get("spec") or {}
     patched: dict[str, Any] | None = None
@@ -63,14 +63,14 @@ def patch(slice_: Json, rules: Sequence[Json]) -> Json:
     return slice_ if patched is None else patched
 
 
-def patch_all(slices: Iterable[Json], rules: Iterable[Json]) -> list[Json]:
+def patch_all(slices: Iterable[RawObject], rules: Iterable[RawObject]) -> list[RawObject]:
     """Every slice with the taints of the rules that match it (upstream
     ``ListPatchedResourceSlices``)."""
     ordered = _by_name(rules)
     return [patch(s, ordered) for s in slices] if ordered else list(slices)
 
 
-def _taints(slice_: Json) -> list[list[tuple[Any, ...]]]:
+def _taints(slice_: RawObject) -> list[list[tuple[Any, ...]]]:
     """Per device, its taints as upstream's ``taintsEqual`` compares them."""
     return [
         [
@@ -82,11 +82,11 @@ def _taints(slice_: Json) -> list[list[tuple[Any, ...]]]:
 
 
 def slice_updates(
-    slices: Iterable[Json],
-    rules_before: Iterable[Json],
-    rules_after: Iterable[Json],
-    changed: Iterable[Json | None],
-) -> list[tuple[Json, Json]]:
+    slices: Iterable[RawObject],
+    rules_before: Iterable[RawObject],
+    rules_after: Iterable[RawObject],
+    changed: Iterable[RawObject | None],
+) -> list[tuple[RawObject, RawObject]]:
     """The slices a rule change re-taints, each as (patched before, patched after).
 
     ``changed`` are the rule as it was and as it is (``None`` for the side an add or delete

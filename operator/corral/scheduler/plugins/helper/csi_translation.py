@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlparse
 
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 
 UNSPECIFIED: Final = "UNSPECIFIED"
 ZONE_BETA: Final = "failure-domain.beta.kubernetes.io/zone"
@@ -71,7 +71,7 @@ def _handle(field: str, source: Mapping[str, Any], labels: Mapping[str, str] | N
     return str(source.get("volumeID") or "")
 
 
-def pv_source(pv: Object) -> tuple[str, str] | None:
+def pv_source(pv: RawObject) -> tuple[str, str] | None:
     spec = pv.get("spec") or {}
     labels = (pv.get("metadata") or {}).get("labels") or {}
     for field, (_plugin, driver) in SOURCES.items():
@@ -82,7 +82,7 @@ def pv_source(pv: Object) -> tuple[str, str] | None:
     return None
 
 
-def inline_source(volume: Object) -> tuple[str, str] | None:
+def inline_source(volume: RawObject) -> tuple[str, str] | None:
     for field, (_plugin, driver) in SOURCES.items():
         source = volume.get(field)
         if source is not None:

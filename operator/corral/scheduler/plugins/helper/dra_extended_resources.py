@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Json
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.framework.types import is_extended_resource
 
 DEVICE_CLASS_PREFIX: Final = "deviceclass.resource.kubernetes.io/"  # ResourceDeviceClassPrefix
@@ -30,10 +30,10 @@ def is_dra_extended_resource_name(name: str) -> bool:
     return is_extended_resource(name) or name.startswith(DEVICE_CLASS_PREFIX)
 
 
-def class_mapping(classes: list[Json]) -> dict[str, Json]:
+def class_mapping(classes: list[RawObject]) -> dict[str, RawObject]:
     """Extended resource name → the DeviceClass that provides it."""
-    out: dict[str, Json] = {}
-    explicit: dict[str, Json] = {}
+    out: dict[str, RawObject] = {}
+    explicit: dict[str, RawObject] = {}
     for cls in classes:
         meta = cls.get("metadata") or {}
         out[DEVICE_CLASS_PREFIX + (meta.get("name") or "")] = cls
@@ -47,7 +47,7 @@ def class_mapping(classes: list[Json]) -> dict[str, Json]:
     return out
 
 
-def _newer(a: Json, b: Json) -> bool:
+def _newer(a: RawObject, b: RawObject) -> bool:
     ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
     ta, tb = ma.get("creationTimestamp") or "", mb.get("creationTimestamp") or ""
     if ta != tb:
@@ -61,13 +61,13 @@ class DeviceClassResolver:
 
     def __init__(self, objects: listers.ObjectLister | None) -> None:
         self._objects = objects
-        self._mapping: tuple[int, dict[str, Json]] = (-1, {})
+        self._mapping: tuple[int, dict[str, RawObject]] = (-1, {})
 
-    def get(self, resource: str) -> Json | None:
+    def get(self, resource: str) -> RawObject | None:
         """The class providing ``resource``, or ``None``."""
         return self.mapping().get(resource)
 
-    def mapping(self) -> dict[str, Json]:
+    def mapping(self) -> dict[str, RawObject]:
         if self._objects is None:
             return {}
         generation = self._objects.generation(listers.DEVICE_CLASS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
@@ -40,18 +40,18 @@ def claims(pod: PodInfo) -> list[tuple[str, bool]]:
     return out
 
 
-def _get(handle: Handle | None, kind: str, namespace: str, name: str) -> Object | None:
+def _get(handle: Handle | None, kind: str, namespace: str, name: str) -> RawObject | None:
     objects = handle.objects if handle is not None else None
     return objects.get(kind, namespace, name) if objects is not None else None
 
 
-def pvc(handle: Handle | None, namespace: str, name: str) -> Object | None:
+def pvc(handle: Handle | None, namespace: str, name: str) -> RawObject | None:
     return _get(handle, listers.PERSISTENT_VOLUME_CLAIM, namespace, name)
 
 
 def find_pvc(
     handle: Handle | None, namespace: str, name: str
-) -> tuple[Object | None, Status | None]:
+) -> tuple[RawObject | None, Status | None]:
     """The claim, or ``None`` and the status of upstream's failed PVC lister lookup
     (UnschedulableAndUnresolvable ``persistentvolumeclaim "<name>" not found``)."""
     claim = pvc(handle, namespace, name)
@@ -60,24 +60,24 @@ def find_pvc(
     return claim, None
 
 
-def pv(handle: Handle | None, name: str) -> Object | None:
+def pv(handle: Handle | None, name: str) -> RawObject | None:
     return _get(handle, listers.PERSISTENT_VOLUME, "", name)
 
 
-def storage_class(handle: Handle | None, name: str) -> Object | None:
+def storage_class(handle: Handle | None, name: str) -> RawObject | None:
     return _get(handle, listers.STORAGE_CLASS, "", name)
 
 
-def csi_driver(handle: Handle | None, name: str) -> Object | None:
+def csi_driver(handle: Handle | None, name: str) -> RawObject | None:
     return _get(handle, listers.CSI_DRIVER, "", name)
 
 
-def claim_storage_class(handle: Handle | None, claim: Object) -> Object | None:
+def claim_storage_class(handle: Handle | None, claim: RawObject) -> RawObject | None:
     """The StorageClass an unbound claim asks for (``None`` if it names none or it is missing)."""
     return storage_class(handle, claim_class(claim))
 
 
-def claim_class(claim: Object) -> str:
+def claim_class(claim: RawObject) -> str:
     """Upstream ``GetPersistentVolumeClaimClass``: the beta annotation wins over the field."""
     annotations = (claim.get("metadata") or {}).get("annotations") or {}
     beta = annotations.get("volume.beta.kubernetes.io/storage-class")
@@ -86,5 +86,5 @@ def claim_class(claim: Object) -> str:
     return str((claim.get("spec") or {}).get("storageClassName") or "")
 
 
-def volume_name(claim: Object) -> str:
+def volume_name(claim: RawObject) -> str:
     return str((claim.get("spec") or {}).get("volumeName") or "")

@@ -18,7 +18,7 @@ import threading
 from typing import Final
 
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.plugins.volume_binding import matching as vm
 
 Key = tuple[str, str, str]  # kind, namespace, name
@@ -29,7 +29,7 @@ RESOURCES: Final = {
 }
 
 
-def key_of(kind: str, obj: Object) -> Key:
+def key_of(kind: str, obj: RawObject) -> Key:
     meta = obj.get("metadata") or {}
     return kind, str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
@@ -47,20 +47,20 @@ class AssumeCache:
     def __init__(self, objects: listers.ObjectLister | None) -> None:
         self._objects = objects
         self._lock = threading.Lock()
-        self._assumed: dict[Key, Object] = {}
-        self._by_class: tuple[int, dict[str, list[Object]]] = (-1, {})
+        self._assumed: dict[Key, RawObject] = {}
+        self._by_class: tuple[int, dict[str, list[RawObject]]] = (-1, {})
 
-    def get_api(self, kind: str, namespace: str, name: str) -> Object | None:
+    def get_api(self, kind: str, namespace: str, name: str) -> RawObject | None:
         """The informer's object, assumptions ignored (upstream ``GetAPIObj``)."""
         return None if self._objects is None else self._objects.get(kind, namespace, name)
 
-    def get(self, kind: str, namespace: str, name: str) -> Object | None:
+    def get(self, kind: str, namespace: str, name: str) -> RawObject | None:
         stored = self.get_api(kind, namespace, name)
         key = (kind, namespace, name)
         with self._lock:
             return self._overlay(key, stored)
 
-    def _overlay(self, key: Key, stored: Object | None) -> Object | None:
+    def _overlay(self, key: Key, stored: RawObject | None) -> RawObject | None:
         assumed = self._assumed.get(key)
         if assumed is None:
             return stored
@@ -69,7 +69,7 @@ class AssumeCache:
         del self._assumed[key]  # the informer moved on: the assumption has expired
         return stored
 
-    def list_pvs(self, storage_class: str) -> list[Object]:
+    def list_pvs(self, storage_class: str) -> list[RawObject]:
         """PVs of a class (upstream's storage-class index), assumed versions in place."""
         if self._objects is None:
             return []
@@ -90,7 +90,7 @@ class AssumeCache:
                     out.append(got)
             return out
 
-    def assume(self, kind: str, obj: Object) -> str | None:
+    def assume(self, kind: str, obj: RawObject) -> str | None:
         """Record ``obj``; the error message when it cannot be."""
         key = key_of(kind, obj)
         stored = self.get_api(*key)
@@ -105,7 +105,7 @@ class AssumeCache:
             self._assumed[key] = obj
         return None
 
-    def restore(self, kind: str, obj: Object) -> None:
+    def restore(self, kind: str, obj: RawObject) -> None:
         key = key_of(kind, obj)
         with self._lock:
             assumed = self._assumed.get(key)

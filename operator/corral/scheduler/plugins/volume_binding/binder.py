@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.plugins.helper import volumes
 from corral.scheduler.plugins.volume_binding import matching as vm
 from corral.scheduler.plugins.volume_binding.assume_cache import AssumeCache
 
 
-def _claim_key(claim: Object) -> tuple[str, str]:
+def _claim_key(claim: RawObject) -> tuple[str, str]:
     meta = claim.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
@@ -28,8 +28,8 @@ def _claim_key(claim: Object) -> tuple[str, str]:
 def write(
     cache: AssumeCache,
     updater: listers.ObjectUpdater | None,
-    bindings: list[tuple[Object, Object]],
-    provisioned: list[Object],
+    bindings: list[tuple[RawObject, RawObject]],
+    provisioned: list[RawObject],
 ) -> str | None:
     """Upstream ``bindAPIUpdate``: PVs first, then claims; what is not written is restored."""
     if updater is None:
@@ -59,8 +59,8 @@ def write(
 
 def check(
     cache: AssumeCache,
-    bindings: Sequence[tuple[Object, Object]],
-    provisioned: Sequence[Object],
+    bindings: Sequence[tuple[RawObject, RawObject]],
+    provisioned: Sequence[RawObject],
     node_name: str,
     node_labels: Mapping[str, str],
 ) -> tuple[bool, str | None]:
@@ -118,7 +118,7 @@ def check(
     return True, None
 
 
-def _older(seen: Object, written: Object) -> bool:
+def _older(seen: RawObject, written: RawObject) -> bool:
     """Whether the informer's ``seen`` is older than the object the binder ``written``
     (upstream compares resource versions as integers)."""
     try:

@@ -15,7 +15,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.plugins.volume_binding import matching as vm
 
@@ -24,7 +24,7 @@ NODE_CONFLICT: Final = 1
 PV_NOT_EXIST: Final = 8
 
 
-def bound_codes(bound: Sequence[Object | None], snap: Snapshot) -> npt.NDArray[np.int64]:
+def bound_codes(bound: Sequence[RawObject | None], snap: Snapshot) -> npt.NDArray[np.int64]:
     """Upstream ``checkBoundClaims`` on every node: the first missing PV or node-affinity
     conflict, claim by claim, decides."""
     codes = np.zeros(snap.capacity, dtype=np.int64)
@@ -49,7 +49,7 @@ class AffinityMasks:
         self._lock = threading.Lock()
         self._masks: dict[str, tuple[str, tuple[object, ...], Mask]] = {}
 
-    def get(self, pv: Object, snap: Snapshot) -> Mask:
+    def get(self, pv: RawObject, snap: Snapshot) -> Mask:
         f = self._facts(pv)
         keys = sorted(
             {r.key for t in f.affinity.terms for r in t.expressions} if f.affinity else ()
@@ -74,7 +74,7 @@ class AffinityMasks:
 
 
 def choices(
-    options: Sequence[Sequence[Object]], snap: Snapshot, masks: AffinityMasks
+    options: Sequence[Sequence[RawObject]], snap: Snapshot, masks: AffinityMasks
 ) -> list[npt.NDArray[np.int64]]:
     """Upstream ``findMatchingVolumes`` on every node: per claim (smallest first) the index of
     the first option whose node affinity admits the node and that no earlier claim took there,

@@ -27,7 +27,7 @@ import numpy as np
 from corral.scheduler.config import quantity
 from corral.scheduler.framework import labels
 from corral.scheduler.framework import nodeselector as ns
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.framework.snapshot import Snapshot
 
 Mask = ns.Mask
@@ -42,19 +42,19 @@ AVAILABLE: Final = "Available"
 STORAGE: Final = "storage"
 
 
-def _meta(obj: Object) -> Mapping[str, Any]:
+def _meta(obj: RawObject) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def _spec(obj: Object) -> Mapping[str, Any]:
+def _spec(obj: RawObject) -> Mapping[str, Any]:
     return obj.get("spec") or {}
 
 
-def annotations_of(obj: Object) -> Mapping[str, str]:
+def annotations_of(obj: RawObject) -> Mapping[str, str]:
     return _meta(obj).get("annotations") or {}
 
 
-def resource_version(obj: Object) -> str:
+def resource_version(obj: RawObject) -> str:
     return str(_meta(obj).get("resourceVersion") or "")
 
 
@@ -69,29 +69,29 @@ def amount(raw: object) -> Fraction:
         return Fraction(0)
 
 
-def requested(claim: Object) -> Fraction | None:
+def requested(claim: RawObject) -> Fraction | None:
     """The claim's storage request, ``None`` when it asks for none."""
     requests = (_spec(claim).get("resources") or {}).get("requests") or {}
     raw = requests.get(STORAGE)
     return None if raw is None else amount(raw)
 
 
-def pv_capacity(pv: Object) -> Fraction:
+def pv_capacity(pv: RawObject) -> Fraction:
     return amount((_spec(pv).get("capacity") or {}).get(STORAGE))
 
 
-def pv_class(pv: Object) -> str:
+def pv_class(pv: RawObject) -> str:
     """Upstream ``GetPersistentVolumeClass``: the beta annotation wins over the field."""
     beta = annotations_of(pv).get(ANN_BETA_STORAGE_CLASS)
     return str(beta) if beta is not None else str(_spec(pv).get("storageClassName") or "")
 
 
-def is_fully_bound(claim: Object) -> bool:
+def is_fully_bound(claim: RawObject) -> bool:
     """Upstream ``isPVCFullyBound``: a volume name and the PV controller's bind-completed mark."""
     return bool(_spec(claim).get("volumeName")) and ANN_BIND_COMPLETED in annotations_of(claim)
 
 
-def is_bound_to(pv: Object, claim: Object) -> bool:
+def is_bound_to(pv: RawObject, claim: RawObject) -> bool:
     """Upstream ``IsVolumeBoundToClaim``."""
     ref = _spec(pv).get("claimRef")
     if ref is None:
@@ -103,7 +103,7 @@ def is_bound_to(pv: Object, claim: Object) -> bool:
     return not uid or uid == (meta.get("uid") or "")
 
 
-def bind_volume_to_claim(pv: Object, claim: Object) -> tuple[dict[str, Any], bool]:
+def bind_volume_to_claim(pv: RawObject, claim: RawObject) -> tuple[dict[str, Any], bool]:
     """Upstream ``GetBindVolumeToClaim``: the PV with ``claimRef`` naming the claim and the
     bound-by-controller annotation, and whether anything changed."""
     out: dict[str, Any] = {**pv, "metadata": dict(_meta(pv)), "spec": dict(_spec(pv))}
@@ -131,7 +131,7 @@ def bind_volume_to_claim(pv: Object, claim: Object) -> tuple[dict[str, Any], boo
     return out, dirty
 
 
-def with_selected_node(claim: Object, node_name: str) -> dict[str, Any]:
+def with_selected_node(claim: RawObject, node_name: str) -> dict[str, Any]:
     meta = dict(_meta(claim))
     meta["annotations"] = {**annotations_of(claim), ANN_SELECTED_NODE: node_name}
     return {**claim, "metadata": meta}
@@ -140,7 +140,7 @@ def with_selected_node(claim: Object, node_name: str) -> dict[str, Any]:
 # --- node affinity, by labels only ---------------------------------------------------------------
 
 
-def pv_affinity(pv: Object) -> ns.NodeSelector | None:
+def pv_affinity(pv: RawObject) -> ns.NodeSelector | None:
     """``spec.nodeAffinity.required`` as ``CheckNodeAffinity`` evaluates it (``None``: any node).
     A ``matchFields`` requirement sees an empty node name: ``In`` never holds, ``NotIn`` always."""
     required = (_spec(pv).get("nodeAffinity") or {}).get("required")
@@ -197,8 +197,8 @@ class Candidates:
     """The PVs one unbound claim may take, before node affinity: ``prebound`` (a PV already
     naming the claim, which decides alone) or ``volumes`` smallest first."""
 
-    prebound: Object | None
-    volumes: tuple[Object, ...]
+    prebound: RawObject | None
+    volumes: tuple[RawObject, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +227,7 @@ class Facts:
     def __init__(self) -> None:
         self._facts: dict[tuple[str, str], PvFacts] = {}
 
-    def __call__(self, pv: Object) -> PvFacts:
+    def __call__(self, pv: RawObject) -> PvFacts:
         meta = _meta(pv)
         key = (str(meta.get("name", "")), resource_version(pv))
         found = self._facts.get(key) if key[1] else None
@@ -258,7 +258,7 @@ def _volume_mode(spec: Mapping[str, Any]) -> str:
 
 
 def candidates(
-    claim: Object, volumes: Sequence[Object], selector: labels.Selector | None, facts: Facts
+    claim: RawObject, volumes: Sequence[RawObject], selector: labels.Selector | None, facts: Facts
 ) -> Candidates:
     """Upstream ``FindMatchingVolume``'s node-independent tests over the claim's class's PVs."""
     want = requested(claim) or Fraction(0)
@@ -269,8 +269,8 @@ def candidates(
         annotations_of(claim).get(ANN_BETA_STORAGE_CLASS, claim_spec.get("storageClassName") or "")
     )
     claim_modes = frozenset(claim_spec.get("accessModes") or ())
-    prebound: Object | None = None
-    fitting: list[tuple[Fraction, str, Object]] = []
+    prebound: RawObject | None = None
+    fitting: list[tuple[Fraction, str, RawObject]] = []
     for pv in sorted(volumes, key=lambda v: str(_meta(v).get("name", ""))):
         if _spec(pv).get("claimRef") is not None and not is_bound_to(pv, claim):
             continue
@@ -294,7 +294,7 @@ def candidates(
 # --- CSIStorageCapacity --------------------------------------------------------------------------
 
 
-def volume_limit(capacity: Object) -> Fraction | None:
+def volume_limit(capacity: RawObject) -> Fraction | None:
     """Upstream ``volumeLimit``: ``maximumVolumeSize`` when set, else ``capacity``."""
     raw = capacity.get("maximumVolumeSize")
     if raw is None:
@@ -302,6 +302,6 @@ def volume_limit(capacity: Object) -> Fraction | None:
     return None if raw is None else amount(raw)
 
 
-def capacity_sufficient(capacity: Object, size: Fraction) -> bool:
+def capacity_sufficient(capacity: RawObject, size: Fraction) -> bool:
     limit = volume_limit(capacity)
     return limit is not None and quantity.value(limit) >= quantity.value(size)

@@ -51,7 +51,7 @@ import numpy.typing as npt
 from corral.scheduler.config import args as config_args
 from corral.scheduler.config import plugin_args, quantity
 from corral.scheduler.framework import labels, listers
-from corral.scheduler.framework.api_types import RawObject as Object
+from corral.scheduler.framework.api_types import RawObject
 from corral.scheduler.framework.cluster_events import (
     NODE,
     ActionType,
@@ -112,12 +112,12 @@ Mask = npt.NDArray[np.bool_]
 class _Provision:
     """What provisioning one claim on a node needs, read once per pod."""
 
-    claim: Object
+    claim: RawObject
     error: str = ""  # the claim's class cannot be read: an Error on every node needing it
     provisioner: bool = False
     topologies: Sequence[Mapping[str, Any]] = ()
     # None: no capacity check; else the class's CSIStorageCapacities large enough, in order.
-    capacities: tuple[tuple[Object, labels.Selector], ...] | None = None
+    capacities: tuple[tuple[RawObject, labels.Selector], ...] | None = None
 
 
 @dataclass(slots=True)
@@ -130,26 +130,26 @@ class _Verdict:
 @dataclass(slots=True)
 class _State:
     snapshot: Snapshot
-    bound: tuple[Object | None, ...]  # PVs of bound claims (None: missing), in order
+    bound: tuple[RawObject | None, ...]  # PVs of bound claims (None: missing), in order
     selected: tuple[str, ...]  # selected-node annotations of waiting claims
-    selected_claims: tuple[Object, ...]
-    to_match: tuple[Object, ...]  # waiting claims without selected-node, smallest first
-    options: tuple[tuple[Object, ...], ...]  # per claim to match: [prebound] or candidates
+    selected_claims: tuple[RawObject, ...]
+    to_match: tuple[RawObject, ...]  # waiting claims without selected-node, smallest first
+    options: tuple[tuple[RawObject, ...], ...]  # per claim to match: [prebound] or candidates
     prebound: tuple[bool, ...]
     provisions: dict[tuple[str, str], _Provision]
     error: Status | None = None
     verdict: _Verdict | None = None
     # Reserve → PreBind/Unreserve
     all_bound: bool = False
-    bindings: list[tuple[Object, Object]] = field(default_factory=list)  # (pv, claim)
-    provisioned: list[Object] = field(default_factory=list)
+    bindings: list[tuple[RawObject, RawObject]] = field(default_factory=list)  # (pv, claim)
+    provisioned: list[RawObject] = field(default_factory=list)
     node_labels: Mapping[str, str] = field(default_factory=dict)
 
     def clone(self) -> _State:
         return self
 
 
-def _claim_key(claim: Object) -> tuple[str, str]:
+def _claim_key(claim: RawObject) -> tuple[str, str]:
     meta = claim.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
@@ -158,7 +158,7 @@ def _value(amount: Fraction | None) -> int:
     return 0 if amount is None else quantity.value(amount)
 
 
-def _owned_by(claim: Object, pod: PodInfo) -> bool:
+def _owned_by(claim: RawObject, pod: PodInfo) -> bool:
     for ref in (claim.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller") and ref.get("uid") == pod.uid:
             return True
@@ -190,15 +190,15 @@ class VolumeBinding:
         """Stop every PreBind wait at once (the engine is stopping or lost its lease)."""
         self._closing.set()
 
-    def _objects(self, kind: str) -> Sequence[Object]:
+    def _objects(self, kind: str) -> Sequence[RawObject]:
         objects = self.handle.objects if self.handle is not None else None
         return objects.list(kind) if objects is not None else ()
 
     # --- PreFilter ----------------------------------------------------------------------------
 
-    def _check_claims(self, pod: PodInfo) -> tuple[list[Object], Status | None]:
+    def _check_claims(self, pod: PodInfo) -> tuple[list[RawObject], Status | None]:
         """Upstream ``podHasPVCs``: the pod's claims from the lister, or the first problem."""
-        out: list[Object] = []
+        out: list[RawObject] = []
         for name, ephemeral in volumes.claims(pod):
             claim, failure = volumes.find_pvc(self.handle, pod.namespace, name)
             if claim is None:
@@ -225,7 +225,7 @@ class VolumeBinding:
             out.append(claim)
         return out, None
 
-    def _is_delay_binding(self, claim: Object) -> bool:
+    def _is_delay_binding(self, claim: RawObject) -> bool:
         class_name = volumes.claim_class(claim)
         if not class_name:
             return False
@@ -240,8 +240,8 @@ class VolumeBinding:
             return None, failure
         if not listed:
             return None, Status(Code.SKIP)
-        bound: list[Object | None] = []
-        waiting: list[Object] = []
+        bound: list[RawObject | None] = []
+        waiting: list[RawObject] = []
         immediate = False
         for listed_claim in listed:
             ns_, name = _claim_key(listed_claim)
@@ -261,7 +261,7 @@ class VolumeBinding:
             (c for c in waiting if vm.ANN_SELECTED_NODE not in vm.annotations_of(c)),
             key=lambda c: vm.requested(c) or Fraction(0),
         )
-        options: list[tuple[Object, ...]] = []
+        options: list[tuple[RawObject, ...]] = []
         prebound: list[bool] = []
         error: Status | None = None
         for claim in to_match:
@@ -294,7 +294,7 @@ class VolumeBinding:
         )
         return None, None
 
-    def _provision(self, claim: Object) -> _Provision:
+    def _provision(self, claim: RawObject) -> _Provision:
         """Upstream ``checkVolumeProvisions``/``hasEnoughCapacity``, the node-independent part."""
         ns_, name = _claim_key(claim)
         class_name = volumes.claim_class(claim)
@@ -419,12 +419,12 @@ class VolumeBinding:
 
     def _pod_volumes(
         self, s: _State, slot: int
-    ) -> tuple[list[tuple[Object, Object]], list[tuple[Object, Object | None]]]:
+    ) -> tuple[list[tuple[RawObject, RawObject]], list[tuple[RawObject, RawObject | None]]]:
         """Upstream ``PodVolumes`` on one node: (PV, claim) bindings and (claim, capacity)
         provisions, in upstream's order."""
         v = self._evaluate(s)
         static = []
-        provisions: list[tuple[Object, Object | None]] = []
+        provisions: list[tuple[RawObject, RawObject | None]] = []
         order = [(c, -1) for c in s.selected_claims]
         for i, claim in enumerate(s.to_match):
             j = int(v.choice[i][slot])
