@@ -114,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     empty = [Problem(n, "contains no document") for n in inputs.empty(args.config, configs)]
     if empty:
         raise InvalidInput(empty)
+    given = Input(configs)  # checked before the cluster is read: bad input costs no request
     client = clusterread.client_of(args.kubeconfig, args.context)
     pod = read_pod(client, args.namespace, args.pod)
     spec = pod.get("spec") or {}
@@ -122,7 +123,6 @@ def run(args: argparse.Namespace) -> int:
     if spec.get("nodeName"):
         print(f"{key} is bound to {spec['nodeName']}: nothing is pending")
         return EXIT_OK
-    given = Input(configs)
     namespaces = list(dict.fromkeys([args.namespace, *args.read_namespace]))
     read_cluster(client, given, namespaces, profiles=not configs)
     given.pending = []  # only this pod: the question is its own next cycle

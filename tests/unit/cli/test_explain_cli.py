@@ -29,6 +29,20 @@ def test_the_live_schedulers_words(status: dict[str, Any], said: str) -> None:
     assert live_verdict({"status": status}) == said
 
 
+BAD_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles: 1
+"""
+# Port 9 (discard) on loopback: nothing listens there, so a request would fail at once.
+UNREACHABLE_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+"""
+
+
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
@@ -37,13 +51,26 @@ def test_the_live_schedulers_words(status: dict[str, Any], said: str) -> None:
         pytest.param(["p", "--config", "EMPTY"], 1, "EMPTY: contains no document",
                      id="empty-config"),
         pytest.param([], 2, "usage: corral explain", id="no-pod"),
+        # The config is checked before the cluster is read: its line, not the credentials'
+        # or the unreachable server's.
+        pytest.param(["p", "--kubeconfig", "MISSING", "--config", "BAD"], 1,
+                     "BAD:3:1: profiles: must be a list", id="bad-config-before-credentials"),
+        pytest.param(["p", "--kubeconfig", "UNREACHABLE", "--config", "BAD"], 1,
+                     "BAD:3:1: profiles: must be a list", id="bad-config-before-the-cluster"),
     ],
 )  # fmt: skip
 def test_bad_explain_input_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int, message: str
 ) -> None:
     (tmp_path / "empty.yaml").write_text("")
-    names = {"MISSING": str(tmp_path / "missing"), "EMPTY": str(tmp_path / "empty.yaml")}
+    (tmp_path / "bad.yaml").write_text(BAD_CONFIG)
+    (tmp_path / "kubeconfig").write_text(UNREACHABLE_KUBECONFIG)
+    names = {
+        "MISSING": str(tmp_path / "missing"),
+        "EMPTY": str(tmp_path / "empty.yaml"),
+        "BAD": str(tmp_path / "bad.yaml"),
+        "UNREACHABLE": str(tmp_path / "kubeconfig"),
+    }
     argv = [names.get(a, a) for a in argv]
     try:
         got = main(["explain", *argv])
@@ -51,4 +78,7 @@ def test_bad_explain_input_is_one_line(
         got = int(str(exc.code))
     out, err = capsys.readouterr()
     assert (got, out) == (code, "")
-    assert err.splitlines()[0].startswith(message.replace("EMPTY", names["EMPTY"])), err
+    for name, path in names.items():
+        message = message.replace(name, path)
+    assert err.splitlines()[0].startswith(message), err
+    assert len(err.splitlines()) == 1 or code == 2, err
