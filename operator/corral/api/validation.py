@@ -12,6 +12,7 @@ from typing import Final
 
 from corral.api import validation_k8s as k8s
 from corral.api.catalog import Catalog, default_catalog
+from corral.api.image_reference import check_image_reference
 from corral.api.types import DeploymentSpec, SchedulerProfile, Tenancy
 from corral.api.validation_plugins import validate_extenders, validate_plugins
 from corral.scheduler.config import FieldError, FieldPath, features, parse_duration
@@ -67,14 +68,7 @@ def validate_profile(
             )
         )
     errs += k8s.check_name(sp.child("namespace"), spec.namespace or "", check_dns1123_label)
-    image = spec.image or ""
-    if not image or any(c.isspace() for c in image):
-        errs.append(
-            field_error(
-                sp.child("image"),
-                f"{quote(image)}: must be a container image reference without spaces",
-            )
-        )
+    errs += k8s.check_name(sp.child("image"), spec.image or "", check_image_reference)
     replicas = spec.replicas or 0
     if replicas < 1:
         errs.append(field_error(sp.child("replicas"), f"{replicas}: must be at least 1"))

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from corral.api import OperatorDefaults, SchedulerProfile, check_profile, default_catalog
+from corral.api.image_reference import check_image_reference
 from corral.api.scheduler_config import scheduler_config_data
 from corral.cli import inputs
 from corral.cli.problems import EXIT_OK, InvalidInput, Problem, UsageError
 from corral.cli.validate import PROFILE, Verdict, duplicates, kind_of
 from corral.render import dump, dump_yaml, file_name, render
-from corral.scheduler.config.errors import shown
+from corral.scheduler.config.errors import quote, shown
 
 FORMATS: Final = ("yaml", "json")
 # What render writes into --output-dir: "<NN>-<kind>-<namespace>-<name>.yaml" (or ".json").
@@ -89,6 +90,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("--prune goes with --output-dir")
     if args.scheduler_config and args.output_dir:
         raise UsageError("--scheduler-config prints to stdout; it does not go with --output-dir")
+    for reason in check_image_reference(args.image) if args.image is not None else ():
+        raise UsageError(f"--image {quote(args.image)}: {reason}")
 
 
 def profiles(docs: list[inputs.Document], operator: OperatorDefaults) -> list[SchedulerProfile]:

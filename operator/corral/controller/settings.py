@@ -22,6 +22,7 @@ from typing import Final, Literal
 
 from corral.api import OperatorDefaults
 from corral.api.defaults import DEFAULT_IMAGE, DEFAULT_NAMESPACE
+from corral.api.image_reference import check_image_reference
 
 FIELD_MANAGER: Final = "corral"
 LogFormat = Literal["text", "json"]
@@ -175,6 +176,9 @@ def from_sources(
             raise SettingsError(f"webhook cert secret: {given!r} is not [NAMESPACE/]NAME")
     if cert_secret is not None and cert_dir is not None:
         raise SettingsError("webhook certificates: give a cert directory or a Secret, not both")
+    image = pick("image") or base.image
+    for reason in check_image_reference(image):
+        raise SettingsError(f"engine image (--image, ${ENV['image']}): {image!r}: {reason}")
     worker_count = int(_positive("workers", workers)) if workers else base.workers
     names = (
         tuple(n.strip() for n in reserved.split(",") if n.strip())
@@ -183,7 +187,7 @@ def from_sources(
     )
     return Settings(
         namespace=namespace,
-        image=pick("image") or base.image,
+        image=image,
         log_format=log_format,  # type: ignore[arg-type]
         pending_threshold=(
             _positive("pending threshold", threshold) if threshold else base.pending_threshold

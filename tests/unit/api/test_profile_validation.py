@@ -287,7 +287,30 @@ def fit(args: dict[str, Any]) -> dict[str, Any]:
             "must be one of",
             id="pull policy",
         ),
-        pytest.param(profile({"image": "my image"}), "spec.image", "without spaces", id="image"),
+        pytest.param(
+            profile({"image": "my image"}),
+            "spec.image",
+            '"my image": invalid reference format',
+            id="image",
+        ),
+        pytest.param(
+            profile({"image": ":"}),
+            "spec.image",
+            '":": invalid reference format',
+            id="image not a reference",
+        ),
+        pytest.param(
+            profile({"image": "reg/Corral:1"}),
+            "spec.image",
+            "repository name must be lowercase",
+            id="image uppercase",
+        ),
+        pytest.param(
+            profile({"image": "reg/corral@md5:" + "0" * 32}),
+            "spec.image",
+            "unsupported digest algorithm",
+            id="image digest algorithm",
+        ),
         pytest.param(
             profile(
                 {"namespace": "kube-system", "leaderElection": {"resourceName": "kube-scheduler"}}

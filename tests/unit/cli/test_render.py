@@ -120,6 +120,11 @@ def test_prune_removes_only_what_render_writes(tmp_path: Path, corral: Run) -> N
         pytest.param(["--prune"], "corral: --prune goes with --output-dir", id="prune alone"),
         pytest.param(["--output-dir", str(TENANT)], f"corral: --output-dir {TENANT}: not a "
                      "directory", id="output dir is a file"),
+        pytest.param(["--image", ":"], "corral: --image \":\": invalid reference format (e.g. "
+                     "'registry.example.com/team/corral:v1')", id="image not a reference"),
+        pytest.param(["--image", "reg/corral@sha256:abc"], "corral: --image "
+                     "\"reg/corral@sha256:abc\": invalid reference format (e.g. "
+                     "'registry.example.com/team/corral:v1')", id="image digest too short"),
     ],
 )  # fmt: skip
 def test_usage_errors(corral: Run, argv: list[str], message: str) -> None:

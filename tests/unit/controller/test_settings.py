@@ -103,6 +103,18 @@ def test_sources(flags: dict[str, Any], env: dict[str, str], field: str, want: A
             {}, {"CORRAL_PENDING_THRESHOLD_SECONDS": "inf"}, "must be a finite number", id="inf"
         ),
         pytest.param({}, {"CORRAL_LOCAL_ENGINES": "maybe"}, "boolean", id="bad boolean"),
+        pytest.param(
+            {"image": ":"},
+            {},
+            r"^engine image \(--image, \$CORRAL_ENGINE_IMAGE\): ':': invalid reference format",
+            id="image flag not a reference",
+        ),
+        pytest.param(
+            {},
+            {"CORRAL_ENGINE_IMAGE": "Corral:1"},
+            "'Corral:1': invalid reference format: repository name must be lowercase",
+            id="image env uppercase",
+        ),
         pytest.param({"webhook_listen": "9443"}, {}, "is not HOST:PORT", id="webhook no host"),
         pytest.param({"webhook_listen": ":0"}, {}, "is not HOST:PORT", id="webhook port 0"),
         pytest.param(
