@@ -5,7 +5,8 @@ schedulerName, plugins, pluginConfig and percentageOfNodesToScore; extenders, ba
 leaderElection (a Lease named by the profile, in the profile's namespace) at the top level. It
 is not defaulted further: the engine applies upstream defaults when it loads it.
 An extender's ``tlsSecretRef`` becomes ``tlsConfig`` file paths under
-:data:`EXTENDER_TLS_ROOT`, where the Deployment mounts the Secret.
+:data:`EXTENDER_TLS_ROOT`, where the Deployment mounts the Secret (none outside the pods:
+``mounted=False``, for ``corral validate`` and ``simulate``).
 ``tenancy.nodeSelector`` becomes NodeAffinityArgs.addedAffinity, ANDed into every term the user
 already gave, so the engine enforces it on every pod it schedules.
 """
@@ -17,6 +18,7 @@ from typing import Any, Final
 
 from corral.api.types import ProfileExtender, SchedulerProfile
 from corral.scheduler import config as cfg
+from corral.scheduler.config.extender_urls import redact_url
 from corral.scheduler.config.types import ExtenderTLSConfig
 
 NODE_AFFINITY: Final = "NodeAffinity"
@@ -47,9 +49,11 @@ def extender_tls_dir(index: int) -> str:
     return f"{EXTENDER_TLS_ROOT}/{index}"
 
 
-def engine_extender(index: int, ext: ProfileExtender) -> cfg.Extender:
+def engine_extender(index: int, ext: ProfileExtender, *, mounted: bool = True) -> cfg.Extender:
+    """The engine's extender; its ``tlsSecretRef`` files where the Secret is ``mounted`` (in
+    the scheduler's pods), none elsewhere."""
     out = copy.deepcopy(ext.engine_extender())
-    if ext.tls_secret_ref is not None:
+    if ext.tls_secret_ref is not None and mounted:
         tls = out.tls_config or ExtenderTLSConfig()
         where = extender_tls_dir(index)
         tls.cert_file, tls.key_file = f"{where}/tls.crt", f"{where}/tls.key"
@@ -59,7 +63,11 @@ def engine_extender(index: int, ext: ProfileExtender) -> cfg.Extender:
     return out
 
 
-def to_scheduler_config(profile: SchedulerProfile) -> cfg.KubeSchedulerConfiguration:
+def to_scheduler_config(
+    profile: SchedulerProfile, *, mounted: bool = True
+) -> cfg.KubeSchedulerConfiguration:
+    """``mounted``: for the scheduler's pods, where the extenders' ``tlsSecretRef`` Secrets are
+    mounted; False outside them (``corral validate``, ``simulate``), where they are not."""
     spec = profile.spec
     le = spec.leader_election
     assert le is not None, "apply_defaults first"
@@ -93,10 +101,23 @@ def to_scheduler_config(profile: SchedulerProfile) -> cfg.KubeSchedulerConfigura
                 plugin_config=plugin_config,
             )
         ],
-        extenders=[engine_extender(i, e) for i, e in enumerate(spec.extenders)],
+        extenders=[engine_extender(i, e, mounted=mounted) for i, e in enumerate(spec.extenders)],
     )
 
 
-def scheduler_config_data(profile: SchedulerProfile) -> dict[str, Any]:
-    """The config as JSON-shaped data (``None`` and empty fields left out)."""
-    return cfg.dump_config(to_scheduler_config(profile))
+def scheduler_config_data(profile: SchedulerProfile, *, mounted: bool = True) -> dict[str, Any]:
+    """The config as JSON-shaped data (``None`` and empty fields left out); ``mounted`` as
+    :func:`to_scheduler_config`."""
+    return cfg.dump_config(to_scheduler_config(profile, mounted=mounted))
+
+
+def unmounted_secrets(profile: SchedulerProfile) -> list[str]:
+    """What a config built with ``mounted=False`` leaves out: one line per extender with a
+    ``tlsSecretRef``, naming it and its Secret."""
+    return [
+        f"spec.extenders[{i}] ({redact_url(e.url_prefix)}): its tlsSecretRef Secret "
+        f"{e.tls_secret_ref.name!r} "
+        "is mounted only in the scheduler's pods"
+        for i, e in enumerate(profile.spec.extenders)
+        if e.tls_secret_ref is not None
+    ]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from corral.api import check_profile, default_catalog
-from corral.api.scheduler_config import scheduler_config_data
+from corral.api.scheduler_config import scheduler_config_data, unmounted_secrets
 from corral.api.types import SchedulerProfile
 from corral.cli import clusterread, html_report, inputs, workloads
 from corral.cli.capacity import DEFAULT_LIMIT, Capacity, capacity
@@ -180,19 +180,29 @@ def _tenancy(profile: SchedulerProfile) -> Tenancy | None:
     )
 
 
-def engine_of(doc: inputs.Document, gates: FeatureGates | None = None) -> SimulatedEngine:
+def engine_of(
+    doc: inputs.Document, gates: FeatureGates | None = None
+) -> tuple[SimulatedEngine, list[str]]:
     """The engine a SchedulerProfile (with its ``spec.featureGates``) or a
-    KubeSchedulerConfiguration document (with ``gates``, ``--feature-gates``) configures;
-    raises :class:`InvalidInput` with its problems."""
+    KubeSchedulerConfiguration document (with ``gates``, ``--feature-gates``) configures, and
+    notes on how it differs offline; raises :class:`InvalidInput` with its problems.
+
+    An extender's ``tlsSecretRef`` Secret is mounted only in the scheduler's pods: offline the
+    extender is called without it (its other ``tlsConfig`` settings kept), and a note says so.
+    """
     try:
         if kind_of(doc) == PROFILE:
             profile, errors = check_profile(doc.data, catalog=default_catalog())
             if profile is None:
                 raise InvalidInput(doc.problems(errors))
-            config = load_engine_config(scheduler_config_data(profile), profile.gates)
-            return SimulatedEngine(f"{PROFILE} {profile.name} ({doc.label})", config,
-                                   _tenancy(profile), profile.name)  # fmt: skip
-        return SimulatedEngine(f"{CONFIG} ({doc.label})", load_engine_config(doc.data, gates))
+            data = scheduler_config_data(profile, mounted=False)
+            config = load_engine_config(data, profile.gates)
+            source = f"{PROFILE} {profile.name} ({doc.label})"
+            notes = [f"{source}: {line}: called here without that Secret's certificate, key "
+                     "and CA" for line in unmounted_secrets(profile)]  # fmt: skip
+            return SimulatedEngine(source, config, _tenancy(profile), profile.name), notes
+        config = load_engine_config(doc.data, gates)
+        return SimulatedEngine(f"{CONFIG} ({doc.label})", config), []
     except ValidationError as exc:
         raise InvalidInput(doc.problems(exc.errors)) from None
 
@@ -225,6 +235,7 @@ class Input:
         self.templates: list[inputs.Document] = []
         self.unread: list[str] = []  # what a snapshot of a cluster could not read
         self.left_out: list[str] = []  # profiles of a cluster not run, and why
+        self.offline: list[str] = []  # how the engines run differs from their pods'
         self.add(docs)
 
     def add(self, docs: Sequence[inputs.Document], *, snapshot: bool = False) -> None:
@@ -250,7 +261,7 @@ class Input:
                                          "no pod, so it is not run")  # fmt: skip
                     continue
                 try:
-                    engine = engine_of(doc, self.gates)
+                    engine, offline = engine_of(doc, self.gates)
                 except InvalidInput as exc:
                     problems += exc.problems
                     continue
@@ -260,6 +271,7 @@ class Input:
                                          f"schedulerName {', '.join(sorted(taken))}")  # fmt: skip
                     continue
                 self.engines.append(engine)
+                self.offline += offline
             elif kind in workloads.EXPANDED and not snapshot:
                 problems += self._expand(doc)
             elif kind == "Node":
@@ -312,7 +324,7 @@ def _node_problems(doc: inputs.Document) -> list[Problem]:
 
 def notes_of(given: Input, simulator: Simulator) -> list[str]:
     out = ["profiles: " + "; ".join(_describe_engine(e) for e in given.engines)]
-    out += given.left_out
+    out += given.left_out + given.offline
     out += [f"{kind} {name}: {n} pod(s) made from its template, as its controller would"
             for kind, name, n in given.expanded]  # fmt: skip
     if given.unread:

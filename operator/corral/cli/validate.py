@@ -118,7 +118,10 @@ def _profile_path(config_path: str) -> str:
 def startable(profile: SchedulerProfile) -> list[FieldError]:
     """The engine's start-up errors for a profile, with the profile's field paths."""
     try:
-        check_startable(load_engine_config(scheduler_config_data(profile), profile.gates))
+        # The tlsSecretRef Secrets are mounted only in the scheduler's pods: their files are
+        # checked there, at start (the rest of each extender's TLS settings here).
+        config = scheduler_config_data(profile, mounted=False)
+        check_startable(load_engine_config(config, profile.gates))
     except ValidationError as exc:
         return [FieldError(_profile_path(e.path), e.message) for e in exc.errors]
     return []

@@ -3,9 +3,13 @@ admission, what it assumed and ignored, exit codes, and bad input at its line.""
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import io
 import json
+import ssl
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,6 +18,7 @@ import yaml
 from tests.unit.cli.conftest import ROOT, Run
 
 from corral.extender.server import serve_in_thread
+from corral.k8s.certs import issue
 from corral.scheduler.framework.explanation import from_json
 
 EXAMPLES = ROOT / "examples" / "simulate"
@@ -363,6 +368,45 @@ def test_extenders_verdicts_and_scores_are_explained(tmp_path: Path, corral: Run
     (scores,) = [c for c in explanation["score"] if c["source"] == "extender"]
     assert scores["nodes"]["n-yes"] == {"raw": 10, "normalized": 100, "weighted": 100}
     assert explanation["selectedNode"] == "n-yes"
+
+
+def test_an_extenders_tls_secret_is_left_out_offline_and_said(tmp_path: Path) -> None:
+    """A profile's extender with a tlsSecretRef (mounted only in the scheduler's pods) is
+    called over HTTPS without that Secret's files, its server verified by the inline caData:
+    the extender answers, and a note says what was left out (it said "cannot read
+    /var/run/corral/extender-tls/0/ca.crt" and placed nothing)."""
+    example = _load_example_extender()
+    ca, cert, key = issue(["127.0.0.1"])
+    (tmp_path / "cert.pem").write_bytes(cert)
+    (tmp_path / "key.pem").write_bytes(key)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    nodes = "".join(
+        f"---\nkind: Node\nmetadata: {{name: {n}, labels: {{{labels}}}}}\n"
+        'status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}\n'
+        for n, labels in (("n-yes", "example.corral.dev/allowed: 'true'"), ("n-no", "x: y"))
+    )
+    with serve_in_thread(example.build(), ssl_context=served) as url:
+        profile = {
+            "apiVersion": "corral.dev/v1alpha1", "kind": "SchedulerProfile",
+            "metadata": {"name": "ext"},
+            "spec": {"schedulerName": "ext", "extenders": [{
+                "urlPrefix": url, "filterVerb": "filter", "tlsSecretRef": {"name": "ext-tls"},
+                "tlsConfig": {"caData": base64.b64encode(ca).decode()},
+            }]},
+        }  # fmt: skip
+        (tmp_path / "in.yaml").write_text(yaml.safe_dump(profile) + nodes + _pod("p", "d", "ext"))
+        # A process of its own: its kept-alive TLS connection ends with it, before the server.
+        done = subprocess.run([sys.executable, "-m", "corral", "simulate", "-f",
+                               str(tmp_path / "in.yaml")], capture_output=True, text=True,
+                              timeout=120, check=False)  # fmt: skip
+    code, out, err = done.returncode, done.stdout, done.stderr
+    assert (code, out) == (0, "d/p -> n-yes  (evaluated 2 nodes, 1 feasible)\n"), err
+    assert (
+        f"SchedulerProfile ext ({tmp_path / 'in.yaml'}#1): spec.extenders[0] ({url}): its "
+        "tlsSecretRef Secret 'ext-tls' is mounted only in the scheduler's pods: called here "
+        "without that Secret's certificate, key and CA"
+    ) in notes(err)
 
 
 def test_every_example_and_sample_is_explained_without_an_internal_error(

@@ -196,6 +196,20 @@ def test_an_entry_that_cannot_be_looked_at(
     )
 
 
+def test_an_extenders_tls_secret_is_not_looked_for_offline(tmp_path: Path, corral: Run) -> None:
+    """The tlsSecretRef Secret is mounted only in the scheduler's pods: validate checks the
+    rest of the extender (it refused the profile: "cannot read /var/run/corral/...")."""
+    f = tmp_path / "p.yaml"
+    ext = "  extenders:\n  - {urlPrefix: 'https://e:1', filterVerb: f, tlsSecretRef: {name: s}"
+    f.write_text(HEAD + "spec:\n" + ext + "}\n")
+    assert corral("validate", "-f", str(f)) == (0, f"{f}: valid (a)\n", "")
+    f.write_text(HEAD + "spec:\n" + ext + ", tlsConfig: {caData: bm90IGEgY2E=}}\n")
+    code, out, err = corral("validate", "-f", str(f))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{f}:6:3: spec.extenders: extenders[0] (https://e:1): "
+                          "tlsConfig.caData: "), err  # fmt: skip
+
+
 def test_other_kinds_are_skipped_with_a_line(corral: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     """A profile among the objects it renders to: the profile is checked, the 13 others are
     one line each (not a wall of apiVersion/kind errors)."""

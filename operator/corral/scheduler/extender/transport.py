@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 import ssl
 import tempfile
 import threading
@@ -78,9 +79,9 @@ def tls_context(tls: ExtenderTLSConfig | None, *, enable_https: bool) -> ssl.SSL
         )
     ctx = ssl.create_default_context()
     if tls.ca_file:
-        ctx.load_verify_locations(cadata=_read(tls.ca_file, "caFile").decode("ascii", "replace"))
+        _load_ca(ctx, _read(tls.ca_file, "caFile"), "caFile")
     if tls.ca_data:
-        ctx.load_verify_locations(cadata=_decode_data(tls.ca_data, "caData").decode())
+        _load_ca(ctx, _decode_data(tls.ca_data, "caData"), "caData")
     if insecure:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
@@ -101,8 +102,35 @@ def tls_context(tls: ExtenderTLSConfig | None, *, enable_https: bool) -> ssl.SSL
             else _read(tls.key_file, "keyFile")
         )
         with _as_file(cert_pem) as cert_path, _as_file(key_pem) as key_path:
-            ctx.load_cert_chain(certfile=cert_path, keyfile=key_path)
+            try:
+                ctx.load_cert_chain(certfile=cert_path, keyfile=key_path)
+            except ssl.SSLError as exc:
+                where = "certData/keyData" if tls.cert_data or tls.key_data else "certFile/keyFile"
+                raise ValueError(
+                    f"tlsConfig.{where}: unable to load the client certificate and key: "
+                    f"{_ssl_reason(exc)}"
+                ) from None
     return ctx
+
+
+def _load_ca(ctx: ssl.SSLContext, pem: bytes, what: str) -> None:
+    """Root certificates from PEM ``pem``, as client-go's ``rootCertPool``: one line naming the
+    field when they are not (bytes outside ASCII, where ``ssl`` raised a TypeError; no PEM
+    block; a block that is no certificate)."""
+    try:
+        ctx.load_verify_locations(cadata=pem.decode("ascii"))
+    except ValueError:  # bytes outside ASCII, or none ("Empty certificate data")
+        why = "unable to parse bytes as PEM block"
+    except ssl.SSLError as exc:
+        why = _ssl_reason(exc)
+    else:
+        return
+    raise ValueError(f"tlsConfig.{what}: unable to load root certificates: {why}")
+
+
+def _ssl_reason(exc: ssl.SSLError) -> str:
+    """OpenSSL's words, without the ``(_ssl.c:4020)`` of the C source line."""
+    return re.sub(r"\s*\(_ssl\.c:\d+\)$", "", str(exc)) or type(exc).__name__
 
 
 def _read(path: str | None, what: str) -> bytes:

@@ -3,7 +3,10 @@ scaling, interest, errors and timeouts, HTTPS."""
 
 from __future__ import annotations
 
+import base64
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -360,6 +363,42 @@ def test_https_client_certificate(pki: Pki, as_data: bool) -> None:
 def test_insecure_with_ca_is_refused(pki: Pki) -> None:
     with pytest.raises(ValueError, match="insecure flag is not allowed"):
         _ext("https://x", tls_config=ExtenderTLSConfig(insecure=True, ca_file=str(pki.ca)))
+
+
+NOT_PEM = "unable to load root certificates: unable to parse bytes as PEM block"
+
+
+@pytest.mark.parametrize(
+    ("content", "field", "message"),
+    [
+        pytest.param(b"\xff\xfe", "caFile", NOT_PEM, id="ca-file-not-ascii"),
+        pytest.param(b"", "caFile", NOT_PEM, id="ca-file-empty"),
+        pytest.param(b"plain text", "caFile", "unable to load root certificates: no start line",
+                     id="ca-file-no-pem"),
+        pytest.param(b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+                     "caFile", "unable to load root certificates: ", id="ca-file-bad-block"),
+        pytest.param(b"\xff", "caData", NOT_PEM, id="ca-data-not-ascii"),
+        pytest.param(b"plain text", "certFile/keyFile",
+                     "unable to load the client certificate and key: ", id="cert-not-pem"),
+    ],
+)  # fmt: skip
+def test_unusable_tls_material_is_one_line_naming_its_field(
+    tmp_path: Path, content: bytes, field: str, message: str
+) -> None:
+    """A CA that is not ASCII raised a TypeError out of ``ssl`` (a traceback from `corral
+    validate`); the others said OpenSSL's words without the field."""
+    (tmp_path / "f").write_bytes(content)
+    path = str(tmp_path / "f")
+    tls = {
+        "caFile": ExtenderTLSConfig(ca_file=path),
+        "caData": ExtenderTLSConfig(ca_data=base64.b64encode(content).decode()),
+        "certFile/keyFile": ExtenderTLSConfig(cert_file=path, key_file=path, insecure=True),
+    }[field]
+    with pytest.raises(ValueError, match=f"^tlsConfig.{re.escape(field)}: ") as caught:
+        _ext("https://x", tls_config=tls)
+    assert str(caught.value).startswith(f"tlsConfig.{field}: {message}"), caught.value
+    assert "\n" not in str(caught.value)
+    assert "_ssl.c" not in str(caught.value)
 
 
 class _Reply:
