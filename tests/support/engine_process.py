@@ -35,6 +35,14 @@ def engine_config(kubeconfig: Path, scheduler_name: str, **top: Any) -> JSON:
     return config
 
 
+def leader_election(name: str, namespace: str, *, lease: float, renew: float, retry: float) -> JSON:
+    """``leaderElection`` for engines sharing the Lease ``namespace/name``; timings in seconds,
+    written as whole-second durations."""
+    return {"leaderElect": True, "leaseDuration": f"{lease:.0f}s",
+            "renewDeadline": f"{renew:.0f}s", "retryPeriod": f"{retry:.0f}s",
+            "resourceName": name, "resourceNamespace": namespace}  # fmt: skip
+
+
 class EngineProcess:
     def __init__(
         self,

@@ -14,6 +14,7 @@ from support.engine_process import (
     EngineProcess,
     all_bound,
     engine_config,
+    leader_election,
     pod,
     pods_in,
     scheduler_name,
@@ -50,14 +51,7 @@ def test_only_the_leader_schedules_and_kills_hand_over(
     pool = {"pool": namespace}
     fake_nodes(5, cpu="64", memory="128Gi", pods=500, labels=pool)
     name = scheduler_name()
-    election = {
-        "leaderElect": True,
-        "leaseDuration": f"{LEASE:.0f}s",
-        "renewDeadline": f"{RENEW:.0f}s",
-        "retryPeriod": f"{RETRY:.0f}s",
-        "resourceName": name,
-        "resourceNamespace": namespace,
-    }
+    election = leader_election(name, namespace, lease=LEASE, renew=RENEW, retry=RETRY)
     config = engine_config(cluster.kubeconfig, name, leaderElection=election)
     running = {e.name: e for e in (engines(config, f"{name}-{i}") for i in range(3))}
     wait_until("a leader", lambda: holder(kube, namespace, name) in running, timeout=30)

@@ -12,7 +12,14 @@ from collections.abc import Callable
 
 from corral.k8s import Client
 from corral.testing import LocalCluster
-from support.engine_process import EngineProcess, engine_config, pod, scheduler_name, wait_until
+from support.engine_process import (
+    EngineProcess,
+    engine_config,
+    leader_election,
+    pod,
+    scheduler_name,
+    wait_until,
+)
 
 LEASE, RENEW, RETRY = 4.0, 3.0, 1.0
 QPS = 2  # the engine's writes: 40 pods' status patches and Events are ~40 s of tokens
@@ -46,14 +53,7 @@ def test_a_leader_with_a_full_token_bucket_keeps_its_lease(
 ) -> None:
     fake_nodes(1, labels={"pool": namespace})
     name = scheduler_name()
-    election = {
-        "leaderElect": True,
-        "leaseDuration": f"{LEASE:.0f}s",
-        "renewDeadline": f"{RENEW:.0f}s",
-        "retryPeriod": f"{RETRY:.0f}s",
-        "resourceName": name,
-        "resourceNamespace": namespace,
-    }
+    election = leader_election(name, namespace, lease=LEASE, renew=RENEW, retry=RETRY)
     connection = {"kubeconfig": str(cluster.kubeconfig), "qps": QPS, "burst": QPS}
     config = engine_config(
         cluster.kubeconfig, name, leaderElection=election, clientConnection=connection

@@ -43,7 +43,13 @@ from support.bindings import (
     verdict,
     wait_bound,
 )
-from support.engine_process import EngineProcess, engine_config, pod, scheduler_name
+from support.engine_process import (
+    EngineProcess,
+    engine_config,
+    leader_election,
+    pod,
+    scheduler_name,
+)
 from support.faults import FaultCluster, api_target, create_pods, proxied_kubeconfig
 from support.tcpproxy import TcpProxy
 
@@ -130,9 +136,7 @@ def rig(
 ) -> Iterator[Rig]:
     name = scheduler_name()
     rig = Rig(fault_kube, fault_namespace, name)
-    election = {"leaderElect": True, "leaseDuration": f"{LEASE:.0f}s",
-                "renewDeadline": f"{RENEW:.0f}s", "retryPeriod": f"{RETRY:.0f}s",
-                "resourceName": name, "resourceNamespace": fault_namespace}  # fmt: skip
+    election = leader_election(name, fault_namespace, lease=LEASE, renew=RENEW, retry=RETRY)
     try:
         for i in range(ENGINES):
             identity = f"{name}-{i}"
