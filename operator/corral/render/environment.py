@@ -4,7 +4,9 @@ Contract: undefined variables are errors (StrictUndefined), nothing is auto-esca
 and the ``tojson`` filter is :func:`corral.render.quoting.tojson` (YAML-safe quoting; Jinja's
 own would HTML-escape). The templates directory is ``$CORRAL_TEMPLATES`` when set, else the
 package's ``corral/templates``: in a checkout a symlink to the top-level ``templates/`` (the
-source of truth), in a wheel a copy shipped as package data.
+source of truth), in a wheel a copy shipped as package data. Each template is read and compiled
+once per process (``auto_reload=False``): Jinja would otherwise stat its file on every
+``get_template``, on every render the operator makes (bench.operator_apply's profile).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def environment(directory: str | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=False,
         lstrip_blocks=False,
+        auto_reload=False,
     )
     env.filters["tojson"] = tojson
     env.policies["json.dumps_kwargs"] = {"sort_keys": False}
