@@ -280,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     out = args.out or ROOT / "bench" / "results" / time.strftime("operator-%Y%m%d-%H%M%S")
+    machine = procstat.machine()  # before the runs: its load average is the one at the start
     with tempfile.TemporaryDirectory(prefix="corral-bench-operator-") as tmp:
         own = args.dir is None
         cluster = (
@@ -298,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             if own:
                 cluster.down()
     out.mkdir(parents=True, exist_ok=True)
-    document = {"command": " ".join(sys.argv), "machine": procstat.machine(), "runs": results}
+    document = {"command": " ".join(sys.argv), "machine": machine, "runs": results}
     (out / "operator.json").write_text(json.dumps(document, indent=1))
     print(f"results: {out / 'operator.json'}")
     return 0
