@@ -32,7 +32,7 @@ from typing import Any, Final, NamedTuple, cast
 from corral.scheduler.backend import shapes
 from corral.scheduler.config import quantity
 from corral.scheduler.framework import nodeselector, podaffinity, taints, types
-from corral.scheduler.framework.api_types import Pod
+from corral.scheduler.framework.api_types import Node, Pod
 
 # The DisruptionTarget condition reason of a pod the scheduler preempts (core/v1).
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
@@ -425,25 +425,25 @@ def _scheduling_group(spec: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
+def _node_from_json(raw: Node) -> types.NodeRecord:
+    """``raw`` is a view of the JSON as sent (api_types' contract); the field readers check it."""
     meta = raw.get("metadata") or {}
     spec = raw.get("spec") or {}
-    allocatable = (raw.get("status") or {}).get("allocatable") or {}
+    status = raw.get("status") or {}
+    allocatable = status.get("allocatable") or {}
     return types.NodeRecord(
         name=_text(meta, "metadata", "name"),
         labels=_labels(meta, "metadata", "labels"),
         taints=taints.parse_taints(spec.get("taints")),
         unschedulable=bool(spec.get("unschedulable")),
-        declared_features=frozenset(
-            str(f) for f in (raw.get("status") or {}).get("declaredFeatures") or ()
-        ),
+        declared_features=frozenset(str(f) for f in status.get("declaredFeatures") or ()),
         allocatable=to_resources(
             {name: quantity.parse(q) for name, q in allocatable.items()}, with_pods=True
         ),
         resource_version=meta.get("resourceVersion") or "",
         images=tuple(
             (tuple(str(n) for n in image.get("names") or ()), int(image.get("sizeBytes") or 0))
-            for image in (raw.get("status") or {}).get("images") or ()
+            for image in status.get("images") or ()
         ),
         annotations=_labels(meta, "metadata", "annotations"),
     )

@@ -1,6 +1,7 @@
 """Typed shapes of the Kubernetes object parts the engine reads: the whole pod the engine keeps
-(``PodInfo.raw``), the selectors and affinity terms in pods and nodes, and the ResourceClaims
-DynamicResources reads and writes (``k8s.io/api`` core/v1, meta/v1 and resource/v1 field names).
+(``PodInfo.raw``), the node fields its records take, the selectors and affinity terms in pods
+and nodes, and the ResourceClaims DynamicResources reads and writes (``k8s.io/api`` core/v1,
+meta/v1 and resource/v1 field names).
 
 Contract: these are views of raw JSON as the API server sends it, not validated values. Every
 key is optional (``total=False``): an absent field and a JSON ``null`` are Go's zero value, so
@@ -194,6 +195,47 @@ class Pod(TypedDict, total=False):
     metadata: ObjectMeta
     spec: PodSpec | None
     status: PodStatus | None
+
+
+# --- core/v1: nodes ----------------------------------------------------------------------------
+
+
+class Taint(TypedDict, total=False):
+    key: str
+    value: str
+    effect: str
+
+
+class NodeSpec(TypedDict, total=False):
+    unschedulable: bool | None
+    taints: Sequence[Taint] | None
+
+
+class NodeCondition(TypedDict, total=False):
+    type: str
+    status: str
+
+
+class ContainerImage(TypedDict, total=False):
+    names: Sequence[str] | None
+    sizeBytes: int
+
+
+class NodeStatus(TypedDict, total=False):
+    allocatable: Mapping[str, str] | None  # resource name → quantity
+    conditions: Sequence[NodeCondition] | None
+    images: Sequence[ContainerImage] | None
+    declaredFeatures: Sequence[str] | None
+
+
+class Node(TypedDict, total=False):
+    """A Node as the engine reads it (``records.node_from_json``, ``NodeRecord.raw``)."""
+
+    apiVersion: str
+    kind: str
+    metadata: ObjectMeta
+    spec: NodeSpec | None
+    status: NodeStatus | None
 
 
 # --- resource/v1: ResourceClaims ---------------------------------------------------------------

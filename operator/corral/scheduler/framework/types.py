@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Final
+from typing import Final
 
 from corral.scheduler.framework import nodeselector, podaffinity, taints
-from corral.scheduler.framework.api_types import Pod
+from corral.scheduler.framework.api_types import Node, Pod
 
 CPU: Final = "cpu"
 MEMORY: Final = "memory"
@@ -175,7 +175,7 @@ class NodeRecord:
     resource_version: str = ""
     # The Node's JSON, for extenders that are not nodeCacheCapable (they receive full Node
     # objects); empty when the record was built without it.
-    raw: Mapping[str, Any] = field(default_factory=dict)
+    raw: Node = field(default_factory=Node)
     # status.images: (names, sizeBytes) per image (ImageLocality).
     images: tuple[tuple[tuple[str, ...], int], ...] = ()
     # metadata.annotations (LvmVolumeCapacity reads TopoLVM's capacity annotations).

@@ -1,5 +1,5 @@
 """The TypedDicts of framework/api_types.py name real fields: walked from the kinds they type
-(``Pod``, ``ResourceClaim``) through the pinned ``k8s.io/api`` Go types of
+(``Pod``, ``Node``, ``ResourceClaim``) through the pinned ``k8s.io/api`` Go types of
 ``backend/shapes.json``, every key is a JSON field of the Go struct at that place, with a
 compatible type. Every key is optional, so a misspelt one would type-check and read nothing;
 this test is what catches it. Every TypedDict of the module is reached by the walk."""
@@ -21,7 +21,11 @@ SHAPES = json.loads(
     resources.files("corral.scheduler.backend").joinpath("shapes.json").read_text("utf-8")
 )
 # The kinds whose whole object is typed: (TypedDict, kind in shapes.json).
-ROOTS = [(api_types.Pod, "Pod"), (api_types.ResourceClaim, "ResourceClaim")]
+ROOTS = [
+    (api_types.Pod, "Pod"),
+    (api_types.Node, "Node"),
+    (api_types.ResourceClaim, "ResourceClaim"),
+]
 # Go JSON kinds a Python scalar may stand for.
 SCALARS: dict[type, frozenset[str]] = {
     str: frozenset({"string", "time", "quantity", "intorstring"}),
