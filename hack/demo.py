@@ -11,8 +11,12 @@ general ones and two in the ``pool=team-a`` node pool), installs the SchedulerPr
 ``corral operator --local-engines`` in the background (the engine runs as local processes with
 the profile's own ServiceAccount token, since kwok nodes run no containers), applies the tenant
 profile ``team-a``, then a small Deployment in namespace team-a that names the tenant scheduler,
-and shows the profile's status and where each pod landed. Idempotent: running it again reuses
-what is there. ``make demo-down`` stops everything (the operator included).
+and shows the profile's status and where each pod landed. Then two gang Jobs (docs/gang.md: the
+control plane runs with GenericWorkload and the Job controller's WorkloadWithJob, the profile
+with ``featureGates: {GenericWorkload: true}``): one placed whole at once, one too wide for
+the pool that waits with no pod bound; both are printed with their PodGroup's condition.
+Idempotent: running it again reuses what is there. ``make demo-down`` stops everything (the
+operator included).
 """
 
 from __future__ import annotations
@@ -43,6 +47,13 @@ from corral_dev.realnode import NODE_NAME, RealNode, RealNodeError, RealNodes, l
 ROOT = Path(__file__).resolve().parents[1]
 TENANT = "team-a"
 DEPLOYMENT = "hello"
+# The API server serves Workloads and PodGroups; the Job controller makes a Job's.
+GATES = {"GenericWorkload": True, "WorkloadWithJob": True}
+GROUPS = "scheduling.k8s.io/v1beta1"
+# Each gang's cpu per pod. The team-a pool is 2 nodes of 4 cpu: "train" (4 x 1 cpu) fits at
+# once; "wide" (4 x 3 cpu) finds room for one pod per node, 2 of its 4, and so waits whole. (Not
+# room taken by "train": kwok completes a Job's pods as soon as they run.)
+GANGS = {"train": "1", "wide": "3"}
 API, KIND = "corral.dev/v1alpha1", "SchedulerProfile"
 
 
@@ -55,6 +66,7 @@ def tenant_profile() -> JSON:
     local engines run as processes here, and the demo cluster has no such PriorityClass."""
     body: JSON = yaml.safe_load((ROOT / "config/samples/tenant.yaml").read_text())
     body["spec"].get("deployment", {}).pop("priorityClassName", None)
+    body["spec"]["featureGates"] = {"GenericWorkload": True}  # the gang Jobs' pod-group cycle
     return body
 
 
@@ -76,6 +88,33 @@ def workload() -> JSON:
                             "name": "app",
                             "image": "registry.k8s.io/pause:3.10",
                             "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def gang_job(name: str, cpu: str) -> JSON:
+    """A Job asking for gang scheduling (minCount defaults to its parallelism, 4)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": TENANT},
+        "spec": {
+            "parallelism": 4,
+            "completions": 4,
+            "scheduling": {"schedulingPolicy": {"gang": {}}},
+            "template": {
+                "spec": {
+                    "schedulerName": TENANT,
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "worker",
+                            "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
                         }
                     ],
                 },
@@ -216,6 +255,7 @@ def run_real(directory: Path) -> int:
         with_kube_scheduler=True,
         progress=True,
         nodes=RealNodes(images=[image.archive]),
+        feature_gates=GATES,
     )
     kube = cluster.admin
     add_kwok_nodes(cluster)
@@ -263,8 +303,9 @@ def run_real(directory: Path) -> int:
     print(f"  status.leader: {status['leader']}; its log shows {bound_by_leader} of "
           f"{len(pods)} bindings")  # fmt: skip
     print(f"  all of it in {time.monotonic() - started:.0f}s")
+    gangs = show_gangs(kube)
     explore(cluster, real=True)
-    return 0
+    return 0 if gangs else 1
 
 
 def _ready_with_leader(obj: JSON) -> JSON | None:
@@ -292,7 +333,9 @@ def show_pods(kube: Client, pods: list[JSON]) -> None:
 def run_local(directory: Path) -> int:
     started = time.monotonic()
     say(f"starting the local control plane in {directory} (reused if already running)")
-    cluster = LocalCluster.up(directory, with_kube_scheduler=True, progress=True)
+    cluster = LocalCluster.up(
+        directory, with_kube_scheduler=True, progress=True, feature_gates=GATES
+    )
     kube = cluster.admin
     add_kwok_nodes(cluster)
     say(f"control plane ready in {time.monotonic() - started:.1f}s")
@@ -341,12 +384,78 @@ def run_local(directory: Path) -> int:
         explore(cluster)
         return 1
     show_pods(kube, pods)
+    gangs = show_gangs(kube)
     explore(cluster)
-    return 0
+    return 0 if gangs else 1
+
+
+def _owned_by(obj: JSON, owner: JSON) -> bool:
+    return any(
+        ref.get("uid") == owner["metadata"]["uid"] and ref.get("controller")
+        for ref in obj["metadata"].get("ownerReferences") or []
+    )
+
+
+def _gang(kube: Client, job: JSON) -> tuple[JSON, JSON, dict[str, str]] | None:
+    """The Job's PodGroup, its PodGroupInitiallyScheduled condition and each pod's node (""
+    while unbound); None until the scheduler wrote the condition."""
+    groups = [g for g in kube.list_items(GROUPS, "PodGroup", TENANT) if _owned_by(g, job)]
+    if not groups:
+        return None
+    cond = condition(groups[0], "PodGroupInitiallyScheduled")
+    if not cond:
+        return None
+    name = job["metadata"]["name"]
+    pods = kube.list_items("v1", "Pod", TENANT, label_selector=f"job-name={name}")
+    return groups[0], cond, {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in pods}
+
+
+def _verdict(kube: Client, job: JSON, *, whole: bool) -> tuple[JSON, JSON, dict[str, str]]:
+    """What ``_gang`` shows once the scheduler decided (``whole``: once every pod is bound)."""
+
+    def check() -> tuple[JSON, JSON, dict[str, str]] | None:
+        gang = _gang(kube, job)
+        return gang if gang is not None and (not whole or all(gang[2].values())) else None
+
+    name = job["metadata"]["name"]
+    what = f"Job {name}'s pods all bound" if whole else f"the team-a scheduler's verdict on {name}"
+    found: tuple[JSON, JSON, dict[str, str]] = wait(what, check, 120)
+    return found
+
+
+def show_gangs(kube: Client) -> bool:
+    """Two gang Jobs, one after the other: the first placed whole at once, the second waiting
+    whole (no pod bound) because the pool cannot hold all four of its pods. Prints both; says
+    whether that is what happened."""
+    first_name, second_name = GANGS
+    shown = []
+    for name, cpu in GANGS.items():
+        job = kube.apply(gang_job(name, cpu), field_manager="corral-demo")
+        say(f"applied gang Job {TENANT}/{name} (parallelism 4, {cpu} cpu each; minCount 4)")
+        shown.append((name, *_verdict(kube, job, whole=name == first_name)))
+    for name, group, cond, placed in shown:
+        bound = sum(1 for node in placed.values() if node)
+        print(f"\nJob {name}: PodGroup {group['metadata']['name']} "
+              f"(minCount {group['spec']['schedulingPolicy']['gang']['minCount']}), "
+              f"{bound} of {len(placed)} pods bound")  # fmt: skip
+        print(f"  PodGroupInitiallyScheduled: {cond['status']} ({cond['reason']})"
+              + (f": {cond['message']}" if cond.get("message") else ""))  # fmt: skip
+        for pod, node in sorted(placed.items()):
+            print(f"  {pod:<24} {node or '(waiting, not bound)'}")
+    (_, _, first, first_pods), (_, _, second, second_pods) = shown
+    whole = first["status"] == "True" and all(first_pods.values())
+    if whole and second["status"] == "False" and not any(second_pods.values()):
+        say(f"gang {first_name} was placed whole at once; gang {second_name} waits whole, no pod "
+            "bound: the pool lacks room for all four")  # fmt: skip
+        return True
+    say(f"unexpected: gang {first_name} {first['status']}, gang {second_name} {second['status']} "
+        f"with {sum(1 for n in second_pods.values() if n)} pods bound")  # fmt: skip
+    return False
 
 
 def explore(cluster: LocalCluster, *, real: bool = False) -> None:
     kubectl = cluster.binaries / "kubectl"
+    wide = list(GANGS)[-1]
     logs = (
         f"""Operator logs: kubectl logs -n corral-system deploy/corral-operator
 Engine logs:   kubectl logs -n corral-system -l app.kubernetes.io/instance={TENANT}"""
@@ -364,6 +473,9 @@ Keep exploring:
     kubectl get all,cm,sa,role,rolebinding,pdb -n corral-system
     kubectl run stray -n default --image=x --overrides='{{"spec":{{"schedulerName":"{TENANT}"}}}}'
         # not a team-a namespace: stays Pending, and gets an Event saying why after 10 s
+    kubectl get podgroups -n {TENANT} -o yaml              # the gangs' conditions
+    hack/dev-cluster nodes --dir {cluster.directory} --count 2 --cpu 4 --memory 8Gi \\
+        --labels pool={TENANT}                         # room for gang {wide}: placed whole
 {logs}
 Stop it all:   make demo-down
 """
