@@ -13,7 +13,7 @@ from datetime import datetime
 import pytest
 
 from corral.k8s import ApiError, Client
-from support.engine_process import EngineProcess, create_all, wait_until
+from support.engine_process import EngineProcess, create_all, leader_election, wait_until
 from support.gang import bound, condition, member, pod_group
 
 pytestmark = pytest.mark.e2e
@@ -133,9 +133,7 @@ def test_leader_failover_while_groups_wait(
     member come, and writes the group's condition."""
     gang_nodes(1, cpu="2")
     scheduler = f"corral-failover-{datetime.now().strftime('%H%M%S')}"
-    election = {"leaderElect": True, "leaseDuration": "4s", "renewDeadline": "3s",
-                "retryPeriod": "1s", "resourceName": scheduler,
-                "resourceNamespace": gang_namespace}  # fmt: skip
+    election = leader_election(scheduler, gang_namespace, lease=4, renew=3, retry=1)
     running = {}
     for i in range(2):
         engine = gang_engines(scheduler, name=f"{scheduler}-{i}", leaderElection=election)
