@@ -50,7 +50,7 @@ class SchedulerConfig:
     """The knobs the harness varies; everything else is the upstream default."""
 
     scheduler_name: str = SCHEDULER_NAME
-    # scheduler_perf runs the scheduler with client QPS/Burst 5000/5000 (reference §7).
+    # scheduler_perf runs the scheduler in-process with client QPS/Burst 5000/5000.
     qps: float = 5000.0
     burst: int = 5000
     percentage_of_nodes_to_score: int | None = None  # None: upstream's adaptive default

@@ -1,4 +1,5 @@
-"""Workloads modelled on upstream scheduler_perf (reference §7), sized by parameters.
+"""Workloads modelled on upstream scheduler_perf (kubernetes test/integration/scheduler_perf),
+sized by parameters.
 
 Each workload has nodes (kwok, scheduler_perf's node template: 4 cpu, 32Gi, 110 pods), init
 pods that set the scene and measured pods whose scheduling is timed. Differences from
@@ -297,7 +298,7 @@ _ZONE1 = ((ZONE, "zone1"),)
 
 # Defaults fit a 2-core machine in a few minutes per workload and scheduler, with measured
 # phases long enough (about 10-30 s) that a second's hiccup does not move the mean by 15%;
-# FULL is scheduler_perf's 5000-node size (reference §7).
+# FULL is scheduler_perf's 5000-node size (its SchedulingBasic 5000Nodes workloads).
 DEFAULT: Final[dict[str, Workload]] = {
     w.name: w
     for w in (

@@ -3,7 +3,7 @@
 A scenario is plain JSON (nodes, namespaces, PriorityClasses, running pods with ``nodeName``,
 pods to schedule), so a disagreement can be replayed exactly from the saved file.
 
-What varies, chosen to reach every default plugin (reference §2):
+What varies, chosen to reach every plugin of upstream's default profile:
 - nodes: capacity (cpu, memory, pods), zone (three, some nodes without one), labels used by
   selectors (``disk``, ``tier`` as a number for Gt/Lt, ``gpu``), taints of every effect,
   a few cordoned (``spec.unschedulable``);
