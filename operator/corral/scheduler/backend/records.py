@@ -27,7 +27,7 @@ import functools
 from collections.abc import Mapping
 from datetime import datetime
 from fractions import Fraction
-from typing import Any, Final, NamedTuple, cast
+from typing import Any, Final, NamedTuple
 
 from corral.scheduler.backend import shapes
 from corral.scheduler.config import quantity
@@ -363,7 +363,8 @@ def node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
     return node
 
 
-def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
+def _pod_from_json(raw: Pod) -> types.PodInfo:
+    """``raw`` is a view of the JSON as sent (api_types' contract); the field readers check it."""
     meta = raw.get("metadata") or {}
     spec = raw.get("spec") or {}
     status = raw.get("status") or {}
@@ -413,7 +414,7 @@ def _pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
         preemption_policy=_text(spec, "spec", "preemptionPolicy"),
         terminating_by_preemption=_terminating_by_preemption(meta, status),
         scheduling_group=_scheduling_group(spec),
-        raw=cast("Pod", raw),  # a view of the JSON as sent (api_types' contract)
+        raw=raw,
     )
 
 
