@@ -4,9 +4,12 @@ Contract:
 - Every object is applied with server-side apply, field manager ``corral``, ``force=true`` (the
   operator owns the fields it renders; anyone else's change to them is drift and is reverted).
 - An object is skipped without a request when the operator applied the same content and the
-  live object still has the resourceVersion that apply returned. Otherwise it is applied; the
-  API server does not persist an apply that changes nothing, so the resourceVersion stays put.
-  A write is therefore exactly "the returned resourceVersion differs from the live one".
+  live object still says what the apply's answer said, status and the metadata every write
+  changes aside (:func:`~corral.controller.state.content_digest`): the Deployment controller's
+  status updates move the resourceVersion, not what the operator owns, so they cost no apply.
+  Otherwise it is applied; the API server does not persist an apply that changes nothing, so
+  the resourceVersion stays put. A write is therefore exactly "the returned resourceVersion
+  differs from the live one".
 - Children of the profile that are no longer rendered (the PodDisruptionBudget when replicas
   drop to 1, RoleBindings of a namespace removed from tenancy) are deleted.
 - API errors are sorted into ``TransientError`` (the request may succeed as is later) and
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corral.controller.settings import FIELD_MANAGER
-from corral.controller.state import ChildKey, State, describe, key_of
+from corral.controller.state import ChildKey, State, content_digest, describe, key_of
 from corral.k8s import ApiError, Client
 
 TRANSIENT_STATUSES = frozenset({0, 409, 429, 500, 502, 503, 504})
@@ -83,7 +86,7 @@ def apply_all(client: Client, state: State, objects: Sequence[Mapping[str, Any]]
         want = digest(obj)
         live = state.child(key)
         applied = state.applied(key)
-        if live is not None and applied == (want, live.resource_version):
+        if live is not None and applied == (want, live.content):
             result.skipped += 1
             continue
         try:
@@ -94,11 +97,11 @@ def apply_all(client: Client, state: State, objects: Sequence[Mapping[str, Any]]
         rv = str(answer.get("metadata", {}).get("resourceVersion", ""))
         if live is None or rv != live.resource_version:
             result.written.append(key)
-            # Same content as we last applied, yet the live object had moved on and the apply
+            # Same content as we last applied, yet the live object had changed and the apply
             # wrote: someone changed fields the operator owns.
             if live is not None and applied is not None and applied[0] == want:
                 result.repaired.append(key)
-        state.record_apply(key, want, rv)
+        state.record_apply(key, want, content_digest(answer))
         state.put_child(answer)
     return result
 

@@ -53,6 +53,11 @@ from corral.k8s.aio import AsyncClient
 log = logging.getLogger("corral.controller")
 
 ENGINE_SUPERVISE_SECONDS = 1.0
+# The resync looks this many times per period for the profiles due (Reconciler.due): each is
+# reconciled at most 1/RESYNC_TICKS of a period later than its due time, and a fleet's resync
+# is spread over the period rather than queued in one burst.
+RESYNC_TICKS = 10
+RESYNC_TICK_MIN_SECONDS = 1.0
 
 
 def _selector(group: str, version: str, plural: str) -> tuple[str, str] | tuple[str, str, str]:
@@ -297,14 +302,24 @@ class Operator:
         self.metrics.reconciled("ok", time.monotonic() - started)
 
     async def _resync(self) -> None:
+        """Every profile is reconciled at least once per ``--resync`` period: those the watches
+        did not already bring within it are queued (:meth:`Reconciler.due`)."""
+        period = self.settings.resync
+        tick = min(period, max(RESYNC_TICK_MIN_SECONDS, period / RESYNC_TICKS))
+        counted = time.monotonic()
         while True:
-            await asyncio.sleep(self.settings.resync)
-            if await self._in_thread(self.gate.active):
-                for name in self.state.profile_names():
-                    self.enqueue(name)
-            self.metrics.set_profiles(
-                {b["metadata"]["name"]: profile_conditions(b) for b in self.state.profiles()}
-            )
+            await asyncio.sleep(tick)
+            if self.queue is not None and await self._in_thread(self.gate.active):
+                for name, generation in self.state.generations().items():
+                    # Queued or in progress: it will be reconciled (an add would re-run it).
+                    if name not in self.queue and self.reconciler.due(name, generation, period):
+                        self.queue.add(name)
+            if time.monotonic() - counted >= period:
+                counted = time.monotonic()
+                named = self.state.each_profile(
+                    lambda b: (b["metadata"]["name"], profile_conditions(b))
+                )
+                self.metrics.set_profiles(dict(named))
 
     async def _detect(self) -> None:
         period = max(1.0, min(10.0, self.settings.pending_threshold / 3))
@@ -322,7 +337,7 @@ class Operator:
         """scheduler-plugins' PodGroup status controller, from the first time some profile
         enables Coscheduling on (corral.controller.podgroup_status); writes only while this
         replica is the active one."""
-        while not any(podgroup_status.enables_coscheduling(b) for b in self.state.profiles()):
+        while not any(self.state.each_profile(podgroup_status.enables_coscheduling)):
             await asyncio.sleep(ENGINE_SUPERVISE_SECONDS)
         log.info("a profile enables Coscheduling: keeping PodGroup status")
         loop = asyncio.get_running_loop()
@@ -348,7 +363,7 @@ class Operator:
     def detect_once(self) -> set[str]:
         """One detector pass (a worker thread): classify, post new Events, update the metric;
         return the profiles whose pendingPods count changed."""
-        served = dict(pending.served_by(b) for b in self.state.profiles())
+        served = dict(self.state.each_profile(pending.served_by))
         labels: dict[str, dict[str, str]] = {}
 
         def namespace_labels(ns: str) -> dict[str, str]:

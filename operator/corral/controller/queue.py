@@ -60,6 +60,10 @@ class WorkQueue:
     def __len__(self) -> int:
         return len(self._queued) + len(self._active)
 
+    def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is queued or being processed."""
+        return name in self._queued or name in self._active
+
     async def worker(self, process: Callable[[str], Awaitable[None]]) -> None:
         """Take names forever; ``process`` raising means "failed, retry later"."""
         while True:

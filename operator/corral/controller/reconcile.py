@@ -14,6 +14,15 @@ Contract:
   pure function of it and the catalog, and it was most of the operator's CPU per profile, paid
   on every reconcile (bench.operator_apply). The cached objects are shared by the reconciles of
   that profile, so nothing downstream may change them.
+- :meth:`Reconciler.due` tells the resync which profiles to queue: those not reconciled within
+  the period, or last reconciled at another generation. A profile the watches keep busy (a
+  rollout's Deployment updates) costs the resync nothing, and one reconciled a second before
+  is not reconciled again for the period's sake.
+- The Lease is read (for ``status.leader``) only while some replica is ready: before that no
+  engine can lead, and during a fleet's first rollout each read would be a 404.
+- The engine pods are listed (for :func:`~corral.controller.podhealth.stuck`) only once the
+  Deployment counts some: a profile's first reconcile, with its Deployment just created, lists
+  nothing.
 """
 
 from __future__ import annotations
@@ -63,6 +72,7 @@ class Reconciler:
         pending_count: Callable[[str], int] | None = None,  # None for tests
         engines: EngineRuntime | None = None,
         clock: Callable[[], str] = now_rfc3339,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.state = state
@@ -72,9 +82,13 @@ class Reconciler:
         self.pending_count = pending_count or (lambda _name: 0)
         self.engines = engines
         self.clock = clock
+        self.monotonic = monotonic
         # profile name -> (the validated profile rendered, its objects); one worker at a time
         # per name (the work queue), so each entry is read and written by one thread at a time.
         self._renders: dict[str, tuple[SchedulerProfile, Rendered]] = {}
+        # profile name -> (when its last reconcile ended, the generation it reconciled); read
+        # by the resync on the event loop (single dict operations: atomic under the GIL).
+        self._reconciled: dict[str, tuple[float, int]] = {}
 
     # --- the loop body -----------------------------------------------------------------------
 
@@ -83,6 +97,7 @@ class Reconciler:
         if body is None:
             # Deleted: garbage collection removes the children through their owner references.
             self._renders.pop(name, None)
+            self._reconciled.pop(name, None)
             if self.engines is not None:
                 self.engines.forget(name)
             return
@@ -91,7 +106,15 @@ class Reconciler:
         started = time.monotonic()
         outcome, extras, facts = self._converge(body)
         self._report(body, outcome, extras, facts)
+        generation = int(body["metadata"].get("generation") or 0)
+        self._reconciled[name] = (self.monotonic(), generation)
         log.debug("reconciled %s in %.3fs: %s", name, time.monotonic() - started, outcome.reason)
+
+    def due(self, name: str, generation: int, period: float) -> bool:
+        """Whether the resync should queue ``name`` (at ``generation`` now): it was not
+        reconciled within ``period`` seconds, or not at this generation."""
+        last = self._reconciled.get(name)
+        return last is None or last[1] != generation or self.monotonic() - last[0] >= period
 
     def _converge(
         self, body: Mapping[str, Any]
@@ -140,7 +163,7 @@ class Reconciler:
         if self.engines is not None:
             self.engines.want(profile, rendered)
         observed = self._observe(rendered)
-        leader = self._leader(profile)
+        leader = self._leader(profile) if observed.ready > 0 else None
         facts = {
             "scheduler_name": profile.spec.scheduler_name,
             "namespace": profile.spec.namespace,
@@ -193,6 +216,9 @@ class Reconciler:
     def _stuck(self, profile: SchedulerProfile, rendered: Rendered) -> tuple[str, str] | None:
         deployment = next(o for o in rendered.objects if o["kind"] == "Deployment")
         live = self.state.child(key_of(deployment))
+        if live is None or not int(live.status.get("replicas") or 0):
+            # No pod yet (a new Deployment): none to read; its own conditions still count.
+            return podhealth.stuck(live.status if live is not None else {}, [])
         selector = ",".join(f"{k}={v}" for k, v in names.selector_labels(profile).items())
         try:
             pods = self.client.list_items(

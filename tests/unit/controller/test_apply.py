@@ -1,8 +1,9 @@
-"""Applying children: skipped when nothing changed, drift detected by resourceVersion,
-pruning, and what API errors mean."""
+"""Applying children: skipped when nothing changed (status-only updates included), drift
+detected and reverted, pruning, and what API errors mean."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -114,3 +115,53 @@ def test_classify(error: ApiError, kind: type[Exception], reason: str | None) ->
         assert isinstance(raised.value, apply.RefusedError)
         assert raised.value.reason == reason
         assert "ConfigMap ns/a" in raised.value.message
+
+
+def deployment() -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "ns", "labels": {"corral.dev/profile": "p"}},
+        "spec": {"replicas": 2},
+    }
+
+
+def _status_update(live: dict[str, Any]) -> None:
+    live["status"] = {"replicas": 2, "readyReplicas": 1}
+    live["metadata"]["managedFields"] = [{"manager": "kube-controller-manager"}]
+
+
+def _hand_scaled(live: dict[str, Any]) -> None:
+    live["spec"]["replicas"] = 5
+
+
+def _labelled(live: dict[str, Any]) -> None:
+    live["metadata"]["labels"]["extra"] = "x"
+
+
+@pytest.mark.parametrize(
+    ("change", "applies", "repaired"),
+    [
+        pytest.param(_status_update, False, False, id="status and managedFields only: skipped"),
+        pytest.param(_hand_scaled, True, True, id="a field the operator owns: reverted"),
+        pytest.param(_labelled, True, False, id="someone else's label: applied, no write"),
+    ],
+)
+def test_a_live_change_is_applied_only_when_more_than_status(
+    change: Any, applies: bool, repaired: bool
+) -> None:
+    client, state = FakeClient(), State()
+    apply.apply_all(client, state, [deployment()])  # type: ignore[arg-type]
+    live = copy.deepcopy(client.objects[key_of(deployment())])
+    change(live)
+    live["metadata"]["resourceVersion"] = client._bump()
+    client.objects[key_of(live)] = copy.deepcopy(live)
+    state.put_child(live)  # the watch event
+    client.calls.clear()
+    result = apply.apply_all(client, state, [deployment()])  # type: ignore[arg-type]
+    assert bool(client.calls) == applies
+    assert result.repaired == ([key_of(live)] if repaired else [])
+    if applies and not repaired:  # its answer is remembered: the next pass is skipped
+        client.calls.clear()
+        apply.apply_all(client, state, [deployment()])  # type: ignore[arg-type]
+        assert client.calls == []

@@ -112,3 +112,18 @@ def test_add_after_arms_one_timer_per_name_and_close_cancels_it() -> None:
         return len(queue)
 
     assert asyncio.run(run()) == 1
+
+
+def test_a_name_is_in_the_queue_while_queued_or_processed() -> None:
+    async def run() -> list[tuple[bool, bool]]:
+        queue, seen = WorkQueue(), []
+        queue.add("a")
+
+        async def process(name: str) -> None:
+            seen.append((name in queue, "b" in queue))
+
+        await _drain(queue, process, until=0.05)
+        seen.append(("a" in queue, "b" in queue))
+        return seen
+
+    assert asyncio.run(run()) == [(True, False), (False, False)]

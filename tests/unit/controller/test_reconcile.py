@@ -3,6 +3,7 @@ a valid one is applied once and then costs no writes."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -142,3 +143,81 @@ def test_a_profile_is_rendered_again_only_when_it_changed(
     assert len(calls) == renders
     applied = [c for c in client.calls if c[0] == "apply"]
     assert bool(applied) == applies
+
+
+def _ready(state: State, client: FakeClient, ready: int, replicas: int = 2) -> None:
+    """The Deployment controller's status update of the profile's Deployment (the watch)."""
+    (key,) = [k for k in client.objects if k[1] == "Deployment"]
+    live = copy.deepcopy(client.objects[key])
+    live["metadata"]["resourceVersion"] = client._bump()
+    live["status"] = {"replicas": replicas, "updatedReplicas": replicas, "readyReplicas": ready}
+    state.put_child(live)
+
+
+@pytest.mark.parametrize(
+    ("replicas", "lists"),
+    [
+        pytest.param(None, False, id="Deployment just created: no pod list"),
+        pytest.param(0, False, id="no replica counted: no pod list"),
+        pytest.param(1, True, id="a replica counted, none ready: its pods listed"),
+    ],
+)
+def test_the_engine_pods_are_listed_once_the_deployment_counts_some(
+    replicas: int | None, lists: bool
+) -> None:
+    client, state = FakeClient(), State()
+    state.put_profile(body("p", {"namespace": "ns"}))
+    client.profiles["p"] = body("p", {"namespace": "ns"})
+    rec = reconciler(client, state)
+    rec.reconcile("p")
+    if replicas is not None:
+        _ready(state, client, 0, replicas)
+    client.calls.clear()
+    rec.reconcile("p")
+    assert bool([c for c in client.calls if c[0] == "list"]) == lists
+
+
+@pytest.mark.parametrize(
+    ("ready", "reads"),
+    [
+        pytest.param(0, False, id="no replica ready: no Lease read"),
+        pytest.param(1, True, id="a replica ready: the Lease read"),
+    ],
+)
+def test_the_lease_is_read_once_a_replica_is_ready(ready: int, reads: bool) -> None:
+    client, state = FakeClient(), State()
+    state.put_profile(body("p", {"namespace": "ns"}))
+    client.profiles["p"] = body("p", {"namespace": "ns"})
+    rec = reconciler(client, state)
+    rec.reconcile("p")
+    _ready(state, client, ready)
+    client.calls.clear()
+    rec.reconcile("p")
+    leases = [c for c in client.calls if c[0] == "get" and c[1][1] == "Lease"]
+    assert bool(leases) == reads
+    assert [c for c in client.calls if c[0] == "apply"] == []  # a status update: nothing sent
+
+
+@pytest.mark.parametrize(
+    ("reconciled", "generation", "elapsed", "due"),
+    [
+        pytest.param(False, 1, 0.0, True, id="never reconciled"),
+        pytest.param(True, 1, 5.0, False, id="reconciled within the period"),
+        pytest.param(True, 1, 30.0, True, id="a period ago"),
+        pytest.param(True, 2, 5.0, True, id="at another generation"),
+    ],
+)
+def test_the_resync_skips_profiles_reconciled_within_the_period(
+    reconciled: bool, generation: int, elapsed: float, due: bool
+) -> None:
+    now = [100.0]
+    client, state = FakeClient(), State()
+    state.put_profile(body("p", {"namespace": "ns"}))
+    client.profiles["p"] = body("p", {"namespace": "ns"})
+    rec = reconciler(client, state)
+    rec.monotonic = lambda: now[0]
+    if reconciled:
+        rec.reconcile("p")
+    now[0] += elapsed
+    assert state.generations() == {"p": 1}
+    assert rec.due("p", generation, 30.0) == due

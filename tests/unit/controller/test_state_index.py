@@ -69,3 +69,14 @@ def test_children_follow_their_profile() -> None:
     assert state.children_of("p2") == [("v1", "ConfigMap", "ns", "a")]
     state.drop_child(child("a", "p2", "4"))
     assert state.children_of("p2") == []
+
+
+def test_each_profile_reads_the_stored_bodies_and_hands_out_copies() -> None:
+    state = State()
+    for i in range(3):
+        state.put_profile(body(f"p{i}", random.Random(i), 1))
+    selectors = state.each_profile(lambda b: b["metadata"])
+    assert sorted(m["name"] for m in selectors) == ["p0", "p1", "p2"]
+    for meta in selectors:
+        meta["name"] = "changed"  # a copy: the stored bodies keep their names
+    assert sorted(state.each_profile(lambda b: b["metadata"]["name"])) == ["p0", "p1", "p2"]
