@@ -94,7 +94,7 @@ FAULT_RUNS ?= 1
 faults: venv control-plane  ## every fault e2e test (tests/e2e/faults), the long ones too; FAULT_RUNS=3 for three in a row
 	for run in $$(seq $(FAULT_RUNS)); do \
 		echo "== fault run $$run of $(FAULT_RUNS)"; \
-		$(BIN)/python -m pytest tests/e2e/faults --faults -p no:cacheprovider $(PYTEST_ARGS); \
+		$(BIN)/python -m pytest tests/e2e/faults --faults -p no:cacheprovider $(PYTEST_ARGS) || exit 1; \
 	done
 
 # Without KUBE_VERSION: every minor of COMPAT_VERSIONS (versions.env) back to 1.33, one at a time;
