@@ -9,6 +9,11 @@ readers keep their ``x.get(key) or default`` form. Only the fields the engine re
 raw object keeps every other field (``PodInfo.raw``). The shapes themselves are checked against
 the pinned Go types by :mod:`corral.scheduler.backend.shapes` where objects enter; here they only
 give the readers their types. Raw JSON whose kind is not modelled stays :data:`RawObject`.
+
+Every key named here is a field of the pinned Go type at its place
+(``tests/unit/scheduler/framework/test_api_types.py``). mypy checks ``x["key"]`` against these
+keys, but ``x.get("key")`` of a key not named here is silently ``object``: a reader of a new
+field names it here first.
 """
 
 from __future__ import annotations
