@@ -580,10 +580,16 @@ class SchedulingQueue:
                 self._requeue(entity, strategy, self._clock(), POD_UPDATE)
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: object = None, new: object = None
+        self,
+        event: ClusterEvent,
+        old: object = None,
+        new: object = None,
+        *,
+        pre_check: Callable[[PodInfo], bool] | None = None,
     ) -> int:
         """A cluster event with its objects (``None`` for the side an add or delete lacks):
-        move every unschedulable pod it is worth requeuing. Returns how many pods moved."""
+        move every unschedulable pod it is worth requeuing. Returns how many pods moved.
+        ``pre_check`` (upstream ``PreEnqueueCheck``): only the pods it returns True for move."""
         if not self._of_interest(event):
             return 0  # upstream isEventOfInterest: not even recorded for in-flight pods
         with self._cond:
@@ -598,6 +604,8 @@ class SchedulingQueue:
                 else None
             )  # fmt: skip
             for qpi in self._candidates(event, narrowed):
+                if pre_check is not None and not pre_check(qpi.pod):
+                    continue
                 if qpi.gated and not self._ungates(qpi, event):
                     continue
                 if narrowed is not None and narrowed.skips(qpi):

@@ -54,6 +54,7 @@ from corral.scheduler.engine.reporter import OutcomeReporter
 from corral.scheduler.engine.shadow import ShadowEngine
 from corral.scheduler.engine.sizes import StructureSizes
 from corral.scheduler.engine.timing import EngineTiming
+from corral.scheduler.framework.types import PodInfo
 
 log = logging.getLogger("corral.scheduler")
 
@@ -179,7 +180,7 @@ class Engine:
         self.state = ClusterState(
             self.cache, self.queue, set() if shadow else set(self.schedulers),
             self.served.serves, self.nominator, generic_workload=generic_workload,
-            labels=self.pod_labels,
+            labels=self.pod_labels, reject_waiting=self._reject_waiting,
         )  # fmt: skip
         self.shadow: ShadowEngine | None = None
         if options.shadow_of is not None:
@@ -229,6 +230,10 @@ class Engine:
         if self.shadow is not None:  # first: it decides on the cache before this event
             self.shadow.observer.on_pod(kind, raw)
         self.state.on_pod(kind, raw)
+
+    def _reject_waiting(self, pod: PodInfo) -> bool:
+        scheduler = self.schedulers.get(pod.scheduler_name)
+        return scheduler is not None and scheduler.fwk.reject_waiting_pod(pod.uid)
 
     def _size_sources(self) -> dict[str, Callable[[], Mapping[str, int]]]:
         def recorders() -> dict[str, int]:

@@ -85,8 +85,12 @@ class ClusterState:
         *,
         generic_workload: bool = False,
         labels: PodLabelIndex | None = None,
+        reject_waiting: Callable[[PodInfo], bool] | None = None,
     ) -> None:
         self.cache = cache
+        # Rejects the pod if it waits at Permit in its profile's framework (upstream
+        # RejectWaitingPod); None: no pod ever waits.
+        self.reject_waiting = reject_waiting
         # The pods plugins list by label (Handle.pod_lister): every pod kept below.
         self.labels = labels if labels is not None else PodLabelIndex()
         # GenericWorkload: pending members count in their PodGroup's state (the cache's) before
@@ -180,6 +184,7 @@ class ClusterState:
             # An assumed member leaves its group's state too: its later forget finds nothing
             # (upstream keeps it counted until then, and then as a pending ghost).
             self.cache.remove_pod_group_member(pending)
+            self._pending_gone(pending)
         old = self._assigned.pop(uid, None)
         if old is None:
             return
@@ -188,6 +193,25 @@ class ClusterState:
         except CacheError as exc:
             log.warning("cache: pod %s: %s", old.key, exc)
         self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, old, None)
+
+    def _pending_gone(self, pod: PodInfo) -> None:
+        """What a deleted pending pod held is free (upstream deletePodFromSchedulingQueue and
+        handleAssumedPodDeletion): an assumed pod waiting at Permit is rejected (its binding
+        cycle forgets it), one past Permit leaves the cache at once; a nominated one no longer
+        holds its node for pods of lower or equal priority."""
+        assumed = self.cache.get_pod(pod.uid) if self.cache.is_assumed(pod.uid) else None
+        if assumed is not None:
+            if self.reject_waiting is None or not self.reject_waiting(assumed):
+                try:
+                    self.cache.remove_pod(assumed)
+                except CacheError as exc:
+                    log.warning("cache: pod %s: %s", assumed.key, exc)
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, assumed, None)
+        elif pod.nominated_node_name:
+            priority = pod.priority
+            self.queue.move_all_to_active_or_backoff(
+                events.ASSIGNED_POD_DELETE, pod, None, pre_check=lambda p: p.priority <= priority
+            )
 
     # --- nodes ------------------------------------------------------------------------------
 

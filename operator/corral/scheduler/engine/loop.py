@@ -12,7 +12,6 @@ lines without blocking this thread.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -27,6 +26,8 @@ from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podgroup_cycle import PodGroupCycle, PodGroupReporter
 from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from corral.scheduler.engine.timing import EngineTiming
+from corral.scheduler.framework import cluster_events as events
+from corral.scheduler.framework import types
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.podgroup import QueuedPodGroupInfo
 from corral.scheduler.framework.runtime.framework import sample_plugin_metrics
@@ -77,6 +78,29 @@ class Reporter(Protocol):
     def scheduled(self, outcome: Success) -> None: ...
 
     def failed(self, outcome: Failure) -> None: ...
+
+
+class _Forgets:
+    """The cache as a binding cycle's Assumer, telling whether its forget took (upstream
+    logs a failed ForgetPod and goes on; the pod may have been removed as it was deleted)."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+        self.forgot = False
+
+    def assume_pod(self, pod: PodInfo, node_name: str) -> None:
+        self.cache.assume_pod(pod, node_name)
+
+    def finish_binding(self, pod: PodInfo) -> None:
+        self.cache.finish_binding(pod)
+
+    def forget_pod(self, pod: PodInfo) -> None:
+        try:
+            self.cache.forget_pod(pod)
+        except CacheError as exc:
+            log.warning("forgetting %s: %s", pod.key, exc)
+        else:
+            self.forgot = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,12 +284,12 @@ class SchedulingLoop:
                 announced = node
 
         writes = announce if self.announcer is not None else None
+        forgets = _Forgets(self.cache)
         try:
-            status = binding_cycle(scheduler, state, pod, host, self.cache, announce=writes)
+            status = binding_cycle(scheduler, state, pod, host, forgets, announce=writes)
         except Exception as exc:  # the binding cycle must always end in done or requeue
             log.exception("binding %s to %s failed unexpectedly", pod.key, host)
-            with contextlib.suppress(CacheError):
-                self.cache.forget_pod(pod)
+            forgets.forget_pod(pod)
             status = Status.error(str(exc) or type(exc).__name__)
         if status is None:
             self.queue.done(pod.uid)
@@ -279,7 +303,17 @@ class SchedulingLoop:
         rejecting = frozenset({status.plugin}) if status.is_rejected and status.plugin else None
         if self.nominator is not None:
             self.nominator.forget(pod.uid)  # upstream clears the nomination of a failed binding
+        # Forgetting an assumed pod frees what it held on the node: an AssignedPodDelete event
+        # (upstream handleBindingCycleError). A rejected pod is requeued first and does not
+        # move itself; an error's event is seen by the pod still in flight.
+        freed = types.on_node(pod, host) if forgets.forgot else None
+        if freed is not None and not status.is_rejected:
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, freed, None)
         self._requeue(qpi, cycle, rejecting or frozenset())
+        if freed is not None and status.is_rejected:
+            self.queue.move_all_to_active_or_backoff(
+                events.ASSIGNED_POD_DELETE, freed, None, pre_check=lambda p: p.uid != pod.uid
+            )
         # Upstream (1.27+) reports the binding cycle's status as it is: its message without the
         # old "binding rejected: " prefix, Unschedulable when a plugin rejected the pod.
         reason = REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR

@@ -1,7 +1,9 @@
 """ClusterState routes pod events: an update of a pod whose binding is under way (assumed in
 the cache) must not queue it again, as upstream's updatePodInSchedulingQueue skips it; a pod
 that is pending and not assumed is requeued by its update. Pods are kept without their
-managedFields, as upstream's pod informer keeps them."""
+managedFields, as upstream's pod informer keeps them. A deleted pending pod frees what it held:
+waiting at Permit it is rejected, assumed past Permit it leaves the cache, and either (or a
+nominated one, for pods of lower or equal priority) is an AssignedPodDelete event."""
 
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ from corral.scheduler.backend.pod_labels import PodLabelIndex
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.engine.handlers import ClusterState
 from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.framework import cluster_events as events
+from corral.scheduler.framework.cluster_events import ClusterEventWithHint
+from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.priority_sort import PrioritySort
 from corral.scheduler.plugins.scheduling_gates import SchedulingGates
 from corral.testing.builders import node_record, pod, pod_info
@@ -112,3 +117,59 @@ def test_the_pod_label_index_follows_the_pods_the_handlers_keep() -> None:
     ours["status"] = {"phase": "Succeeded"}
     state.on_pod("MODIFIED", ours)
     assert listed() == []
+
+
+DELETED_PENDING = [
+    # id, the deleted pod is assumed, it waits at Permit, nominated, its priority; the
+    # deleted pod still in the cache after the event; the parked pod moved
+    pytest.param(True, True, False, 0, True, True,
+                 id="assumed, waiting at Permit: rejected there, its binding cycle forgets it"),
+    pytest.param(True, False, False, 0, False, True,
+                 id="assumed, past Permit: out of the cache at once"),
+    pytest.param(False, False, True, 0, False, True,
+                 id="nominated: its node's room is for lower or equal priority"),
+    pytest.param(False, False, True, -1, False, False,
+                 id="nominated, lower priority than the parked pod: nothing moves"),
+    pytest.param(False, False, False, 0, False, False, id="neither: nothing moves"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("assumed", "waiting", "nominated", "priority", "kept", "moved"), DELETED_PENDING
+)
+def test_a_deleted_pending_pod_frees_what_it_held(
+    assumed: bool, waiting: bool, nominated: bool, priority: int, kept: bool, moved: bool
+) -> None:
+    """Upstream deletePodFromSchedulingQueue / handleAssumedPodDeletion."""
+    rejected: list[str] = []
+
+    def reject_waiting(pod: PodInfo) -> bool:
+        rejected.append(pod.uid)
+        return waiting
+
+    registrations = {"Fit": [ClusterEventWithHint(events.ASSIGNED_POD_DELETE)]}
+    queue = SchedulingQueue(less=PrioritySort().less, events_by_plugin=registrations)
+    cache = Cache()
+    cache.add_node(node_record("n1", cpu="4"))
+    state = ClusterState(cache, queue, {"default-scheduler"}, lambda _: True,
+                         reject_waiting=reject_waiting)  # fmt: skip
+    parked = pod_info("parked", cpu="3")
+    queue.add(parked)
+    qpi = queue.pop(timeout=0)
+    assert qpi is not None
+    qpi.unschedulable_plugins = frozenset({"Fit"})
+    queue.add_unschedulable_if_not_present(qpi, queue.scheduling_cycle)
+    raw = pod("gone", cpu="3")
+    raw["spec"]["priority"] = priority
+    if nominated:
+        raw["status"] = {"nominatedNodeName": "n1"}
+    state.on_pod("ADDED", raw)
+    gone = state.queue.pop(timeout=0)
+    assert gone is not None
+    assert gone.pod.name == "gone"
+    if assumed:
+        cache.assume_pod(gone.pod, "n1")
+    state.on_pod("DELETED", raw)
+    assert rejected == ([gone.pod.uid] if assumed else [])
+    assert (cache.get_pod(gone.pod.uid) is not None) is kept
+    assert queue.where(parked.uid) == ("backoff" if moved else "unschedulable")

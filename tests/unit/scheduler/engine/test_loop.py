@@ -4,15 +4,17 @@ is bound and reported once; one that fits nowhere is reported with the FitError 
 unschedulable, and retried only when a cluster event its rejecting plugin registered for (and
 whose hint accepts) arrives — with ``queueing_hints`` off, by any event it registered — as the
 informer's node events reach the queue through ClusterState; a failed Bind forgets the assumed
-pod and requeues it; a pod of another scheduler is dropped."""
+pod and requeues it, and the room it held is an AssignedPodDelete event for the pods waiting
+for it (the rejected pod itself not moved by it); a pod of another scheduler is dropped."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
+from tests.support.scheduler_fakes import FakePermit
 
 from corral.k8s.informer import EventType
 from corral.scheduler.backend.cache import Cache
@@ -24,6 +26,7 @@ from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNS
 from corral.scheduler.framework.cluster_events import NODE, ActionType, ClusterEvent
 from corral.scheduler.framework.runtime.framework import Framework
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
+from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 from corral.testing.builders import expr, node, node_record, pod, pod_info, required
@@ -91,9 +94,30 @@ class Harness:
         self.loop.schedule_one(qpi)
 
 
-def harness(*nodes: dict[str, str], refuse: str = "", hints: bool = True) -> Harness:
+class DeferredPool:
+    """Keeps each binding cycle until ``run``: pods scheduled meanwhile see it assumed."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        self.jobs.append((fn, args))
+
+    def run(self) -> None:
+        jobs, self.jobs = self.jobs, []
+        for fn, args in jobs:
+            fn(*args)
+
+
+def harness(
+    *nodes: dict[str, str], refuse: str = "", hints: bool = True, permit: FakePermit | None = None
+) -> Harness:
     binder, reported, clock = Binder(refuse), Reported(), Clock()
-    fwk = Framework(default_profile(), in_tree_registry(), pod_binder=binder)
+    profile, registry = default_profile(), in_tree_registry()
+    if permit is not None:
+        profile = replace(profile, permit=(permit.name,))
+        registry = {**registry, permit.name: lambda _args, _handle: permit}
+    fwk = Framework(profile, registry, pod_binder=binder)
     queue = SchedulingQueue(
         less=fwk.less,
         pre_enqueue=fwk.run_pre_enqueue,
@@ -166,6 +190,39 @@ def test_a_failed_bind_forgets_the_pod_and_requeues_it() -> None:
     h.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD), None, None)
     h.cycle()
     assert h.binder.bound == [("p", "n")]
+
+
+FORGOTTEN = [
+    # id, Bind refuses, the Permit plugin rejects the waiting pod, where the failed pod goes
+    pytest.param("connection refused", False, "backoff", id="Bind failed (an error)"),
+    pytest.param("", True, "unschedulable", id="rejected while waiting at Permit"),
+]
+
+
+@pytest.mark.parametrize(("refuse", "rejected", "failed_to"), FORGOTTEN)
+def test_a_forgotten_pod_is_an_assigned_pod_delete(
+    refuse: str, rejected: bool, failed_to: str
+) -> None:
+    """Upstream handleBindingCycleError: "Forget"ing an assumed pod moves the pods its room
+    may let in; a rejected pod is not moved by its own event."""
+    permit = FakePermit("W", Status(Code.WAIT), timeout=60.0) if rejected else None
+    h = harness({"name": "n", "cpu": "4"}, refuse=refuse, permit=permit)
+    pool = DeferredPool()
+    h.loop._pool = pool  # type: ignore[assignment]
+    a, b = pod_info("a", cpu="3"), pod_info("b", cpu="3")
+    h.queue.add(a)
+    h.cycle()  # a assumed on n, its binding cycle not run yet
+    h.queue.add(b)
+    h.cycle()  # b: Insufficient cpu while a holds it
+    assert h.queue.where(b.uid) == "unschedulable"
+    if rejected:
+        waiting = h.loop.schedulers[PROFILE].fwk.get_waiting_pod(a.uid)
+        assert waiting is not None
+        waiting.reject("W", "not now")
+    pool.run()
+    assert h.cache.get_pod(a.uid) is None
+    assert h.queue.where(b.uid) in ("backoff", "active")
+    assert h.queue.where(a.uid) == failed_to
 
 
 def test_a_pod_of_another_scheduler_is_dropped() -> None:
