@@ -337,7 +337,7 @@ class Operator:
         """scheduler-plugins' PodGroup status controller, from the first time some profile
         enables Coscheduling on (corral.controller.podgroup_status); writes only while this
         replica is the active one."""
-        while not any(self.state.each_profile(podgroup_status.enables_coscheduling)):
+        while not self.state.any_enables(podgroup_status.COSCHEDULING):
             await asyncio.sleep(ENGINE_SUPERVISE_SECONDS)
         log.info("a profile enables Coscheduling: keeping PodGroup status")
         loop = asyncio.get_running_loop()

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from corral.controller.state import explicitly_enabled
 from corral.k8s import CONTENT_MERGE_PATCH, ApiError
 from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
@@ -141,15 +142,7 @@ def next_status(group: JSON, pods: Sequence[JSON], now: float) -> Outcome:
 def enables_coscheduling(profile: JSON) -> bool:
     """Whether a SchedulerProfile enables Coscheduling at any extension point (it is in no
     default set, so only an explicit ``enabled`` entry turns it on)."""
-    plugins = (profile.get("spec") or {}).get("plugins") or {}
-    if not isinstance(plugins, Mapping):
-        return False
-    return any(
-        isinstance(point, Mapping)
-        and any(isinstance(e, Mapping) and e.get("name") == COSCHEDULING
-                for e in point.get("enabled") or ())
-        for point in plugins.values()
-    )  # fmt: skip
+    return COSCHEDULING in explicitly_enabled(profile)
 
 
 def _name(obj: JSON) -> str:

@@ -7,7 +7,8 @@ for cluster-scoped objects).
 
 At fleet size every lookup a profile event or a reconcile makes is indexed: each profile's
 guard claim is computed once per version, profiles are indexed by schedulerName, Lease name and
-whether they have a node pool (:meth:`State.rivals`), and children by their profile. Scanning
+whether they have a node pool (:meth:`State.rivals`), by the plugins they enable
+(:meth:`State.any_enables`), and children by their profile. Scanning
 every profile or child instead made each event cost O(profiles), so applying n profiles cost
 O(n²) (bench.operator_apply).
 """
@@ -119,6 +120,8 @@ class State:
         self._by_scheduler: dict[str, set[str]] = {}
         self._by_lease: dict[str, set[str]] = {}
         self._with_pool: set[str] = set()
+        # plugin name -> the profiles whose spec.plugins enable it explicitly
+        self._enabling: dict[str, set[str]] = {}
         self._children: dict[ChildKey, LiveChild] = {}
         self._children_by_profile: dict[str, set[ChildKey]] = {}
         # key -> (digest of the object last applied, content_digest of the apply's answer)
@@ -137,6 +140,8 @@ class State:
             before = self._unindex(name)
             self._profiles[name] = copy.deepcopy(dict(body))
             self._index(guards.claim_of(body))
+            for plugin in explicitly_enabled(body):
+                self._enabling.setdefault(plugin, set()).add(name)
             return before
 
     def holds_profile(self, body: Mapping[str, Any]) -> bool:
@@ -170,12 +175,20 @@ class State:
         if claim.lease is not None:
             _discard(self._by_lease, claim.lease[1], name)
         self._with_pool.discard(name)
+        for plugin in [p for p, holders in self._enabling.items() if name in holders]:
+            _discard(self._enabling, plugin, name)
         return claim
 
     def profile(self, name: str) -> Body | None:
         with self._lock:
             body = self._profiles.get(name)
             return copy.deepcopy(body) if body is not None else None
+
+    def any_enables(self, plugin: str) -> bool:
+        """Whether some stored profile enables ``plugin`` explicitly (indexed: no profile is
+        read or copied)."""
+        with self._lock:
+            return bool(self._enabling.get(plugin))
 
     def profile_names(self) -> list[str]:
         with self._lock:
@@ -281,6 +294,22 @@ class State:
         with self._lock:
             for key in keys:
                 self._applied.pop(key, None)
+
+
+def explicitly_enabled(body: Mapping[str, Any]) -> frozenset[str]:
+    """The plugin names an ``enabled`` list of the profile's ``spec.plugins`` names, at any
+    extension point (multiPoint included)."""
+    spec = body.get("spec")
+    plugins = spec.get("plugins") if isinstance(spec, Mapping) else None
+    if not isinstance(plugins, Mapping):
+        return frozenset()
+    return frozenset(
+        str(entry["name"])
+        for point in plugins.values()
+        if isinstance(point, Mapping) and isinstance(point.get("enabled"), list)
+        for entry in point["enabled"]
+        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str)
+    )
 
 
 def _same_version(body: Body, meta: Mapping[str, Any]) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from corral.controller import guards
-from corral.controller.state import State
+from corral.controller.state import State, explicitly_enabled
 
 
 def body(name: str, rng: random.Random, rv: int) -> dict[str, Any]:
@@ -80,3 +80,32 @@ def test_each_profile_reads_the_stored_bodies_and_hands_out_copies() -> None:
     for meta in selectors:
         meta["name"] = "changed"  # a copy: the stored bodies keep their names
     assert sorted(state.each_profile(lambda b: b["metadata"]["name"])) == ["p0", "p1", "p2"]
+
+
+ENABLES = [
+    {"multiPoint": {"enabled": [{"name": "Coscheduling"}]}},
+    {"permit": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}},
+    {"multiPoint": {"disabled": [{"name": "Coscheduling"}]}},
+    {"score": {"enabled": [{"name": "NodeMetadata", "weight": 2}]}},
+    {"score": None},
+    {},
+]
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed {s}")
+def test_the_plugins_profiles_enable_are_indexed(seed: int) -> None:
+    """``any_enables`` (the PodGroup status loop's question, asked every second) answers as a
+    scan of every profile does, as profiles are added, changed, refused as older, dropped."""
+    rng = random.Random(seed)
+    state = State()
+    for rv in range(1, 201):
+        name = f"p{rng.randrange(6)}"
+        if rng.random() < 0.2:
+            state.drop_profile(name)
+        else:
+            made = body(name, rng, rv if rng.random() < 0.9 else 0)  # rv 0: an older version
+            made["spec"]["plugins"] = rng.choice(ENABLES)
+            state.put_profile(made)
+        for plugin in ("Coscheduling", "NodeMetadata", "CapacityScheduling"):
+            scan = any(state.each_profile(lambda b, p=plugin: p in explicitly_enabled(b)))
+            assert state.any_enables(plugin) is scan
