@@ -27,11 +27,11 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from bench import dra_scene, pinning, probe, procstat, profiling, scrape, stats
+from bench import dra_scene, pinning, probe, procstat, profiling, scrape, sp_scene, stats
 from bench.cluster import make_schedulable
 from bench.pinning import Pinning
 from bench.schedulers import CEILING, SchedulerConfig, SchedulerProcess, gate_args
@@ -375,6 +375,10 @@ def setup_cluster(
     if workload.pods_per_group:  # before the measured phase, as scheduler_perf's createPodGroups
         groups = workload.pod_groups(MEASURED_NAMESPACE)
         asyncio.run(_create_sync(cluster.admin, groups, POD_GROUPS_COLLECTION))
+    if workload.sp_gang_sizes:  # scheduler-plugins' PodGroups, likewise before
+        sp_scene.install(admin)
+        groups = workload.sp_pod_groups(MEASURED_NAMESPACE)
+        asyncio.run(_create_sync(cluster.admin, groups, sp_scene.POD_GROUPS_COLLECTION))
     if workload.init is not None and workload.init_pods:
         pods = []
         for i in range(workload.init_pods):
@@ -706,6 +710,9 @@ def run_one(
             t = time.monotonic()
             setup_cluster(cluster, workload, config.scheduler_name, lean=lean)
             result.setup_s = time.monotonic() - t
+            if workload.profile_extra:
+                config = replace(config, profile_extra={**config.profile_extra,
+                                                        **workload.profile_extra})  # fmt: skip
             path = config.write(cluster)
             with pinning.on_cpus(pin.scheduler if pin else None):
                 extra = list(config.corral_args) if kind.startswith("corral") else []

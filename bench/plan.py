@@ -26,6 +26,7 @@ from bench.schedulers import CEILING
 from bench.workloads import Workload
 
 SCHEDULERS: Final = ("upstream", "corral")
+SOLO: Final = "corral"  # the one scheduler of a workload without a rival
 
 # Pods/s per workload (the slower scheduler's, so estimates err long), from the runs recorded
 # in docs/benchmarks/history.md: default sizes from final-s3c, 5,000 nodes from issue 18's figures
@@ -79,8 +80,10 @@ def order(
     pairs: int,
     schedulers: Sequence[str] = SCHEDULERS,
     ceiling: Collection[str] = (),
+    solo: Collection[str] = (),
 ) -> list[Slot]:
-    """Every run of the protocol in the order it is run (see the module docstring)."""
+    """Every run of the protocol in the order it is run (see the module docstring). A ``solo``
+    workload has no rival: each round runs it once, with Corral."""
     if len(schedulers) != 2:
         raise ValueError(f"a pair needs exactly two schedulers, got {list(schedulers)}")
     if pairs < 1:
@@ -90,7 +93,9 @@ def order(
         for w, workload in enumerate(workloads):
             first = (r + w) % 2
             kinds = [schedulers[first], schedulers[1 - first]]
-            if workload in ceiling:
+            if workload in solo:
+                kinds = [SOLO]
+            elif workload in ceiling:
                 kinds.insert(1, CEILING)
             for position, kind in enumerate(kinds):
                 slots.append(Slot(len(slots), r, workload, kind, position))

@@ -195,7 +195,8 @@ class _Session:
     def run(self, sized: dict[str, Workload]) -> None:
         pairs = int(self.document["pairs"])
         ceiling = ceiling_workloads(self.args, list(sized))
-        slots = order(list(sized), pairs, ceiling=ceiling)
+        solo = [name for name, w in sized.items() if w.corral_only]
+        slots = order(list(sized), pairs, ceiling=ceiling, solo=solo)
         progress = Progress([estimate_s(sized[s.workload], self.args.full) for s in slots])
         done = {(r["workload"], r["repetition"], r["scheduler"]): r for r in self.document["runs"]}
         for s in slots:

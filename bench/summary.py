@@ -185,6 +185,9 @@ def summarize(document: Document) -> list[WorkloadSummary]:
         params.setdefault(run["workload"], run.get("params", {}))
     out = []
     for workload in dict.fromkeys(r["workload"] for r in document["runs"]):
+        if workload not in planned:  # no upstream run at all: a workload without a rival
+            out.append(_solo(workload, params[workload], document["runs"]))
+            continue
         got = complete.get(workload, [])
         ratios: dict[str, Interval] = {}
         absolute: dict[str, dict[str, Interval]] = {"upstream": {}, "corral": {}}
@@ -207,6 +210,30 @@ def summarize(document: Document) -> list[WorkloadSummary]:
             )
         )  # fmt: skip
     return out
+
+
+def _solo(workload: str, params: dict[str, Any], runs: list[Run]) -> WorkloadSummary:
+    """A workload only Corral runs (``Workload.corral_only``): its absolute figures over its
+    complete runs, no ratio ("pairs" counts those runs)."""
+    mine = [r for r in runs if r["workload"] == workload and r["scheduler"] == "corral"]
+    done = [r for r in mine if r.get("complete") and throughput(r) > 0]
+    corral = (
+        {name: median_interval([figure(r) for r in done]) for name, figure in FIGURES.items()}
+        if done
+        else {}
+    )
+    return WorkloadSummary(
+        workload,
+        params,
+        len(done),
+        len(mine),
+        {},
+        {},
+        corral,
+        {"upstream": None, "corral": _requests(done)},
+        _phases(done),
+        {},
+    )
 
 
 def _ceiling(got: list[tuple[Run, Run]], walls: dict[int, Run]) -> dict[str, Interval]:
@@ -244,9 +271,9 @@ def fmt_interval(interval: Interval | None, fmt: str = "{:.2f}") -> str:
 
 def _abs(s: WorkloadSummary, figure: str, fmt: str) -> str:
     up, co = s.upstream.get(figure), s.corral.get(figure)
-    if up is None or co is None:
+    if co is None:
         return "-"
-    return f"{fmt.format(up.median)} / {fmt.format(co.median)}"
+    return f"{'-' if up is None else fmt.format(up.median)} / {fmt.format(co.median)}"
 
 
 def _req(value: float | None) -> str:

@@ -202,6 +202,38 @@ def pod_group(name: str, namespace: str, policy: str, pods_per_group: int,
             "metadata": {"name": name, "namespace": namespace}, "spec": spec}  # fmt: skip
 
 
+SP_GROUP_LABEL: Final = "scheduling.x-k8s.io/pod-group"  # scheduler-plugins' pod label
+SP_SCHEDULING: Final = "scheduling.x-k8s.io/v1alpha1"
+# The profile both schedulers would run for a Coscheduling workload: SP's plugin in place of
+# PrioritySort at every point it implements (SP's Helm chart renders it through multiPoint).
+COSCHEDULING_PROFILE: Final[JSON] = {
+    "plugins": {
+        "multiPoint": {"enabled": [{"name": "Coscheduling"}],
+                       "disabled": [{"name": "PrioritySort"}]},
+    },
+}  # fmt: skip
+
+
+def sp_gangs(measured_pods: int, sizes: tuple[int, ...]) -> list[int]:
+    """The gang sizes, in order, the measured pods fall into: ``sizes`` over and over, the last
+    gang cut to the pods left."""
+    out: list[int] = []
+    left, i = measured_pods, 0
+    while left > 0:
+        size = min(sizes[i % len(sizes)], left)
+        out.append(size)
+        left -= size
+        i += 1
+    return out
+
+
+def sp_pod_group(name: str, namespace: str, min_member: int) -> JSON:
+    """scheduler-plugins' PodGroup (``scheduling.x-k8s.io/v1alpha1``) of ``min_member``."""
+    return {"apiVersion": SP_SCHEDULING, "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"minMember": min_member}}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
@@ -223,6 +255,13 @@ class Workload:
     pods_per_group: int = 0
     group_policy: str = "gang"  # or "basic"
     group_priority_class: str | None = None
+    # Non-empty: a Coscheduling workload (scheduler-plugins' PodGroups, no gate): the measured
+    # pods in gangs of these sizes, over and over (``sp_gangs``), each labelled into its
+    # PodGroup ``sp-gang-<index>`` of that minMember; the profile enables Coscheduling.
+    sp_gang_sizes: tuple[int, ...] = ()
+    # Only Corral runs it: upstream kube-scheduler has no such plugin (its rival,
+    # scheduler-plugins' own image, cannot be built here).
+    corral_only: bool = False
     description: str = ""
     # The bars its protocol run is judged against (scheduler_perf's ``threshold:``); they hold
     # for the workload's own sizes (default and ``--full``), not for sizes given on the command
@@ -251,8 +290,30 @@ class Workload:
             for g in range(count)
         ]  # fmt: skip
 
+    def sp_pod_groups(self, namespace: str) -> list[JSON]:
+        """The measured pods' scheduler-plugins PodGroups (none unless ``sp_gang_sizes``)."""
+        if not self.sp_gang_sizes:
+            return []
+        sizes = sp_gangs(self.measured_pods, self.sp_gang_sizes)
+        return [sp_pod_group(f"sp-gang-{g}", namespace, n) for g, n in enumerate(sizes)]
+
+    def _sp_gang_of(self, name: str) -> int:
+        index = int(name.rsplit("-", 1)[1])
+        for g, size in enumerate(sp_gangs(self.measured_pods, self.sp_gang_sizes)):
+            if index < size:
+                return g
+            index -= size
+        raise ValueError(f"{name}: past the last of {self.measured_pods} measured pods")
+
+    @property
+    def profile_extra(self) -> JSON:
+        """What the workload adds to the scheduler's profile (plugins, pluginConfig)."""
+        return dict(COSCHEDULING_PROFILE) if self.sp_gang_sizes else {}
+
     def measured_pod(self, name: str, namespace: str, scheduler: str) -> JSON:
         obj = self.measured(name, namespace, scheduler)
+        if self.sp_gang_sizes:
+            obj["metadata"]["labels"][SP_GROUP_LABEL] = f"sp-gang-{self._sp_gang_of(name)}"
         if self.pods_per_group:
             group = group_index(name, self.pods_per_group)
             obj["spec"]["schedulingGroup"] = {"podGroupName": f"gang-{group}"}
@@ -291,6 +352,7 @@ class Workload:
             "churn_interval": self.churn_interval,
             **({"pods_per_group": self.pods_per_group, "group_policy": self.group_policy}
                if self.pods_per_group else {}),
+            **({"sp_gang_sizes": list(self.sp_gang_sizes)} if self.sp_gang_sizes else {}),
         }  # fmt: skip
 
 
@@ -350,6 +412,18 @@ POD_GROUPS: Final[dict[str, Workload]] = {
     )
 }  # fmt: skip
 
+# scheduler-plugins' plugins (issue 40), run when named and by Corral alone (``corral_only``):
+# gangs of 4 to 64 (4, 8, 16, 32, 64 over and over: 124 pods a round) over 1,000 nodes.
+SP_PLUGINS: Final[dict[str, Workload]] = {
+    w.name: w
+    for w in (
+        Workload("Coscheduling", 1000, 0, 1240, gang_pod, sp_gang_sizes=(4, 8, 16, 32, 64),
+                 corral_only=True,
+                 description="scheduler-plugins' PodGroups: gangs of 4, 8, 16, 32 and 64 "
+                 "(minMember = size), pods 100m/100Mi; Corral only"),
+    )
+}  # fmt: skip
+
 # Run only when named (``--workload``): not in the default set, the protocol or its documents.
 # QueueingHintsChurn counts scheduling attempts (RunResult.attempts) more than it times: 40
 # pods fit an open node, so the pods wait for about measured/40 rounds of churn. Its churn
@@ -377,6 +451,7 @@ FULL_SIZES: Final[dict[str, tuple[int, int, int]]] = {
     # 100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods (scheduler_perf's largest is 100
     # nodes; the full size is its one gang of 100, FULL_GROUPS).
     "GangPreemptionBasic": (100, 1000, 100),
+    "Coscheduling": (5000, 0, 9920),  # 80 rounds of 4+8+16+32+64
 }
 # Group sizes that change with the full size.
 FULL_GROUPS: Final[dict[str, int]] = {"GangPreemptionBasic": 100}
@@ -385,7 +460,7 @@ FULL_GROUPS: Final[dict[str, int]] = {"GangPreemptionBasic": 100}
 def workloads(full: bool = False, *, named: bool = False) -> dict[str, Workload]:
     """The default set at the default or full size; ``named``: with the pod-group workloads,
     which run only when named."""
-    chosen = {**DEFAULT, **POD_GROUPS} if named else dict(DEFAULT)
+    chosen = {**DEFAULT, **POD_GROUPS, **SP_PLUGINS} if named else dict(DEFAULT)
     if not full:
         return chosen
     out = {name: w.sized(*FULL_SIZES[name]) for name, w in chosen.items()}
@@ -398,5 +473,5 @@ def workloads(full: bool = False, *, named: bool = False) -> dict[str, Workload]
 def goals_of(name: str) -> Goals:
     """The bars of the workload named ``name`` (the default bars for a name not defined here,
     such as a test's)."""
-    found = DEFAULT.get(name) or POD_GROUPS.get(name) or OPT_IN.get(name)
+    found = DEFAULT.get(name) or POD_GROUPS.get(name) or SP_PLUGINS.get(name) or OPT_IN.get(name)
     return found.goals if found else DEFAULT_GOALS

@@ -4,7 +4,7 @@ and each measured pod's group, at both sizes; run only when named."""
 from __future__ import annotations
 
 import pytest
-from bench.workloads import MEASURED_NAMESPACE, POD_GROUPS, workloads
+from bench.workloads import MEASURED_NAMESPACE, POD_GROUPS, SP_PLUGINS, workloads
 
 GROUPED = ("GangScheduling", "PodGroupBasicScheduling", "GangPreemptionBasic")
 
@@ -51,7 +51,7 @@ def test_a_short_last_gang_needs_only_its_members(pods: int, min_counts: list[in
 def test_the_default_set_has_no_gates_or_groups(full: bool) -> None:
     default = workloads(full)
     assert not set(GROUPED) & set(default)
-    assert set(workloads(full, named=True)) == set(default) | set(GROUPED)
+    assert set(workloads(full, named=True)) == set(default) | set(GROUPED) | set(SP_PLUGINS)
     for w in default.values():
         assert w.feature_gates == {}
         assert w.pod_groups(MEASURED_NAMESPACE) == []
