@@ -149,6 +149,7 @@ class SchedulingQueue:
         self._narrowing_memo: requeue.NarrowingMemo = {}  # as the match memo
         # (registrations' id, event) → the plugins that registered it; as the match memo
         self._registered_memo: dict[tuple[int, ClusterEvent], frozenset[str]] = {}
+        self._interest_memo: dict[ClusterEvent, bool] = {}  # as the match memo
         self.queueing_hints = queueing_hints
         self._seen = requeue.InFlightEvents()
         self._initial_backoff = initial_backoff
@@ -668,8 +669,12 @@ class SchedulingQueue:
         """Whether any plugin registered for ``event`` (a wildcard event always is)."""
         if event.resource == events.WILDCARD:
             return True
-        maps = [self._events, *self._by_profile.values()]
-        return any(event.matches(r.event) for m in maps for rs in m.values() for r in rs)
+        found = self._interest_memo.get(event)
+        if found is None:
+            maps = [self._events, *self._by_profile.values()]
+            found = any(event.matches(r.event) for m in maps for rs in m.values() for r in rs)
+            self._interest_memo[event] = found
+        return found
 
     def _ungates(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
         """A gated pod is reconsidered only for events its gating plugin registered for."""

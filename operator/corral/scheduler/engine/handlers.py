@@ -143,8 +143,11 @@ class ClusterState:
             if old is None:
                 self.cache.add_pod_group_member(pod)
                 self.queue.add(pod)
-                if self.generic_workload:
-                    self.queue.move_all_to_active_or_backoff(events.UNSCHEDULED_POD_ADD, None, pod)
+                # Upstream sends it only with GenericWorkload, where no other in-tree plugin
+                # registers for it; the queue drops an event no plugin registered for. Sent
+                # always, it lets Coscheduling requeue a gang's refused members as a sibling
+                # arrives (corral.scheduler.plugins.coscheduling).
+                self.queue.move_all_to_active_or_backoff(events.UNSCHEDULED_POD_ADD, None, pod)
             else:
                 self.cache.update_pod_group_member(old, pod)
                 self.queue.update(old, pod)

@@ -31,13 +31,20 @@ pods); "assigned" is kept by UID (SP keys it by pod name) and a deleted pod stop
 once; the resource gap is printed as quantities (``resource gap: map[cpu:4]``) rather than Go's
 ``Quantity`` structs. Times are monotonic (the queue's clock): PodGroup creation times are
 moved onto it by the wall clock's offset when the plugin starts.
+
+A new pending member requeues the members of its group Coscheduling refused, once the group
+has ``minMember`` pods. SP registers Pod/Add, but kube-scheduler queues a pending pod's add as
+an event only with GenericWorkload, so there members refused for want of siblings wait for a
+bound pod, Permit's activation (which needs a member that fits) or the 5-minute flush: with
+one member that fits nowhere or is gated, arriving after the others were refused, the group
+stalls for those 5 minutes (SP #397's siblings that miss each other).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
@@ -46,7 +53,15 @@ from typing import Any, Final
 from corral.scheduler.config import plugin_args, quantity
 from corral.scheduler.config.args import CoschedulingArgs
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import (
+    ASSIGNED_POD,
+    UNSCHEDULED_POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Narrowing,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.interface import Handle, PostFilterResult, PreFilterResult
@@ -465,12 +480,45 @@ class Coscheduling:
 
     # --- events -----------------------------------------------------------------------------
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        # No queueing hints: SP added and then reverted them (#972, #983).
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        # SP's Pod/Add and PodGroup Add/Update, without SP's hints (added, then reverted: #972,
+        # #983). A new pending pod requeues only the members of its own group, once it has
+        # minMember pods.
         return (
-            ClusterEvent(POD, ActionType.ADD),
+            ClusterEvent(ASSIGNED_POD, ActionType.ADD),
+            ClusterEventWithHint(
+                ClusterEvent(UNSCHEDULED_POD, ActionType.ADD), self.sibling_added, SIBLINGS
+            ),
             ClusterEvent(listers.SP_POD_GROUP, ActionType.ADD | ActionType.UPDATE),
         )
+
+    def sibling_added(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        """A pending pod was added: the sibling a member refused for want of siblings waited
+        for once the group has ``minMember`` pods (the pod lister has the new one already);
+        a pod of another group (or of none), or one short of ``minMember``, is not. A member
+        whose PodGroup is missing waits for the PodGroup's Add."""
+        if not isinstance(new, PodInfo):
+            return QueueingHint.QUEUE
+        name = group_name(pod)
+        if not name or new.namespace != pod.namespace or group_name(new) != name:
+            return QueueingHint.QUEUE_SKIP
+        _, group = self.pod_group(pod)
+        if group is None or len(self.siblings(pod)) < group.min_member:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+
+def _group_keys(pod: PodInfo) -> frozenset[Hashable]:
+    name = group_name(pod)
+    return frozenset({(pod.namespace, name)}) if name else frozenset()
+
+
+def _added_group_keys(old: object, new: object) -> frozenset[Hashable] | None:
+    return _group_keys(new) if isinstance(new, PodInfo) else None
+
+
+# The pods sibling_added may queue: those of the added pod's group.
+SIBLINGS: Final = Narrowing(_group_keys, _added_group_keys)
 
 
 def new(args: object, handle: Handle) -> Coscheduling:

@@ -173,3 +173,21 @@ def test_a_deleted_pending_pod_frees_what_it_held(
     assert rejected == ([gone.pod.uid] if assumed else [])
     assert (cache.get_pod(gone.pod.uid) is not None) is kept
     assert queue.where(parked.uid) == ("backoff" if moved else "unschedulable")
+
+
+@pytest.mark.parametrize("generic_workload", [False, True], ids=["gate off", "GenericWorkload"])
+def test_a_new_pending_pod_is_an_unscheduled_pod_add(generic_workload: bool) -> None:
+    """Sent with the gate off too (upstream only with it): a plugin registered for it (as
+    Coscheduling is) has the pods it refused moved; the queue drops it for the others."""
+    registrations = {"Sib": [ClusterEventWithHint(events.UNSCHEDULED_POD_ADD)]}
+    queue = SchedulingQueue(less=PrioritySort().less, events_by_plugin=registrations)
+    state = ClusterState(Cache(), queue, {"default-scheduler"}, lambda _: True,
+                         generic_workload=generic_workload)  # fmt: skip
+    parked = pod_info("parked", cpu="1")
+    queue.add(parked)
+    qpi = queue.pop(timeout=0)
+    assert qpi is not None
+    qpi.unschedulable_plugins = frozenset({"Sib"})
+    queue.add_unschedulable_if_not_present(qpi, queue.scheduling_cycle)
+    state.on_pod("ADDED", pod("sibling", cpu="1"))
+    assert queue.where(parked.uid) == "backoff"

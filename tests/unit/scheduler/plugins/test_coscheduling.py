@@ -23,12 +23,21 @@ from corral.api import load_profile
 from corral.render import render
 from corral.scheduler.backend.objects import ADDED, WATCHED
 from corral.scheduler.backend.pod_labels import PodLabelIndex
+from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.config import plugin_args
 from corral.scheduler.config.declarations import BY_NAME
 from corral.scheduler.config.errors import ValidationError
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
+from corral.scheduler.framework.cluster_events import (
+    ASSIGNED_POD,
+    UNSCHEDULED_POD,
+    UNSCHEDULED_POD_ADD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.runtime.waiting_pods import WaitingPod
@@ -745,12 +754,77 @@ def test_coscheduling_group_times_move_onto_the_queue_clock() -> None:
     assert shifted._group_time(_q("p1", "ns", HIGH, "pg1", 5.0)) == 100.0
 
 
-def test_coscheduling_registers_pod_add_and_pod_group_add_update_without_hints() -> None:
+def test_coscheduling_registers_pod_add_and_pod_group_add_update() -> None:
+    """SP's Pod/Add (a bound pod, and a pending one judged by the sibling hint) and PodGroup
+    Add/Update, the two without hints."""
     p, _ = plugin()
     assert tuple(p.events_to_register()) == (
-        ClusterEvent(POD, ActionType.ADD),
+        ClusterEvent(ASSIGNED_POD, ActionType.ADD),
+        ClusterEventWithHint(
+            ClusterEvent(UNSCHEDULED_POD, ActionType.ADD), p.sibling_added, cs.SIBLINGS
+        ),
         ClusterEvent(listers.SP_POD_GROUP, ActionType.ADD | ActionType.UPDATE),
     )
+
+
+SIBLING_ADDED = [
+    # id, the refused pod's (namespace, group), the added pod's (namespace, group), the pods
+    # of pg1 in ns the lister knows (the added one among them), the hint
+    pytest.param(("ns", "pg1"), ("ns", "pg1"), 3, QueueingHint.QUEUE,
+                 id="corral: the sibling that makes minMember arrived"),
+    pytest.param(("ns", "pg1"), ("ns", "pg1"), 4, QueueingHint.QUEUE,
+                 id="corral: a sibling beyond minMember arrived"),
+    pytest.param(("ns", "pg1"), ("ns", "pg1"), 2, QueueingHint.QUEUE_SKIP,
+                 id="corral: a sibling arrived, still one short of minMember"),
+    pytest.param(("ns", "pg1"), ("ns", "pg2"), 3, QueueingHint.QUEUE_SKIP,
+                 id="corral: a pod of another group"),
+    pytest.param(("ns", "pg1"), ("other", "pg1"), 3, QueueingHint.QUEUE_SKIP,
+                 id="corral: the group's name in another namespace"),
+    pytest.param(("ns", "pg1"), ("ns", None), 3, QueueingHint.QUEUE_SKIP,
+                 id="corral: a pod of no group"),
+    pytest.param(("ns", "gone"), ("ns", "gone"), 3, QueueingHint.QUEUE_SKIP,
+                 id="corral: no PodGroup (its Add requeues the member)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("refused", "added", "known", "want"), SIBLING_ADDED)
+def test_coscheduling_a_pending_pod_requeues_its_siblings_once_min_member_are_there(
+    refused: tuple[str, str], added: tuple[str, str | None], known: int, want: QueueingHint
+) -> None:
+    waiting = info(member("w", refused[1], namespace=refused[0]))
+    new = info(member("n", added[1], namespace=added[0]))
+    pods = [member(f"k-{i}", "pg1") for i in range(known)]
+    p, _ = plugin([sp_group("pg1", min_member=3), sp_group("gone", "elsewhere", 1)], pods)
+    assert p.sibling_added(waiting, None, new) is want
+    # The narrowing never leaves out a pod the hint would queue.
+    shared = cs.SIBLINGS.pod_keys(waiting) & (cs.SIBLINGS.event_keys(None, new) or frozenset())
+    assert shared or want is QueueingHint.QUEUE_SKIP
+
+
+def test_coscheduling_members_refused_for_want_of_siblings_are_requeued_as_the_last_arrives() -> (
+    None
+):
+    """corral: two members of minMember 3 refused; a pod of another group, then the third
+    member (which may fit nowhere) arrive: only the third's add moves the two (SP: they waited
+    for the 5-minute flush)."""
+    pods = [member(f"g-{i}", "g") for i in range(2)]
+    p, handle = plugin([sp_group("g", min_member=3)], pods)
+    queue = SchedulingQueue(less=p.less, events_by_plugin={cs.NAME: list(p.events_to_register())})
+    refused = [info(raw) for raw in pods]
+    for one in refused:
+        queue.add(one)
+        qpi = queue.pop(timeout=0)
+        assert qpi is not None
+        qpi.unschedulable_plugins = frozenset({cs.NAME})
+        queue.add_unschedulable_if_not_present(qpi, queue.scheduling_cycle)
+    stranger = info(member("x-0", "x"))
+    assert queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, stranger) == 0
+    third = info(member("g-2", "g"))
+    index = handle.pod_lister
+    assert isinstance(index, PodLabelIndex)
+    index.put(third)  # as the engine's handler files it before the event
+    assert queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, third) == 2
+    assert {queue.where(one.uid) for one in refused} <= {"backoff", "active"}
 
 
 # --- the pod lister ---------------------------------------------------------------------------
