@@ -85,8 +85,16 @@ def waiting_at_permit(kube: Client, namespace: str, names: list[str]) -> bool:
 
 
 def said(kube: Client, namespace: str, pod_name: str, text: str) -> bool:
-    events = kube.list_items("v1", "Event", namespace, field_selector="reason=FailedScheduling")
-    return any(e["involvedObject"]["name"] == pod_name and text in e["message"] for e in events)
+    """The pod's PodScheduled condition gives the scheduler's last refusal and it has ``text``.
+    (Not its Events: a FailedScheduling Event repeated before the pod's resourceVersion moves
+    joins the first one's series and keeps that one's message, as client-go's recorder does.)"""
+    found = [p for p in pods_in(kube, namespace) if p["metadata"]["name"] == pod_name]
+    conditions = (found[0].get("status") or {}).get("conditions") or [] if found else []
+    return any(
+        c.get("type") == "PodScheduled" and c.get("status") == "False"
+        and text in str(c.get("message") or "")
+        for c in conditions
+    )  # fmt: skip
 
 
 def test_a_member_deleted_while_its_group_waits_releases_the_group(

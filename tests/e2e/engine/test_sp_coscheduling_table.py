@@ -183,4 +183,5 @@ def test_coscheduling_integration_rows(
             p["metadata"]["name"] for p in pods_in(kube, namespace) if p["spec"].get("nodeName")
         }
 
-    wait_until(f"{expected} scheduled", lambda: set(expected) <= scheduled(), timeout=120)
+    names = set(expected.split())
+    wait_until(f"{expected} scheduled", lambda: names <= scheduled(), timeout=120)
