@@ -26,6 +26,7 @@ placement_score
 pod_group_post_filter
 accept_content_types
 delay_cache_until_active
+resync_scope  # NodeResourceTopologyMatchArgs.cache, SP's (no default, no cache in Corral)
 cluster_rules  # render/rbac.py RbacPlan, dumped into templates
 invalid_reason  # dynamic_resources/pools.py, upstream's pool validity
 binding_finished  # backend/cache.py, as upstream's cache podState.bindingFinished

@@ -32,6 +32,9 @@ DeviceTaintRule        /apis/resource.k8s.io/v1/                rules add to dev
                        devicetaintrules
 podgroups.v1alpha1.    /apis/scheduling.x-k8s.io/v1alpha1/      Coscheduling (scheduler-plugins'
 scheduling.x-k8s.io    podgroups                                PodGroup CRD; optional)
+noderesourcetopologies /apis/topology.node.k8s.io/v1alpha2/     NodeResourceTopologyMatch (the
+.v1alpha2.topology.    noderesourcetopologies                   NRT CRD of noderesourcetopology-
+node.k8s.io                                                     api; optional)
 =====================  =======================================  ==================================
 
 :data:`WATCHED` maps each watchable (API group, resource) to its kind and path. Which
@@ -98,14 +101,19 @@ WATCHED: Final[Mapping[Resource, tuple[str, str]]] = {
     ("scheduling.x-k8s.io", "podgroups"): (
         listers.SP_POD_GROUP, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"
     ),
+    ("topology.node.k8s.io", "noderesourcetopologies"): (
+        listers.NODE_RESOURCE_TOPOLOGY, "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
+    ),
 }  # fmt: skip
 # kind -> list/watch path, in WATCHED's order.
 WATCHED_KINDS: Final[Mapping[str, str]] = dict(WATCHED.values())
 
 # Kinds older API servers do not serve (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on), and
-# third-party CRDs that may not be installed (scheduler-plugins' PodGroup): their informers count
-# as synced, empty, while the server answers 404.
-OPTIONAL_KINDS: Final = frozenset({listers.DEVICE_TAINT_RULE, listers.SP_POD_GROUP})
+# third-party CRDs that may not be installed (scheduler-plugins' PodGroup, NodeResourceTopology):
+# their informers count as synced, empty, while the server answers 404.
+OPTIONAL_KINDS: Final = frozenset(
+    {listers.DEVICE_TAINT_RULE, listers.SP_POD_GROUP, listers.NODE_RESOURCE_TOPOLOGY}
+)
 
 # Kinds whose watch events are cluster events for the scheduling queue (plugins register for
 # them in events_to_register): the storage objects VolumeBinding and the volume plugins read,
@@ -122,6 +130,7 @@ QUEUEING_KINDS: Final = frozenset(
         listers.RESOURCE_SLICE,
         listers.DEVICE_CLASS,
         listers.SP_POD_GROUP,
+        listers.NODE_RESOURCE_TOPOLOGY,
     }
 )
 

@@ -187,6 +187,32 @@ class CoschedulingArgs:
 
 
 @dataclass(slots=True)
+class NodeResourceTopologyScoringStrategy:
+    type: str | None = None  # LeastAllocated | MostAllocated | BalancedAllocation | LeastNUMANodes
+    resources: list[ResourceSpec] = field(default_factory=list, metadata=_OMIT)
+
+
+@dataclass(slots=True)
+class NodeResourceTopologyCache:
+    """SP's overreserve-cache settings: accepted, defaulted as SP does; Corral has no such cache
+    (docs/plugins/NodeResourceTopologyMatch.md)."""
+
+    foreign_pods_detect: str | None = None  # None | All | OnlyExclusiveResources
+    resync_method: str | None = None  # Autodetect | All | OnlyExclusiveResources
+    informer_mode: str | None = None  # Shared | Dedicated
+    resync_scope: str | None = None  # All | OnlyResources
+
+
+@dataclass(slots=True)
+class NodeResourceTopologyMatchArgs:
+    scoring_strategy: NodeResourceTopologyScoringStrategy | None = None
+    cache_resync_period_seconds: int | None = field(default=None, metadata={"bits": 64})
+    discard_reserved_nodes: bool | None = None
+    cache: NodeResourceTopologyCache | None = None
+    preemption_mode: str | None = None  # Disabled | Enabled
+
+
+@dataclass(slots=True)
 class NodeResourcesAllocatableArgs:
     resources: list[ResourceSpec] = field(default_factory=list, metadata=_OMIT)
     mode: str | None = None  # Least | Most

@@ -101,6 +101,30 @@ def default_coscheduling(a: args.CoschedulingArgs) -> None:
         a.pod_group_reject_percentage = 10
 
 
+def default_node_resource_topology_match(a: args.NodeResourceTopologyMatchArgs) -> None:
+    """SP ``SetDefaults_NodeResourceTopologyMatchArgs``."""
+    if a.scoring_strategy is None:
+        a.scoring_strategy = args.NodeResourceTopologyScoringStrategy(type="LeastAllocated")
+    if not a.scoring_strategy.resources:
+        a.scoring_strategy.resources = [
+            args.ResourceSpec("cpu", 1),
+            args.ResourceSpec("memory", 1),
+        ]
+    for r in a.scoring_strategy.resources:
+        if not r.weight:
+            r.weight = 1
+    if a.cache is None:
+        a.cache = args.NodeResourceTopologyCache()
+    if a.cache.foreign_pods_detect is None:
+        a.cache.foreign_pods_detect = "All"
+    if a.cache.resync_method is None:
+        a.cache.resync_method = "Autodetect"
+    if a.cache.informer_mode is None:
+        a.cache.informer_mode = "Dedicated"
+    if a.preemption_mode is None:
+        a.preemption_mode = "Disabled"
+
+
 def default_node_resources_allocatable(a: args.NodeResourcesAllocatableArgs) -> None:
     # A millicore weighs as much as a MiB.
     if not a.resources:

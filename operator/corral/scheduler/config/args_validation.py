@@ -427,6 +427,39 @@ def validate_coscheduling(path: FieldPath, args: a.CoschedulingArgs) -> _Errs:
     return errs
 
 
+NRT_SCORING_STRATEGIES: Final = (
+    "MostAllocated",
+    "BalancedAllocation",
+    "LeastAllocated",
+    "LeastNUMANodes",
+)
+NRT_PREEMPTION_MODES: Final = ("Disabled", "Enabled")
+
+
+def validate_node_resource_topology_match(
+    path: FieldPath, args: a.NodeResourceTopologyMatchArgs
+) -> _Errs:
+    """SP ``ValidateNodeResourceTopologyMatchArgs``: the strategy type and the preemption mode
+    (SP checks neither the weights nor the cache settings)."""
+    errs: _Errs = []
+    kind = args.scoring_strategy.type if args.scoring_strategy is not None else ""
+    if kind not in NRT_SCORING_STRATEGIES:
+        errs.append(
+            field_error(
+                path.child("scoringStrategy").child("type"),
+                f"{quote(kind or '')}: invalid ScoringStrategyType",
+            )
+        )
+    if args.preemption_mode is not None and args.preemption_mode not in NRT_PREEMPTION_MODES:
+        errs.append(
+            field_error(
+                path.child("preemptionMode"),
+                f"{quote(args.preemption_mode)}: invalid PreemptionMode",
+            )
+        )
+    return errs
+
+
 def validate_node_metadata(path: FieldPath, args: a.NodeMetadataArgs) -> _Errs:
     errs: _Errs = []
     key, source = args.metadata_key or "", args.metadata_source or ""

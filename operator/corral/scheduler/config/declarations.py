@@ -425,6 +425,19 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         cluster_reads=(("scheduling.x-k8s.io", "podgroups"),),
         indexed_pod_labels=("scheduling.x-k8s.io/pod-group",),
     ),
+    _sp(
+        "NodeResourceTopologyMatch",
+        "node_resource_topology",
+        "preFilter filter score reserve postBind",
+        "NUMA-aware placement from NodeResourceTopology objects (topology.node.k8s.io): "
+        "single-numa-node admission at pod or container scope, and NUMA-zone scoring.",
+        args=PluginArgs(
+            a.NodeResourceTopologyMatchArgs,
+            d.default_node_resource_topology_match,
+            v.validate_node_resource_topology_match,
+        ),
+        cluster_reads=(("topology.node.k8s.io", "noderesourcetopologies"),),
+    ),
 )
 
 BY_NAME: Final[dict[str, PluginDeclaration]] = {p.name: p for p in IN_TREE}

@@ -43,6 +43,9 @@ VOLUME_ATTACHMENT: Final = "VolumeAttachment"  # NodeVolumeLimits
 # scheduler-plugins' PodGroup CRD (scheduling.x-k8s.io/v1alpha1), read by Coscheduling; the kind
 # is spelled as SP's event resource, so that its watch events are the cluster events SP names.
 SP_POD_GROUP: Final = "podgroups.v1alpha1.scheduling.x-k8s.io"
+# NodeResourceTopology (topology.node.k8s.io/v1alpha2, cluster-scoped, named as its node), read
+# by NodeResourceTopologyMatch; spelled as SP's event resource too.
+NODE_RESOURCE_TOPOLOGY: Final = "noderesourcetopologies.v1alpha2.topology.node.k8s.io"
 
 
 class ObjectLister(Protocol):
