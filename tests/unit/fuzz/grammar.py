@@ -355,6 +355,9 @@ THIRD_PARTY_CRDS = {
     "podgroups.v1alpha1.scheduling.x-k8s.io": (
         "scheduler-plugins/podgroups.scheduling.x-k8s.io.yaml"
     ),
+    "noderesourcetopologies.v1alpha2.topology.node.k8s.io": (
+        "scheduler-plugins/noderesourcetopologies.topology.node.k8s.io.yaml"
+    ),
 }
 
 
@@ -371,9 +374,12 @@ def _crd_objects(path: str) -> st.SearchStrategy[dict[str, Any]]:
             "kind": st.just(doc["spec"]["names"]["kind"]),
             "metadata": meta,
         },
+        # Every top-level field the schema declares (a PodGroup's spec and status, a
+        # NodeResourceTopology's zones, attributes and policies).
         optional={
-            "spec": from_openapi(properties["spec"], name="spec"),
-            "status": from_openapi(properties["status"], name="status"),
+            key: from_openapi(schema, name=key)
+            for key, schema in properties.items()
+            if key not in ("apiVersion", "kind", "metadata")
         },
     )
 
