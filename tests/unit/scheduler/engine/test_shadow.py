@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from corral.render import names
 from corral.scheduler import metrics as m
 from corral.scheduler.backend.cache import Cache
 from corral.scheduler.backend.objects import ObjectStore
@@ -17,7 +18,7 @@ from corral.scheduler.engine.frameworks import build_frameworks, engine_registry
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.shadow import compare as c
 from corral.scheduler.engine.shadow import tally as t
-from corral.scheduler.engine.shadow.observer import ShadowObserver
+from corral.scheduler.engine.shadow.observer import PROFILE_LABEL, ShadowObserver
 from corral.scheduler.framework import explanation as x
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
@@ -96,6 +97,7 @@ class Cluster:
             tally=self.tally,
             recorder=self.recorder,
             clock=lambda: "now",
+            own_profile="shadow-a",
         )
         self.observer.start()
         self.pending: dict[str, JSON] = {}
@@ -260,6 +262,25 @@ def test_pods_the_shadow_does_not_watch(event: str, raw: JSON) -> None:
     bound = {**raw, "spec": {**raw["spec"], "nodeName": "n1"}}
     cluster.observer.on_pod("MODIFIED", bound)
     assert cluster.status().observed == 0
+
+
+@pytest.mark.parametrize(
+    ("profile", "observed"),
+    [
+        pytest.param("shadow-a", 0, id="the shadow's own Deployment's pod"),
+        pytest.param("team-b", 1, id="another profile's engine pod"),
+    ],
+)
+def test_the_shadows_own_pods_are_not_decided(profile: str, observed: int) -> None:
+    cluster = Cluster(DEFAULT, NODES)
+    raw = pod("corral-shadow-a-7d9f-x2x", cpu="100m", labels={PROFILE_LABEL: profile})
+    cluster.arrive(raw)
+    cluster.live_decides(raw["metadata"]["name"])
+    assert cluster.status().observed == observed
+
+
+def test_the_own_pods_label_is_the_one_the_operator_renders() -> None:
+    assert PROFILE_LABEL == names.PROFILE_LABEL
 
 
 def test_decisions_are_counted_in_the_metric_by_outcome() -> None:

@@ -55,6 +55,7 @@ class ShadowEngine:
             tally=self.tally,
             recorder=recorder,
             clock=now,
+            own_profile=profile,
         )
         self.writer = StatusWriter(aio, profile, self.tally) if profile else None
 

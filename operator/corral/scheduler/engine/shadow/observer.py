@@ -4,7 +4,11 @@ shadow would, compare.
 Contract:
 
 - Watched pods: ``spec.schedulerName`` is the live scheduler's (``--shadow-of``) and the
-  namespace is served (tenancy). Nothing is ever written about them: the observer has no client.
+  namespace is served (tenancy), but for the shadow's own pods (its Deployment's, labelled
+  :data:`PROFILE_LABEL` with its profile's name): the live scheduler places those while this
+  shadow starts or rolls, so they would open every configuration's count with the shadow's own
+  rollout, not the workload it is meant to judge. Nothing is ever written about them: the
+  observer has no client.
 - When: a pod is decided when the live scheduler's decision is observed: its binding (the pod
   event that carries ``spec.nodeName``), or its first ``PodScheduled=False`` with reason
   ``Unschedulable``. The snapshot is the cache *before* that event is applied: every binding
@@ -56,6 +60,7 @@ log = logging.getLogger("corral.scheduler.shadow")
 TERMINAL_PHASES = ("Succeeded", "Failed")
 UNSCHEDULABLE = "Unschedulable"
 EVERY_NODE = 100
+PROFILE_LABEL = "corral.dev/profile"  # on a profile's Deployment pods (render.names.PROFILE_LABEL)
 
 
 @dataclass
@@ -107,7 +112,10 @@ class ShadowObserver:
         tally: Tally,
         recorder: m.Recorder,
         clock: Callable[[], str],
+        own_profile: str | None = None,
     ) -> None:
+        """``own_profile``: the SchedulerProfile this shadow runs for (its pods are not
+        watched; None: no pod is its own)."""
         scheduler.percentage = EVERY_NODE
         self.scheduler = scheduler
         self.profile = scheduler.fwk.profile.scheduler_name
@@ -118,6 +126,7 @@ class ShadowObserver:
         self.tally = tally
         self.recorder = recorder
         self.clock = clock
+        self.own_profile = own_profile
         self.active = False
         self._watched: dict[str, _Watched] = {}
         self._epoch = 0
@@ -164,6 +173,8 @@ class ShadowObserver:
             return
         if not self.serves_namespace(str(_get(raw, "metadata", "namespace") or "")):
             return
+        if self.own_profile is not None and self._is_own(raw):
+            return
         try:
             pod = pod_from_json(raw)
         except MalformedObjectError as exc:
@@ -181,6 +192,10 @@ class ShadowObserver:
         if message is not None and not watched.reported_unschedulable:
             self._decide(watched, c.LiveDecision(None, message))
             watched.reported_unschedulable = True
+
+    def _is_own(self, raw: Mapping[str, Any]) -> bool:
+        labels = _get(raw, "metadata", "labels")
+        return isinstance(labels, Mapping) and labels.get(PROFILE_LABEL) == self.own_profile
 
     def _decide(self, watched: _Watched, live: c.LiveDecision) -> None:
         burst = watched.crowded or watched.epoch != self._epoch
