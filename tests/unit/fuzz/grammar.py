@@ -358,6 +358,9 @@ THIRD_PARTY_CRDS = {
     "noderesourcetopologies.v1alpha2.topology.node.k8s.io": (
         "scheduler-plugins/noderesourcetopologies.topology.node.k8s.io.yaml"
     ),
+    "elasticquotas.v1alpha1.scheduling.x-k8s.io": (
+        "scheduler-plugins/elasticquotas.scheduling.x-k8s.io.yaml"
+    ),
 }
 
 

@@ -35,6 +35,8 @@ scheduling.x-k8s.io    podgroups                                PodGroup CRD; op
 noderesourcetopologies /apis/topology.node.k8s.io/v1alpha2/     NodeResourceTopologyMatch (the
 .v1alpha2.topology.    noderesourcetopologies                   NRT CRD of noderesourcetopology-
 node.k8s.io                                                     api; optional)
+elasticquotas.v1alpha1 /apis/scheduling.x-k8s.io/v1alpha1/      CapacityScheduling (scheduler-
+.scheduling.x-k8s.io   elasticquotas                            plugins' ElasticQuota; optional)
 =====================  =======================================  ==================================
 
 :data:`WATCHED` maps each watchable (API group, resource) to its kind and path. Which
@@ -104,15 +106,23 @@ WATCHED: Final[Mapping[Resource, tuple[str, str]]] = {
     ("topology.node.k8s.io", "noderesourcetopologies"): (
         listers.NODE_RESOURCE_TOPOLOGY, "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
     ),
+    ("scheduling.x-k8s.io", "elasticquotas"): (
+        listers.SP_ELASTIC_QUOTA, "/apis/scheduling.x-k8s.io/v1alpha1/elasticquotas"
+    ),
 }  # fmt: skip
 # kind -> list/watch path, in WATCHED's order.
 WATCHED_KINDS: Final[Mapping[str, str]] = dict(WATCHED.values())
 
 # Kinds older API servers do not serve (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on), and
-# third-party CRDs that may not be installed (scheduler-plugins' PodGroup, NodeResourceTopology):
-# their informers count as synced, empty, while the server answers 404.
+# third-party CRDs that may not be installed (scheduler-plugins' PodGroup and ElasticQuota,
+# NodeResourceTopology): their informers count as synced, empty, while the server answers 404.
 OPTIONAL_KINDS: Final = frozenset(
-    {listers.DEVICE_TAINT_RULE, listers.SP_POD_GROUP, listers.NODE_RESOURCE_TOPOLOGY}
+    {
+        listers.DEVICE_TAINT_RULE,
+        listers.SP_POD_GROUP,
+        listers.SP_ELASTIC_QUOTA,
+        listers.NODE_RESOURCE_TOPOLOGY,
+    }
 )
 
 # Kinds whose watch events are cluster events for the scheduling queue (plugins register for
@@ -131,6 +141,7 @@ QUEUEING_KINDS: Final = frozenset(
         listers.DEVICE_CLASS,
         listers.SP_POD_GROUP,
         listers.NODE_RESOURCE_TOPOLOGY,
+        listers.SP_ELASTIC_QUOTA,
     }
 )
 

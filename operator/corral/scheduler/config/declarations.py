@@ -438,6 +438,19 @@ IN_TREE: Final[tuple[PluginDeclaration, ...]] = (
         ),
         cluster_reads=(("topology.node.k8s.io", "noderesourcetopologies"),),
     ),
+    _sp(
+        "CapacityScheduling",
+        "capacity_scheduling",
+        "preFilter postFilter reserve",
+        "Per-namespace ElasticQuotas (scheduling.x-k8s.io): a pod may not take its namespace "
+        "past max, nor past its min unless other quotas leave theirs unused; preemption "
+        "reclaims borrowed capacity.",
+        cluster_reads=(
+            ("policy", "poddisruptionbudgets"),
+            ("scheduling.x-k8s.io", "elasticquotas"),
+        ),
+        namespaced_writes=(("", "pods", ("delete",)),),
+    ),
 )
 
 BY_NAME: Final[dict[str, PluginDeclaration]] = {p.name: p for p in IN_TREE}

@@ -101,6 +101,7 @@ GATED: Final = "Gated"  # never attempted: a PreEnqueue plugin holds it (schedul
 MAX_ATTEMPTS: Final = 50
 POD_GROUP: Final = "PodGroup"  # scheduling.k8s.io's (GenericWorkload)
 SP_GROUP_API: Final = "scheduling.x-k8s.io/"  # scheduler-plugins' PodGroup of the same kind name
+SP_ELASTIC_QUOTA: Final = "ElasticQuota"  # scheduler-plugins' (CapacityScheduling reads it)
 _ACTIONS: Final = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE,
                    "DELETED": ActionType.DELETE}  # fmt: skip
 
@@ -331,6 +332,10 @@ class Simulator:
             # scheduler-plugins' PodGroup CRD (Coscheduling reads it), not upstream's
             self.objects.apply(listers.SP_POD_GROUP, ADDED,
                                self.admission.object(listers.SP_POD_GROUP, raw))  # fmt: skip
+            return True
+        if kind == SP_ELASTIC_QUOTA and str(raw.get("apiVersion") or "").startswith(SP_GROUP_API):
+            self.objects.apply(listers.SP_ELASTIC_QUOTA, ADDED,
+                               self.admission.object(listers.SP_ELASTIC_QUOTA, raw))  # fmt: skip
             return True
         if kind == POD_GROUP:  # admitted once every PriorityClass is in (see run)
             self._unadmitted_groups.append(raw)

@@ -46,6 +46,8 @@ SP_POD_GROUP: Final = "podgroups.v1alpha1.scheduling.x-k8s.io"
 # NodeResourceTopology (topology.node.k8s.io/v1alpha2, cluster-scoped, named as its node), read
 # by NodeResourceTopologyMatch; spelled as SP's event resource too.
 NODE_RESOURCE_TOPOLOGY: Final = "noderesourcetopologies.v1alpha2.topology.node.k8s.io"
+# scheduler-plugins' ElasticQuota CRD (scheduling.x-k8s.io/v1alpha1), read by CapacityScheduling.
+SP_ELASTIC_QUOTA: Final = "elasticquotas.v1alpha1.scheduling.x-k8s.io"
 
 
 class ObjectLister(Protocol):

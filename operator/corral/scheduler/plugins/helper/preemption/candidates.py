@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.interface import Handle
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Status
-from corral.scheduler.framework.types import PodInfo
+from corral.scheduler.framework.types import NodeInfo, PodInfo
 from corral.scheduler.plugins.helper.preemption import workload_victims as wv
 from corral.scheduler.plugins.helper.preemption.victims import (
     NO_VICTIMS,
@@ -31,6 +31,24 @@ from corral.scheduler.plugins.helper.preemption.victims import (
 )
 
 _PRIORITY_OFFSET = 2**31
+
+
+class SelectVictims(Protocol):
+    """A plugin's own ``SelectVictimsOnNode`` (scheduler-plugins' CapacityScheduling): the same
+    contract as :func:`~corral.scheduler.plugins.helper.preemption.victims.select_victims_on_node`
+    on a copy of the node and of the cycle state."""
+
+    def __call__(
+        self,
+        handle: Handle,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        pdbs: Sequence[Mapping[str, Any]],
+        *,
+        now: float,
+        evictable: Callable[[PodInfo], bool],
+    ) -> tuple[list[PodInfo], int, Status | None]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +78,12 @@ def dry_run(
     evictable: Callable[[PodInfo], bool] = lambda _pod: True,
     no_victims: Callable[[str], str] | None = None,
     charge_every_pdb: bool = False,
+    select: SelectVictims | None = None,
 ) -> tuple[list[Candidate], NodeToStatus]:
     """``no_victims``: the message of a node without victims, by node name (default
     ``NO_VICTIMS``); ``charge_every_pdb``: see :func:`split_by_pdb` (both for single pods;
-    the GenericWorkload path keeps upstream's)."""
+    the GenericWorkload path keeps upstream's); ``select``: the plugin's own victim selection
+    in place of upstream's (single pods only)."""
     statuses = NodeToStatus()
     clean: list[Candidate] = []
     violating: list[Candidate] = []
@@ -73,6 +93,10 @@ def dry_run(
         if handle.generic_workload:  # a group's pods on other nodes may be among the victims
             victims, violations, s = wv.select_victims_on_node(
                 handle, state.clone(), pod, snapshot, slot, pdbs=pdbs, now=now, evictable=evictable
+            )
+        elif select is not None:
+            victims, violations, s = select(
+                handle, state.clone(), pod, node, pdbs, now=now, evictable=evictable
             )
         else:
             victims, violations, s = select_victims_on_node(

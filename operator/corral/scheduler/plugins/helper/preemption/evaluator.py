@@ -50,6 +50,9 @@ FOUND: Final = "found a potential placement for pod on node {node}, preempting {
 
 # preemptor -> whether a pod may be one of its victims (may raise StatusError: that node's).
 VictimFilter = Callable[[PodInfo], Callable[[PodInfo], bool]]
+# (cycle state, preemptor, pods on its nominated node) -> why it may not preempt again ("" if
+# it may): a plugin's own rule in place of the lower-priority ``blocks_nomination`` scan.
+NominatedNodeCheck = Callable[[CycleState, PodInfo, Sequence[PodInfo]], str]
 
 
 class MinCandidateNodes(Protocol):
@@ -81,6 +84,9 @@ class Evaluator:
         no_victims: Callable[[str, PodInfo], str] | None = None,
         charge_every_pdb: bool = False,
         blocks_nomination: Callable[[PodInfo], bool] = _terminating_by_preemption,
+        select_victims: cand.SelectVictims | None = None,
+        nominated_node_check: NominatedNodeCheck | None = None,
+        every_candidate: bool = False,
     ) -> None:
         self.plugin = plugin
         self.handle = handle
@@ -96,6 +102,11 @@ class Evaluator:
         self.no_victims = no_victims
         self.charge_every_pdb = charge_every_pdb
         self.blocks_nomination = blocks_nomination
+        self.select_victims = select_victims
+        self.nominated_node_check = nominated_node_check
+        # Dry-run every potential node from the first (SP's GetOffsetAndNumCandidates(n) =
+        # 0, n) instead of upstream's random offset and numCandidates.
+        self.every_candidate = every_candidate
 
     @property
     def rng(self) -> random.Random:
@@ -113,7 +124,7 @@ class Evaluator:
         if snapshot is None:
             return None, Status.error("preemption: no snapshot of the cycle")
         by_slot = dict(statuses.items())
-        reason = self._not_eligible(pod, snapshot, by_slot.get, statuses.absent)
+        reason = self._not_eligible(state, pod, snapshot, by_slot.get, statuses.absent)
         if reason:
             return None, prefixed(Code.UNSCHEDULABLE, reason)
         now = float(self.clock())
@@ -131,8 +142,11 @@ class Evaluator:
         if potential:
             objects = self.handle.objects
             pdbs = objects.list(listers.POD_DISRUPTION_BUDGET) if objects is not None else []
-            wanted = cand.num_candidates(len(potential), *self.min_candidates)
-            offset = self.rng.randrange(len(potential))
+            if self.every_candidate:
+                wanted, offset = len(potential), 0
+            else:
+                wanted = cand.num_candidates(len(potential), *self.min_candidates)
+                offset = self.rng.randrange(len(potential))
             no_victims = self.no_victims
             found, tried = cand.dry_run(
                 self.handle,
@@ -147,6 +161,7 @@ class Evaluator:
                 evictable=self._evictable(pod),
                 no_victims=(lambda n: no_victims(n, pod)) if no_victims is not None else None,
                 charge_every_pdb=self.charge_every_pdb,
+                select=self.select_victims,
             )
             errors = [s for _, s in tried.items() if s.code is Code.ERROR]
             if errors and not found:
@@ -190,6 +205,7 @@ class Evaluator:
 
     def _not_eligible(
         self,
+        state: CycleState,
         pod: PodInfo,
         snapshot: Snapshot,
         status_of: Callable[[int], Status | None],
@@ -202,6 +218,8 @@ class Evaluator:
             return ""
         if _code(status_of(slot) or absent) is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             return ""
+        if self.nominated_node_check is not None:
+            return self.nominated_node_check(state, pod, snapshot.pods.pods_on(slot))
         groups = snapshot.pod_groups if self.handle.generic_workload else {}
         for other in snapshot.pods.pods_on(slot):
             # A victim's priority is its PodGroup's with GenericWorkload (NewPodVictim).
