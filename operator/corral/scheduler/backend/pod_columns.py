@@ -30,6 +30,7 @@ VOCABULARY_SLACK: Final = 1024
 _T = TypeVar("_T")
 _ARRAYS = (
     "node_slot", "namespace", "deleting", "affinity_id", "has_ports", "scheduler", "terminal",
+    "req_milli_cpu", "req_memory", "req_ephemeral", "req_scalar",
 )  # fmt: skip
 
 
@@ -47,6 +48,10 @@ class PodColumns:
         self.has_ports = np.zeros(self.capacity, dtype=np.bool_)
         self.scheduler = np.full(self.capacity, -1, dtype=np.int32)
         self.terminal = np.zeros(self.capacity, dtype=np.bool_)
+        self.req_milli_cpu = np.zeros(self.capacity, dtype=np.int64)
+        self.req_memory = np.zeros(self.capacity, dtype=np.int64)
+        self.req_ephemeral = np.zeros(self.capacity, dtype=np.int64)
+        self.req_scalar = np.zeros(self.capacity, dtype=np.bool_)
         self.labels: dict[str, np.ndarray[Any, np.dtype[np.int32]]] = {}
         self.label_ids: dict[str, dict[str, int]] = {}
         self.namespace_ids: dict[str, int] = {}
@@ -89,6 +94,10 @@ class PodColumns:
             has_ports=self.has_ports,
             scheduler=self.scheduler,
             terminal=self.terminal,
+            req_milli_cpu=self.req_milli_cpu,
+            req_memory=self.req_memory,
+            req_ephemeral=self.req_ephemeral,
+            req_scalar=self.req_scalar,
             scheduler_ids=self.scheduler_ids,
             label_columns=self.labels,
             label_ids=self.label_ids,
@@ -121,6 +130,10 @@ class PodColumns:
         self.has_ports = np.pad(self.has_ports, (0, extra))
         self.scheduler = np.pad(self.scheduler, (0, extra), constant_values=-1)
         self.terminal = np.pad(self.terminal, (0, extra))
+        self.req_milli_cpu = np.pad(self.req_milli_cpu, (0, extra))
+        self.req_memory = np.pad(self.req_memory, (0, extra))
+        self.req_ephemeral = np.pad(self.req_ephemeral, (0, extra))
+        self.req_scalar = np.pad(self.req_scalar, (0, extra))
         self.labels = {k: np.pad(v, (0, extra), constant_values=-1) for k, v in self.labels.items()}
         self._shared -= {*_ARRAYS, "labels"}
         self._shared -= {f"label:{k}" for k in self.labels}
@@ -168,6 +181,10 @@ class PodColumns:
             ("has_ports", bool(pod.host_ports)),
             ("scheduler", self._id(self.scheduler_ids, pod.scheduler_name)),
             ("terminal", pod.terminal),
+            ("req_milli_cpu", pod.requests.milli_cpu),
+            ("req_memory", pod.requests.memory),
+            ("req_ephemeral", pod.requests.ephemeral_storage),
+            ("req_scalar", bool(pod.requests.scalar)),
         )
         for name, value in columns:
             self._own(name, row)
@@ -201,6 +218,10 @@ class PodColumns:
             ("has_ports", False),
             ("scheduler", -1),
             ("terminal", False),
+            ("req_milli_cpu", 0),
+            ("req_memory", 0),
+            ("req_ephemeral", 0),
+            ("req_scalar", False),
         ):
             self._own(name, row)
             getattr(self, name)[row] = value

@@ -32,6 +32,7 @@ _SCANS_BEFORE_GROUPING: Final = 64
 
 _EMPTY_I32: Final = np.zeros(0, dtype=np.int32)
 _EMPTY_BOOL: Final = np.zeros(0, dtype=np.bool_)
+_EMPTY_I64: Final = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -45,6 +46,12 @@ class PodTable:
     has_ports: BoolArray = field(default_factory=lambda: _EMPTY_BOOL)
     scheduler: Int32Array = field(default_factory=lambda: _EMPTY_I32)  # schedulerName id
     terminal: BoolArray = field(default_factory=lambda: _EMPTY_BOOL)  # Succeeded / Failed
+    # The pod's requests (PodInfo.requests): cpu in millis, memory and ephemeral-storage in
+    # bytes, and whether it requests any scalar resource (summed per namespace, for quotas).
+    req_milli_cpu: Int64Array = field(default_factory=lambda: _EMPTY_I64)
+    req_memory: Int64Array = field(default_factory=lambda: _EMPTY_I64)
+    req_ephemeral: Int64Array = field(default_factory=lambda: _EMPTY_I64)
+    req_scalar: BoolArray = field(default_factory=lambda: _EMPTY_BOOL)
     label_columns: Mapping[str, Int32Array] = field(default_factory=dict)
     label_ids: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     namespace_ids: Mapping[str, int] = field(default_factory=dict)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -37,9 +37,10 @@ from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEv
 from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.diagnosis import NodeToStatus
 from corral.scheduler.framework.interface import Handle, PostFilterResult, PreFilterResult
+from corral.scheduler.framework.pod_table import PodTable
 from corral.scheduler.framework.snapshot import Snapshot
 from corral.scheduler.framework.status import Code, Status
-from corral.scheduler.framework.types import NodeInfo, PodInfo
+from corral.scheduler.framework.types import NodeInfo, PodInfo, Resources, on_node
 from corral.scheduler.plugins import names
 from corral.scheduler.plugins.capacity_scheduling import elastic_quota as eq
 from corral.scheduler.plugins.capacity_scheduling.victims import (
@@ -135,28 +136,20 @@ class CapacityScheduling:
         """Each quota with what its namespace uses as of ``snapshot`` (and reserved pods)."""
         quotas = self.elastic_quotas()
         infos = {ns: eq.new_quota_info(ns, q.min, q.max) for ns, q in quotas.items()}
+        for each in infos.values():
+            each.bound_counted = True
         if not infos:
             return infos
-        table = snapshot.pods
-        ids = [table.namespace_ids[ns] for ns in infos if ns in table.namespace_ids]
-        if ids and table.size:
-            size = table.size
-            rows = (
-                table.live()
-                & ~table.terminal[:size]
-                & np.isin(table.namespace[:size], np.array(ids, dtype=np.int32))
-            )
-            for row in np.flatnonzero(rows).tolist():
-                pod = table.infos[row]
-                if pod is not None:
-                    infos[pod.namespace].add_pod_if_absent(pod)
+        for namespace, used in namespace_requests(snapshot.pods, infos).items():
+            infos[namespace].used = used
         with self._lock:
             for uid, pod in list(self._reserved.items()):
                 info = infos.get(pod.namespace)
-                if info is None or uid in info.pods:
-                    del self._reserved[uid]  # in the snapshot now (or no quota any more)
+                if info is None or _in_snapshot(snapshot, pod):
+                    del self._reserved[uid]  # the snapshot has it now (or no quota any more)
                 else:
-                    info.add_pod_if_absent(pod)
+                    info.pods.add(uid)
+                    info.reserve(pod.requests)
         return infos
 
     # --- PreFilter --------------------------------------------------------------------------
@@ -233,7 +226,7 @@ class CapacityScheduling:
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         if pod.namespace in self.elastic_quotas():
             with self._lock:
-                self._reserved[pod.uid] = pod
+                self._reserved[pod.uid] = on_node(pod, node_name)
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -251,6 +244,49 @@ class CapacityScheduling:
             ClusterEvent(POD, ActionType.DELETE),
             ClusterEvent(listers.SP_ELASTIC_QUOTA, ActionType.ALL),
         )
+
+
+def namespace_requests(table: PodTable, namespaces: Collection[str]) -> dict[str, Resources]:
+    """What the pods of each of ``namespaces`` in ``table`` request together: its live rows
+    (on a node of the snapshot) not Succeeded or Failed, summed in columns; scalar resources
+    from the few pods that request any."""
+    ids = {table.namespace_ids[ns]: ns for ns in namespaces if ns in table.namespace_ids}
+    size = table.size
+    if not ids or not size:
+        return {}
+    spaces = table.namespace[:size]
+    wanted = np.array(list(ids), dtype=np.int32)
+    rows = np.flatnonzero(table.live() & ~table.terminal[:size] & np.isin(spaces, wanted))
+    if not rows.size:
+        return {}
+    rows = rows[np.argsort(spaces[rows], kind="stable")]
+    grouped = spaces[rows]
+    starts = np.flatnonzero(np.diff(grouped, prepend=-1))
+    sums = [np.add.reduceat(column[rows], starts).tolist()
+            for column in (table.req_milli_cpu, table.req_memory, table.req_ephemeral)]  # fmt: skip
+    scalar_rows = table.req_scalar[rows]
+    out: dict[str, Resources] = {}
+    ends = [*starts[1:].tolist(), len(rows)]
+    for k, (start, end) in enumerate(zip(starts.tolist(), ends, strict=True)):
+        scalar: dict[str, int] = {}
+        for row in rows[start:end][scalar_rows[start:end]].tolist():
+            pod = table.infos[row]
+            for name, value in (pod.requests.scalar if pod is not None else {}).items():
+                scalar[name] = scalar.get(name, 0) + value
+        out[ids[int(grouped[start])]] = Resources(
+            milli_cpu=sums[0][k], memory=sums[1][k], ephemeral_storage=sums[2][k], scalar=scalar
+        )
+    return out
+
+
+def _in_snapshot(snapshot: Snapshot, pod: PodInfo) -> bool:
+    slot = snapshot.slot_of.get(pod.node_name)
+    if slot is None:
+        return False
+    table = snapshot.pods
+    return any(
+        (p := table.infos[row]) is not None and p.uid == pod.uid for row in table.rows_on(slot)
+    )
 
 
 def new(args: object, handle: Handle) -> CapacityScheduling:

@@ -93,17 +93,29 @@ def over(x1: Resources, x2: Resources, y: Resources, scalar_bound: int) -> bool:
 @dataclass(slots=True)
 class QuotaInfo:
     """SP ``ElasticQuotaInfo``: ``min``/``max`` None only as SP's tests build them (a parsed
-    ElasticQuota always has both, defaulted by :func:`new_quota_info`); ``pods`` are the UIDs
-    counted in ``used``."""
+    ElasticQuota always has both, defaulted by :func:`new_quota_info`).
+
+    Which pods ``used`` counts (SP keeps their keys in ``pods``): with ``bound_counted``, every
+    bound pod of the namespace that is not Succeeded or Failed (the snapshot's, summed in
+    columns), except the UIDs in ``removed``; and the UIDs in ``pods``, added one by one."""
 
     namespace: str
     min: Resources | None = None
     max: Resources | None = None
     used: Resources = ZERO
     pods: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+    bound_counted: bool = False
 
     def clone(self) -> QuotaInfo:
-        return QuotaInfo(self.namespace, self.min, self.max, self.used, set(self.pods))
+        return QuotaInfo(self.namespace, self.min, self.max, self.used, set(self.pods),
+                         set(self.removed), self.bound_counted)  # fmt: skip
+
+    def counts(self, pod: PodInfo) -> bool:
+        if pod.uid in self.pods:
+            return True
+        bound = self.bound_counted and bool(pod.node_name) and not pod.terminal
+        return bound and pod.uid not in self.removed
 
     def reserve(self, request: Resources) -> None:
         self.used = plus(self.used, request)
@@ -112,13 +124,15 @@ class QuotaInfo:
         self.used = plus(self.used, request, -1)
 
     def add_pod_if_absent(self, pod: PodInfo) -> None:
-        if pod.uid not in self.pods:
+        if not self.counts(pod):
             self.pods.add(pod.uid)
+            self.removed.discard(pod.uid)
             self.reserve(pod.requests)
 
     def delete_pod_if_present(self, pod: PodInfo) -> None:
-        if pod.uid in self.pods:
+        if self.counts(pod):
             self.pods.discard(pod.uid)
+            self.removed.add(pod.uid)
             self.unreserve(pod.requests)
 
     def used_over_min_with(self, request: Resources) -> bool:

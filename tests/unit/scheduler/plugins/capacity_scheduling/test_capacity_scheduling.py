@@ -18,6 +18,7 @@ import yaml
 from corral.scheduler.backend.objects import ADDED, DELETED, MODIFIED, WATCHED
 from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.config.declarations import BY_NAME
+from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cluster_events import POD, ActionType, ClusterEvent
 from corral.scheduler.framework.cycle_state import CycleState
@@ -284,7 +285,8 @@ def test_add_pod() -> None:
     p = plugin(sp_eq("ns1", "t1-eq1", rl(100, 1000), rl(10, 100)))
     pods = [bound(f"t1-p{i}", "ns1", 50, 10, priority=MID) for i in (1, 2, 3)]
     infos = p.quota_infos(snapshot_of(NODES, pods))
-    assert (infos["ns1"].used, infos["ns1"].pods) == (res(30, 150), {"t1-p1", "t1-p2", "t1-p3"})
+    assert infos["ns1"].used == res(30, 150)
+    assert all(infos["ns1"].counts(pod_from_json(raw)) for raw in pods)
 
 
 @pytest.mark.parametrize(
@@ -372,3 +374,28 @@ def test_capacity_scheduling_crd_serves_what_the_plugin_declares_and_reads() -> 
     assert crd["spec"]["names"]["shortNames"] == ["eq", "eqs"]
     kustomization = yaml.safe_load((CRD.parent / "kustomization.yaml").read_text())
     assert CRD.name in kustomization["resources"]
+
+
+SP_SAMPLE_CONFIG: JSON = {
+    # SP manifests/capacityscheduling/scheduler-config.yaml (its kubeconfig left out)
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "leaderElection": {"leaderElect": False},
+    "profiles": [{
+        "schedulerName": "default-scheduler",
+        "plugins": {
+            "multiPoint": {"enabled": [{"name": "CapacityScheduling"}]},
+            "postFilter": {"enabled": [{"name": "CapacityScheduling"}],
+                           "disabled": [{"name": "*"}]},
+        },
+    }],
+}  # fmt: skip
+
+
+def test_sps_sample_configuration_loads_unchanged() -> None:
+    """corral: scheduler-plugins' own configuration for the plugin: CapacityScheduling at each
+    of its points, the only PostFilter."""
+    (profile,) = load_engine_config(SP_SAMPLE_CONFIG).profiles
+    assert cs.NAME in profile.pre_filter
+    assert profile.post_filter == (cs.NAME,)
+    assert cs.NAME in profile.reserve
