@@ -68,14 +68,6 @@ def scheduler_config(chart_values: Mapping[str, Any], namespace: str) -> JSON:
     }
 
 
-def without_plugins(chart_values: Mapping[str, Any], names: set[str]) -> JSON:
-    """The values with ``names`` taken out of ``plugins.enabled`` and ``pluginConfig``."""
-    out = copy.deepcopy(dict(chart_values))
-    out["plugins"]["enabled"] = [p for p in out["plugins"]["enabled"] if p not in names]
-    out["pluginConfig"] = [c for c in out.get("pluginConfig") or () if c["name"] not in names]
-    return out
-
-
 def scheduler_profile(config: Mapping[str, Any], name: str) -> JSON:
     """The SchedulerProfile carrying the chart's profile: its scheduler name, plugins (the
     multiPoint layout as the chart writes it) and pluginConfig; one replica, as the chart's

@@ -5,16 +5,12 @@ NodeResourcesAllocatable enabled by multiPoint, PrioritySort disabled, Coschedul
 scheduler --config`` runs), and as a SchedulerProfile it validates, renders, and the rendered
 configuration resolves to the same profile: plugin names per extension point, weights, args.
 
-Plugins of the chart Corral does not have yet are listed in :data:`NOT_YET`; the tests then run
-on the chart's configuration without them, and ``test_the_chart_plugins_corral_lacks`` says
-which they are (it fails once one lands, so that it is taken off the list and tested too).
 Not yet run end to end (an engine started on the local control plane with this file)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import yaml
 
 from corral.api import check_profile
@@ -22,20 +18,15 @@ from corral.render import render
 from corral.render.names import CONFIG_KEY
 from corral.scheduler.config import plugin_args
 from corral.scheduler.config.declarations import BY_NAME
-from corral.scheduler.config.errors import ValidationError
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.framework.profile import ResolvedProfile
 from support import sp_chart
 
 NAMESPACE = "scheduler-plugins"
-# CapacityScheduling is being written (issue 40); until it lands the chart loads without it.
-NOT_YET = {p for p in sp_chart.CHART_VALUES["plugins"]["enabled"] if p not in BY_NAME}
 
 
 def chart_config() -> dict[str, Any]:
-    return sp_chart.scheduler_config(
-        sp_chart.without_plugins(sp_chart.CHART_VALUES, NOT_YET), NAMESPACE
-    )
+    return sp_chart.scheduler_config(sp_chart.CHART_VALUES, NAMESPACE)
 
 
 def _points(profile: ResolvedProfile) -> dict[str, Any]:
@@ -52,8 +43,9 @@ def _points(profile: ResolvedProfile) -> dict[str, Any]:
     }
 
 
-def test_the_chart_plugins_corral_lacks() -> None:
-    assert {"CapacityScheduling"} >= NOT_YET, NOT_YET
+def test_corral_has_every_plugin_the_chart_enables() -> None:
+    enabled = sp_chart.CHART_VALUES["plugins"]["enabled"]
+    assert [p for p in enabled if p not in BY_NAME] == []
 
 
 def test_the_chart_config_loads_in_the_engine() -> None:
@@ -68,6 +60,10 @@ def test_the_chart_config_loads_in_the_engine() -> None:
         assert "Coscheduling" in points[point], point
     for point in ("preFilter", "filter", "reserve", "postBind"):
         assert "NodeResourceTopologyMatch" in points[point], point
+    # CapacityScheduling's PostFilter runs beside DefaultPreemption's (the chart keeps it).
+    for point in ("preFilter", "postFilter", "reserve"):
+        assert "CapacityScheduling" in points[point], point
+    assert "DefaultPreemption" in points["postFilter"]
     scores = dict(points["score"])
     assert scores["NodeResourceTopologyMatch"] == 1
     assert scores["NodeResourcesAllocatable"] == 1
@@ -82,18 +78,6 @@ def test_the_chart_config_loads_in_the_engine() -> None:
     assert engine.config.leader_election.leader_elect is False
     assert engine.config.leader_election.resource_name == "scheduler-plugins-scheduler"
     assert engine.config.leader_election.resource_namespace == NAMESPACE
-
-
-def test_the_chart_config_is_refused_only_for_a_plugin_corral_lacks() -> None:
-    """The whole chart, as rendered: loads once every plugin is there, else names the missing."""
-    full = sp_chart.scheduler_config(sp_chart.CHART_VALUES, NAMESPACE)
-    if not NOT_YET:
-        load_engine_config(full)
-        return
-    with pytest.raises(ValidationError) as err:
-        load_engine_config(full)
-    problems = " ".join(str(e) for e in err.value.errors)
-    assert all(name in problems for name in NOT_YET), problems
 
 
 def test_the_chart_profile_as_a_scheduler_profile_renders_the_same_profile() -> None:
@@ -127,7 +111,7 @@ def test_chart_overrides_render_as_helm_set_would() -> None:
              "args": {"scoringStrategy": {"type": "MostAllocated"}}},
         ],
     )  # fmt: skip
-    config = sp_chart.scheduler_config(sp_chart.without_plugins(chart, NOT_YET), NAMESPACE)
+    config = sp_chart.scheduler_config(chart, NAMESPACE)
     (profile,) = load_engine_config(config).profiles
     assert profile.scheduler_name == "numa"
     typed = plugin_args(
