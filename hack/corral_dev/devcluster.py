@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from corral.k8s import ApiError
+from corral.testing import audit
 from corral.testing.binaries import BinariesError
 from corral.testing.controlplane import ControlPlaneError, LocalCluster
 from corral.testing.nodes import NodeSpecError, parse_labels, parse_taints
@@ -48,6 +49,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         progress=True,
         binaries=ensure_control_plane(),
         nodes=RealNodes(images=args.image, lock_timeout=args.wait) if args.real_node else None,
+        # The tests' audit log (corral.testing.audit), as the session cluster of the tests has.
+        apiserver_args=audit.args(args.dir.resolve()),
     )
     if args.nodes:
         _say(f"adding {args.nodes} fake node(s)")

@@ -21,6 +21,7 @@ from corral.cli import clusterread, main
 from corral.k8s import JSON, Client
 from corral.testing.controlplane import LocalCluster
 from corral.testing.credentials import write_kubeconfig
+from support.sp_crds import SP_SCHEDULING, pod_group_crd
 
 Run = Callable[..., tuple[int, str, str]]
 
@@ -376,3 +377,50 @@ def test_explain_a_bound_pod_says_nothing_is_pending(
     code, out, _ = corral("explain", "small", "-n", namespace, "--kubeconfig",
                           str(cluster.kubeconfig))  # fmt: skip
     assert (code, out) == (0, f"{namespace}/small is bound to {node}: nothing is pending\n")
+
+
+def sp_pod_group(name: str, namespace: str) -> JSON:
+    meta = {"name": name, "namespace": namespace}
+    return {"apiVersion": SP_SCHEDULING, "kind": "PodGroup", "metadata": meta,
+            "spec": {"minMember": 2}}  # fmt: skip
+
+
+def test_scheduler_plugins_pod_groups_are_read_where_the_caller_may(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    other_namespace: str,
+    tenant_kubeconfig: Path,
+    corral: Run,
+    tmp_path: Path,
+) -> None:
+    """With scheduler-plugins' PodGroup CRD installed, ``--from-cluster`` lists its PodGroups
+    (kind PodGroup, ``scheduling.x-k8s.io/v1alpha1``: what Coscheduling reads); a tenant who
+    may not list them is told so, per place, and gets none of another namespace's."""
+    with pod_group_crd(kube):
+        kube.create(sp_pod_group("mine", namespace))
+        kube.create(sp_pod_group("theirs", other_namespace))
+
+        def read(kubeconfig: Path) -> tuple[list[JSON], list[str]]:
+            saved = tmp_path / "snapshot.yaml"
+            args = ["--kubeconfig", str(kubeconfig), "-n", namespace, "--save-snapshot", str(saved)]
+            code, out, err = corral("simulate", "--from-cluster", *args, "-o", "json")
+            assert code == 0, err
+            items = yaml.safe_load(saved.read_text())["items"]
+            groups = [
+                i for i in items if (i["apiVersion"], i["kind"]) == (SP_SCHEDULING, "PodGroup")
+            ]
+            return groups, json.loads(out)["notes"]
+
+        groups, notes = read(cluster.kubeconfig)
+        names = {(g["metadata"]["namespace"], g["metadata"]["name"]) for g in groups}
+        assert {(namespace, "mine"), (other_namespace, "theirs")} <= names, names
+        assert not [n for n in notes if "PodGroup" in n], notes
+
+        groups, notes = read(tenant_kubeconfig)
+        assert groups == []
+        said = [n.split(": not allowed")[0] for n in notes if f"({SP_SCHEDULING})" in n]
+        assert said == [
+            f"could not read PodGroup ({SP_SCHEDULING}) outside namespace(s) {namespace}",
+            f"could not read PodGroup ({SP_SCHEDULING}) in namespace {namespace}",
+        ], notes

@@ -7,7 +7,12 @@ Contract:
   PriorityClasses (admission resolves a new pod's priority from them), and the kinds the given
   plugins declare they read (:func:`corral.scheduler.backend.objects.kinds_for`, the same
   derivation as the engine's informers: PVs, PVCs, storage classes, CSI capacity, DRA objects,
-  PDBs, and whatever a plugin adds, pod groups and quotas included, once declared).
+  PDBs, and whatever a plugin adds, quotas included, once declared); and the pod groups
+  (:data:`GROUPS`): upstream's PodGroups and Workloads (``scheduling.k8s.io/v1beta1``, served
+  with GenericWorkload) and scheduler-plugins' PodGroups (``scheduling.x-k8s.io/v1alpha1``,
+  served once its CRD is installed), whichever the API server's discovery lists: one it does
+  not serve has no object to read, so it is left out without a note (asked for anyway, a
+  tenant would get a 403 for a kind that does not exist).
 - Read-only: ``list`` requests only.
 - A tenant: every kind is listed cluster-wide first; a namespaced kind the caller may not list
   there is listed in each namespace of ``namespaces`` instead (a tenant's own), and what could
@@ -48,6 +53,29 @@ NAMESPACED: Final = frozenset(
     }
 )
 ALWAYS: Final = (NODE, POD, listers.NAMESPACE, listers.PRIORITY_CLASS)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One kind to list: the items' kind, where. ``optional``: listed whenever it is served,
+    left out without a note when not; its unread lines name its API too (two APIs have a
+    PodGroup)."""
+
+    kind: str
+    path: str
+    namespaced: bool = True
+    optional: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind} ({api_version_of(self.path)})" if self.optional else self.kind
+
+
+GROUPS: Final = (
+    Source("PodGroup", "/apis/scheduling.k8s.io/v1beta1/podgroups", optional=True),
+    Source("Workload", "/apis/scheduling.k8s.io/v1beta1/workloads", optional=True),
+    Source("PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", optional=True),
+)
 NON_TERMINAL: Final = "status.phase!=Succeeded,status.phase!=Failed"
 ANNOTATION: Final = "corral.dev/snapshot"
 UNREAD_ANNOTATION: Final = "corral.dev/snapshot-unread"
@@ -137,46 +165,66 @@ def read_profiles(client: Client) -> tuple[list[dict[str, Any]], list[Unread]]:
 
 
 def read(client: Client, kinds: Iterable[str], namespaces: Sequence[str] = ()) -> ClusterSnapshot:
-    """Every object of ``kinds`` (and :data:`ALWAYS`) the caller may list."""
+    """Every object of ``kinds`` (and :data:`ALWAYS`, :data:`GROUPS`) the caller may list."""
     snapshot = ClusterSnapshot(
         client.server, taken=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     )
-    wanted = list(dict.fromkeys([*ALWAYS, *kinds]))
-    for kind in wanted:
-        path = PATHS[kind]
-        params = {"fieldSelector": NON_TERMINAL} if kind == POD else {}
-        try:
-            _add(snapshot, kind, path, client.request("GET", path, params=params))
-            continue
-        except ApiError as exc:
-            if exc.not_found:
-                snapshot.unread.append(
-                    Unread(kind, "cluster-wide", "the API server does not serve it")
-                )
-                continue
-            if not exc.forbidden:
-                raise UsageError(f"listing {kind}: {exc}") from None
-            denied = exc
-        if kind not in NAMESPACED or not namespaces:
-            snapshot.unread.append(Unread(kind, "cluster-wide", forbidden_text(kind, denied)))
-            continue
-        snapshot.unread.append(
-            Unread(
-                kind, f"outside namespace(s) {', '.join(namespaces)}", forbidden_text(kind, denied)
-            )
-        )
-        for ns in namespaces:
-            try:
-                listing = client.request("GET", namespaced_path(path, ns), params=params)
-            except ApiError as exc:
-                if not (exc.forbidden or exc.not_found):
-                    raise UsageError(f"listing {kind} in {ns}: {exc}") from None
-                snapshot.unread.append(
-                    Unread(kind, f"in namespace {ns}", forbidden_text(kind, exc))
-                )
-                continue
-            _add(snapshot, kind, path, listing)
+    # scheduler-plugins' PodGroup is one of the GROUPS, under its own kind name.
+    wanted = [k for k in dict.fromkeys([*ALWAYS, *kinds]) if k != listers.SP_POD_GROUP]
+    sources = [Source(kind, PATHS[kind], kind in NAMESPACED) for kind in wanted]
+    for source in [*sources, *GROUPS]:
+        _list(client, snapshot, source, namespaces)
     return snapshot
+
+
+def _list(
+    client: Client, snapshot: ClusterSnapshot, source: Source, namespaces: Sequence[str]
+) -> None:
+    """Add the objects of ``source`` to ``snapshot``: cluster-wide, else (forbidden, and
+    namespaced) in each of ``namespaces``; what could not be read goes to its ``unread``."""
+    kind, path, name = source.kind, source.path, source.name
+    if source.optional and not _served(client, source):
+        return
+    params = {"fieldSelector": NON_TERMINAL} if kind == POD else {}
+    try:
+        _add(snapshot, kind, path, client.request("GET", path, params=params))
+        return
+    except ApiError as exc:
+        if exc.not_found:
+            if not source.optional:
+                snapshot.unread.append(
+                    Unread(name, "cluster-wide", "the API server does not serve it")
+                )
+            return
+        if not exc.forbidden:
+            raise UsageError(f"listing {name}: {exc}") from None
+        denied = exc
+    if not source.namespaced or not namespaces:
+        snapshot.unread.append(Unread(name, "cluster-wide", forbidden_text(name, denied)))
+        return
+    snapshot.unread.append(
+        Unread(name, f"outside namespace(s) {', '.join(namespaces)}", forbidden_text(name, denied))
+    )
+    for ns in namespaces:
+        try:
+            listing = client.request("GET", namespaced_path(path, ns), params=params)
+        except ApiError as exc:
+            if not (exc.forbidden or exc.not_found):
+                raise UsageError(f"listing {name} in {ns}: {exc}") from None
+            snapshot.unread.append(Unread(name, f"in namespace {ns}", forbidden_text(name, exc)))
+            continue
+        _add(snapshot, kind, path, listing)
+
+
+def _served(client: Client, source: Source) -> bool:
+    """Whether discovery (readable by every authenticated user) lists ``source``'s kind."""
+    try:
+        client.resource(api_version_of(source.path), source.kind)
+    except ApiError as exc:
+        if exc.not_found:
+            return False
+        raise UsageError(f"discovering {source.name}: {exc}") from None
+    return True
 
 
 def _add(snapshot: ClusterSnapshot, kind: str, path: str, listing: Mapping[str, Any]) -> None:

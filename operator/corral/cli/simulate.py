@@ -234,6 +234,7 @@ class Input:
         # The first pod of each workload of -f: --capacity's templates.
         self.templates: list[inputs.Document] = []
         self.unread: list[str] = []  # what a snapshot of a cluster could not read
+        self.read_workloads = 0  # scheduling.k8s.io Workloads of a snapshot
         self.left_out: list[str] = []  # profiles of a cluster not run, and why
         self.offline: list[str] = []  # how the engines run differs from their pods'
         self.add(docs)
@@ -290,6 +291,8 @@ class Input:
             elif kind in WORKLOADS:
                 self.workloads[kind] += 1
                 self.ignored[kind] += 1
+            elif kind == WORKLOAD and snapshot:
+                self.read_workloads += 1  # kept in the snapshot; its PodGroups are read
             else:
                 self.ignored[kind or "<no kind>"] += 1
         if problems:
@@ -329,6 +332,9 @@ def notes_of(given: Input, simulator: Simulator) -> list[str]:
             for kind, name, n in given.expanded]  # fmt: skip
     if given.unread:
         out += [f"{line}; so this simulation does not count it" for line in given.unread]
+    if given.read_workloads:
+        out.append(f"{given.read_workloads} {WORKLOAD}(s) in the cluster: the scheduler reads "
+                   "the PodGroups made for them")  # fmt: skip
     for kind, n in sorted(given.ignored.items()):
         if kind == WORKLOAD:
             out.append(f"ignored {n} {kind} (the scheduler reads the PodGroups its controller "

@@ -336,6 +336,15 @@ class LocalCluster:
                      lambda: _http_ok(f"http://127.0.0.1:{component.port}/health"),
                      timeout=timeout)  # fmt: skip
 
+    @property
+    def audit_log(self) -> Path | None:
+        """Where kube-apiserver writes its audit log (:mod:`corral.testing.audit`), or None
+        when it was started without one."""
+        for arg in self.component("kube-apiserver").argv:
+            if arg.startswith("--audit-log-path="):
+                return Path(arg.split("=", 1)[1])
+        return None
+
     def component(self, name: str) -> Component:
         for component in self.state.components:
             if component.name == name:

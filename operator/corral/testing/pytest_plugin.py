@@ -3,7 +3,8 @@
 Enable with ``pytest_plugins = ["corral.testing.pytest_plugin"]`` in a conftest.
 
 - ``cluster`` (session): a :class:`LocalCluster` started once for the session (with upstream
-  kube-scheduler as ``default-scheduler``) and stopped at its end. Set
+  kube-scheduler as ``default-scheduler``, and the audit log of :mod:`corral.testing.audit`)
+  and stopped at its end. Set
   ``CORRAL_TEST_CLUSTER_DIR`` to a directory where ``hack/dev-cluster up --with-kube-scheduler``
   runs to reuse that cluster instead (it is left running).
 - ``kube``: an admin :class:`corral.k8s.Client`.
@@ -27,6 +28,7 @@ from typing import Any
 import pytest
 
 from corral.k8s import ApiError, Client
+from corral.testing import audit
 from corral.testing.controlplane import LocalCluster
 
 REUSE_ENV = "CORRAL_TEST_CLUSTER_DIR"
@@ -39,7 +41,9 @@ def cluster() -> Iterator[LocalCluster]:
         yield LocalCluster.attach(Path(reuse))
         return
     with tempfile.TemporaryDirectory(prefix="corral-e2e-") as tmp:
-        started = LocalCluster.up(Path(tmp), with_kube_scheduler=True)
+        started = LocalCluster.up(
+            Path(tmp), with_kube_scheduler=True, apiserver_args=audit.args(Path(tmp))
+        )
         try:
             yield started
         finally:

@@ -187,7 +187,7 @@ class Engine:
             self.shadow = wiring.build_shadow(
                 options.shadow_of, options.shadow_profile, options.config_hash, self.schedulers,
                 aio=self.aio, cache=self.cache, nominator=self.nominator, served=self.served,
-                metrics=self.recorder,
+                metrics=self.recorder, fence=self.fence,
             )  # fmt: skip
         self.pod_group_events, group_reports = self._pod_group_parts(generic_workload)
         self.loop = SchedulingLoop(

@@ -304,6 +304,7 @@ def build_shadow(
     nominator: Nominator,
     served: ServedNamespaces,
     metrics: m.Recorder,
+    fence: WriteFence,
 ) -> ShadowEngine:
     """A shadow of ``live_scheduler`` (``EngineOptions.shadow_of``): its one profile decides
     that scheduler's pods and compares; ``profile``'s status.shadow gets the counts."""
@@ -321,6 +322,7 @@ def build_shadow(
         nominator=nominator,
         serves_namespace=served.serves,
         recorder=metrics,
+        may_write=lambda: fence.open,
     )
 
 

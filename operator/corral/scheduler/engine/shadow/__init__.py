@@ -44,6 +44,7 @@ class ShadowEngine:
         nominator: Nominator,
         serves_namespace: Callable[[str], bool],
         recorder: m.Recorder,
+        may_write: Callable[[], bool],
     ) -> None:
         self.tally = Tally(live_scheduler, config_hash, now())
         self.observer = ShadowObserver(
@@ -57,7 +58,7 @@ class ShadowEngine:
             clock=now,
             own_profile=profile,
         )
-        self.writer = StatusWriter(aio, profile, self.tally) if profile else None
+        self.writer = StatusWriter(aio, profile, self.tally, may_write) if profile else None
 
     async def lead(self) -> None:
         """While leading (until cancelled): decide, and keep ``status.shadow`` current."""

@@ -6,6 +6,12 @@ Contract: the only object a shadow writes besides its Lease. A JSON merge patch 
 when a decision was counted since the last one (the operator leaves ``status.shadow`` to the
 engine). The rendered RBAC grants ``get``/``patch`` on this one profile's status and nothing
 else. A failed write is logged and retried at the next period: counting never waits for it.
+
+Fenced like the Bindings of a scheduler (``leaderelection.WriteFence``): each patch is sent only
+while the fence is open, checked right before the request. A shadow that lost its Lease sends
+nothing more (a stale leader's counts would otherwise land over its successor's, which resumed
+from the status); nor does one stopping with leader election, whose elector lets go first: the
+decisions counted since its last patch (at most :data:`PERIOD`'s) are missing from the status.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Final
 
@@ -36,11 +43,18 @@ def status_path(profile: str) -> str:
 
 
 class StatusWriter:
-    def __init__(self, aio: AsyncClient, profile: str, tally: t.Tally) -> None:
+    """``may_write``: whether this engine may still write as the leader (the engine's
+    ``WriteFence.open``), read right before each patch."""
+
+    def __init__(
+        self, aio: AsyncClient, profile: str, tally: t.Tally, may_write: Callable[[], bool]
+    ) -> None:
         self.aio = aio
         self.profile = profile
         self.tally = tally
+        self.may_write = may_write
         self._written = -1
+        self._fenced = False
 
     async def resume(self) -> None:
         """Take up the counts of the status this shadow wrote before, if it is its own."""
@@ -71,6 +85,12 @@ class StatusWriter:
         if generation == self._written:
             return True
         body = {"status": {"shadow": t.to_json(self.tally.status(now()))}}
+        if not self.may_write():
+            if not self._fenced:
+                log.info("status.shadow of SchedulerProfile %s not written: this engine no "
+                         "longer holds its Lease", self.profile)  # fmt: skip
+            self._fenced = True
+            return False
         try:
             await self.aio.request(
                 "PATCH", status_path(self.profile), body=body, content_type=CONTENT_MERGE_PATCH
@@ -82,7 +102,8 @@ class StatusWriter:
         return True
 
     async def run(self) -> None:
-        """Write every :data:`PERIOD` until cancelled (a last write then)."""
+        """Write every :data:`PERIOD` until cancelled (a last write then, if still fenced
+        open)."""
         try:
             while True:
                 await self.write()
