@@ -256,23 +256,7 @@ class Input:
                 problems += doc.problems(shape_errors)
                 continue
             if kind_of(doc) in (PROFILE, CONFIG) and kind:
-                spec = doc.data.get("spec")  # of any type yet: engine_of checks it
-                if kind_of(doc) == PROFILE and isinstance(spec, Mapping) and spec.get("shadow"):
-                    self.left_out.append(f"SchedulerProfile {doc.name} is a shadow: it places "
-                                         "no pod, so it is not run")  # fmt: skip
-                    continue
-                try:
-                    engine, offline = engine_of(doc, self.gates)
-                except InvalidInput as exc:
-                    problems += exc.problems
-                    continue
-                taken = given_names & set(engine.config.scheduler_names)
-                if snapshot and taken:
-                    self.left_out.append(f"{engine.source}: replaced by the one given for "
-                                         f"schedulerName {', '.join(sorted(taken))}")  # fmt: skip
-                    continue
-                self.engines.append(engine)
-                self.offline += offline
+                problems += self._add_engine(doc, given_names, snapshot=snapshot)
             elif kind in workloads.EXPANDED and not snapshot:
                 problems += self._expand(doc)
             elif kind == "Node":
@@ -297,6 +281,30 @@ class Input:
                 self.ignored[kind or "<no kind>"] += 1
         if problems:
             raise InvalidInput(problems)
+
+    def _add_engine(
+        self, doc: inputs.Document, given_names: set[str], *, snapshot: bool
+    ) -> list[Problem]:
+        """A SchedulerProfile or KubeSchedulerConfiguration of ``docs``: run, or left out (a
+        shadow; one of a snapshot whose schedulerName a given one takes)."""
+        assert isinstance(doc.data, Mapping)
+        spec = doc.data.get("spec")  # of any type yet: engine_of checks it
+        if kind_of(doc) == PROFILE and isinstance(spec, Mapping) and spec.get("shadow"):
+            self.left_out.append(f"SchedulerProfile {doc.name} is a shadow: it places "
+                                 "no pod, so it is not run")  # fmt: skip
+            return []
+        try:
+            engine, offline = engine_of(doc, self.gates)
+        except InvalidInput as exc:
+            return list(exc.problems)
+        taken = given_names & set(engine.config.scheduler_names)
+        if snapshot and taken:
+            self.left_out.append(f"{engine.source}: replaced by the one given for "
+                                 f"schedulerName {', '.join(sorted(taken))}")  # fmt: skip
+            return []
+        self.engines.append(engine)
+        self.offline += offline
+        return []
 
     def _expand(self, doc: inputs.Document) -> list[Problem]:
         try:
