@@ -27,9 +27,10 @@ SAMPLES = sorted(
 )
 
 # What corral.testing ships: what plugin authors use (the control plane, fake nodes, the pytest
-# plugin, builders and a fake Handle); everything else of the harness stays in hack/corral_dev.
+# plugin and its cluster's audit log, builders and a fake Handle); everything else of the harness
+# stays in hack/corral_dev.
 TESTING_MODULES = {
-    "__init__", "binaries", "builders", "controlplane", "credentials", "framework",
+    "__init__", "audit", "binaries", "builders", "controlplane", "credentials", "framework",
     "node_provider", "nodes", "processes", "pytest_plugin", "statefile",
 }  # fmt: skip
 # Text no shipped module may hold: what only a module that changes the host would run.
