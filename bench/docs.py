@@ -117,10 +117,18 @@ def latest(records: list[Record]) -> list[Latest]:
     return sorted(found.values(), key=lambda r: (SIZES.index(r.size), _order(r.summary.workload)))
 
 
+# A workload only Corral runs (Workload.corral_only): its cells give Corral's own median.
+_SOLO_FORMATS: Final = {"throughput": "{:.1f} pods/s", "cpu_per_1000": "{:.2f} CPU s / 1,000 pods",
+                        "rss": "{:.0f} MB"}  # fmt: skip
+
+
 def _cell(s: WorkloadSummary, figure: str) -> str:
     interval = s.ratios.get(figure)
     if interval is None:
-        return "-"
+        mine = s.corral.get(figure)
+        if s.upstream or mine is None:
+            return "-"
+        return f"Corral only: {_SOLO_FORMATS[figure].format(mine.median)}"
     given = s.verdicts().get(figure, "-")
     shown = f"**{given}**" if given == MISSED else given
     return f"{summary.fmt_interval(interval)} {shown}"
@@ -166,7 +174,7 @@ def tally(rows: Iterable[Latest]) -> str:
     """One line per size: how many workloads meet, miss or leave undecided each goal."""
     lines = []
     for size in SIZES:
-        shown = [r for r in rows if r.size == size]
+        shown = [r for r in rows if r.size == size and r.summary.ratios]  # compared ones
         if not shown:
             continue
         parts = []

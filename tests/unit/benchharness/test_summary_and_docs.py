@@ -419,3 +419,18 @@ def test_the_committed_pages_are_what_the_records_make() -> None:
     made = docs.generated(docs.recorded(root / docs.RECORDS), page, history, curve)
     assert made[page] == page.read_text()
     assert made[history] == history.read_text()
+
+
+def test_a_workload_only_corral_runs_shows_its_own_figures_and_no_verdict() -> None:
+    """A solo workload (bench.workloads' corral_only, e.g. Coscheduling): the page's cells give
+    Corral's medians, and the tally counts only the workloads compared with upstream."""
+    paired = _doc([120.0] * 6)
+    alone = _renamed(_doc([80.0, 90.0, 85.0]), "S")
+    alone = {**alone, "runs": [r for r in alone["runs"] if r["scheduler"] == "corral"]}
+    rows = docs.latest(_records(paired, alone))
+    (solo,) = [r for r in rows if r.summary.workload == "S"]
+    (line,) = [x for x in docs.latest_table([solo]).splitlines() if x.startswith("| default")]
+    assert line.endswith(
+        "| Corral only: 85.0 pods/s | Corral only: 8.00 CPU s / 1,000 pods | Corral only: 90 MB |"
+    )
+    assert docs.tally(rows).startswith("- **default sizes**, 1 workloads: throughput met on 1,")
