@@ -13,7 +13,9 @@ its children through their owner references.
 Watched, with server-side filters: SchedulerProfiles; the nine kinds of children (label
 ``app.kubernetes.io/managed-by=corral``); unbound Pending pods not for ``default-scheduler``.
 Outside kopf, once some profile enables Coscheduling: scheduler-plugins' PodGroups and the pods
-labelled into them, for their status (``corral.controller.podgroup_status``).
+labelled into them, for their status (``corral.controller.podgroup_status``); once some profile
+enables CapacityScheduling: ElasticQuotas and the Running pods, for their ``status.used``
+(``corral.controller.elasticquota_status``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import kopf
 from corral.api import GROUP, KIND, PLURAL, VERSION, default_catalog
 from corral.controller import (
     apply,
+    elasticquota_status,
     guards,
     metrics_server,
     pending,
@@ -265,6 +268,7 @@ class Operator:
         self.tasks.append(asyncio.create_task(self._resync()))
         self.tasks.append(asyncio.create_task(self._detect()))
         self.tasks.append(asyncio.create_task(self._pod_group_status()))
+        self.tasks.append(asyncio.create_task(self._elastic_quota_status()))
         if self.engines is not None:
             self.tasks.append(asyncio.create_task(self._supervise()))
         if self.metrics_serving is not None:
@@ -354,6 +358,22 @@ class Operator:
         aio = AsyncClient(self.client)
         controller = podgroup_status.PodGroupStatusController(
             aio, post_event=post, active=lambda: self.is_active
+        )
+        try:
+            await controller.run()
+        finally:
+            await aio.close()
+
+    async def _elastic_quota_status(self) -> None:
+        """scheduler-plugins' ElasticQuota status controller, from the first time some profile
+        enables CapacityScheduling on (corral.controller.elasticquota_status); writes only
+        while this replica is the active one."""
+        while not self.state.any_enables(elasticquota_status.CAPACITY_SCHEDULING):
+            await asyncio.sleep(ENGINE_SUPERVISE_SECONDS)
+        log.info("a profile enables CapacityScheduling: keeping ElasticQuota status")
+        aio = AsyncClient(self.client)
+        controller = elasticquota_status.ElasticQuotaStatusController(
+            aio, active=lambda: self.is_active
         )
         try:
             await controller.run()
