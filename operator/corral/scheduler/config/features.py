@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Final
 
+from corral.scheduler.config.errors import shown
+
 GENERIC_WORKLOAD: Final = "GenericWorkload"
 TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: Final = "TopologyAwareWorkloadScheduling"
 COMPOSITE_POD_GROUP: Final = "CompositePodGroup"
@@ -144,12 +146,12 @@ def upstream_problems(settings: Mapping[str, bool]) -> list[Problem]:
     for name, value in settings.items():
         spec = tab.gates.get(name)
         if spec is None:  # upstream stops at the first
-            return [Problem(name, f"unrecognized feature gate: {name}")]
+            return [Problem(name, f"unrecognized feature gate: {shown(name)}")]
         if spec.locked and spec.default != value:
             errs.append(
                 Problem(
                     name,
-                    f"cannot set feature gate {name} to {_go_bool(value)}, "
+                    f"cannot set feature gate {shown(name)} to {_go_bool(value)}, "
                     f"feature is locked to {_go_bool(spec.default)}",
                 )
             )
@@ -157,9 +159,9 @@ def upstream_problems(settings: Mapping[str, bool]) -> list[Problem]:
             errs.append(
                 Problem(
                     name,
-                    f"cannot set feature gate {name} to {_go_bool(value)}, feature is PreAlpha "
-                    f"at emulated version {tab.emulation_version}, min compatibility version "
-                    f"{tab.min_compatibility_version}",
+                    f"cannot set feature gate {shown(name)} to {_go_bool(value)}, feature is "
+                    f"PreAlpha at emulated version {tab.emulation_version}, min compatibility "
+                    f"version {tab.min_compatibility_version}",
                 )
             )
     if errs:
@@ -174,7 +176,7 @@ def upstream_problems(settings: Mapping[str, bool]) -> list[Problem]:
             errs.append(
                 Problem(
                     name,
-                    f"{name} is enabled, but depends on features that are disabled: "
+                    f"{shown(name)} is enabled, but depends on features that are disabled: "
                     f"[{' '.join(off)}]",
                 )
             )

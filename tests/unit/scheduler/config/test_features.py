@@ -92,6 +92,11 @@ def test_problems(settings: dict[str, bool], want: list[str]) -> None:
     assert [f"{p.gate}: {p.message}" for p in features.problems(settings)] == want
 
 
+def test_an_unknown_gate_of_5000_characters_is_named_cut() -> None:
+    (problem,) = features.problems({"y" * 5000: True})
+    assert problem.message == f"unrecognized feature gate: {'y' * 120}... (5000 characters)"
+
+
 def test_gates_change_the_default_plugin_set() -> None:
     names = [n for n, _ in default_multi_point()]
     assert "GangScheduling" not in names
