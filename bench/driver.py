@@ -379,6 +379,10 @@ def setup_cluster(
         sp_scene.install(admin)
         groups = workload.sp_pod_groups(MEASURED_NAMESPACE)
         asyncio.run(_create_sync(cluster.admin, groups, sp_scene.POD_GROUPS_COLLECTION))
+    if workload.sp_quotas:  # scheduler-plugins' ElasticQuotas, likewise before
+        sp_scene.install(admin, crd=sp_scene.ELASTIC_QUOTA_CRD, kind="ElasticQuota")
+        quotas = workload.elastic_quotas(INIT_NAMESPACE, MEASURED_NAMESPACE)
+        asyncio.run(_create_sync(cluster.admin, quotas, sp_scene.ELASTIC_QUOTAS_COLLECTION))
     if workload.init is not None and workload.init_pods:
         pods = []
         for i in range(workload.init_pods):

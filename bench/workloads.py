@@ -234,6 +234,30 @@ def sp_pod_group(name: str, namespace: str, min_member: int) -> JSON:
             "spec": {"minMember": min_member}}  # fmt: skip
 
 
+# The profile of a CapacityScheduling workload: SP's plugin, its own preemption in place of
+# DefaultPreemption (as SP's README configures it).
+CAPACITY_PROFILE: Final[JSON] = {
+    "plugins": {
+        "multiPoint": {"enabled": [{"name": "CapacityScheduling"}],
+                       "disabled": [{"name": "DefaultPreemption"}]},
+    },
+}  # fmt: skip
+POD_MILLI_CPU: Final = 100  # pod()'s default requests
+POD_MEMORY_MI: Final = 500
+
+
+def elastic_quota(namespace: str, min_pods: int, max_pods: int) -> JSON:
+    """scheduler-plugins' ElasticQuota as room for ``min_pods`` and ``max_pods`` default pods,
+    in cpu and memory both (a resource a present ``max`` does not name may not be used)."""
+
+    def room(pods: int) -> dict[str, str]:
+        return {"cpu": f"{pods * POD_MILLI_CPU}m", "memory": f"{pods * POD_MEMORY_MI}Mi"}
+
+    return {"apiVersion": SP_SCHEDULING, "kind": "ElasticQuota",
+            "metadata": {"name": "quota", "namespace": namespace},
+            "spec": {"min": room(min_pods), "max": room(max_pods)}}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
@@ -259,6 +283,9 @@ class Workload:
     # pods in gangs of these sizes, over and over (``sp_gangs``), each labelled into its
     # PodGroup ``sp-gang-<index>`` of that minMember; the profile enables Coscheduling.
     sp_gang_sizes: tuple[int, ...] = ()
+    # A CapacityScheduling workload: an ElasticQuota for the init and the measured namespace
+    # (``elastic_quotas``); the profile enables CapacityScheduling.
+    sp_quotas: bool = False
     # Only Corral runs it: upstream kube-scheduler has no such plugin (its rival,
     # scheduler-plugins' own image, cannot be built here).
     corral_only: bool = False
@@ -305,9 +332,25 @@ class Workload:
             index -= size
         raise ValueError(f"{name}: past the last of {self.measured_pods} measured pods")
 
+    def elastic_quotas(self, init_namespace: str, measured_namespace: str) -> list[JSON]:
+        """A ``sp_quotas`` workload's quotas, so that every pod passes both of PreFilter's rules
+        and only by borrowing: the measured namespace is guaranteed half its pods' requests and may
+        use all of it; the init namespace is guaranteed its bound pods' and the other half,
+        which it leaves unused (the sum of mins is exactly what all pods request)."""
+        if not self.sp_quotas:
+            return []
+        measured, init = self.measured_pods, self.init_pods
+        half = measured // 2
+        return [
+            elastic_quota(measured_namespace, half, measured),
+            elastic_quota(init_namespace, init + measured - half, init + measured),
+        ]
+
     @property
     def profile_extra(self) -> JSON:
         """What the workload adds to the scheduler's profile (plugins, pluginConfig)."""
+        if self.sp_quotas:
+            return dict(CAPACITY_PROFILE)
         return dict(COSCHEDULING_PROFILE) if self.sp_gang_sizes else {}
 
     def measured_pod(self, name: str, namespace: str, scheduler: str) -> JSON:
@@ -353,6 +396,7 @@ class Workload:
             **({"pods_per_group": self.pods_per_group, "group_policy": self.group_policy}
                if self.pods_per_group else {}),
             **({"sp_gang_sizes": list(self.sp_gang_sizes)} if self.sp_gang_sizes else {}),
+            **({"sp_quotas": True} if self.sp_quotas else {}),
         }  # fmt: skip
 
 
@@ -421,6 +465,11 @@ SP_PLUGINS: Final[dict[str, Workload]] = {
                  corral_only=True,
                  description="scheduler-plugins' PodGroups: gangs of 4, 8, 16, 32 and 64 "
                  "(minMember = size), pods 100m/100Mi; Corral only"),
+        Workload("CapacityScheduling", 1000, 1000, 2000, default_pod, init=default_pod,
+                 sp_quotas=True, corral_only=True,
+                 description="scheduler-plugins' ElasticQuotas: the measured namespace "
+                 "borrows half its pods' requests from the init namespace's unused min; pods "
+                 "100m/500Mi; Corral only"),
     )
 }  # fmt: skip
 
@@ -452,6 +501,7 @@ FULL_SIZES: Final[dict[str, tuple[int, int, int]]] = {
     # nodes; the full size is its one gang of 100, FULL_GROUPS).
     "GangPreemptionBasic": (100, 1000, 100),
     "Coscheduling": (5000, 0, 9920),  # 80 rounds of 4+8+16+32+64
+    "CapacityScheduling": (5000, 5000, 10000),
 }
 # Group sizes that change with the full size.
 FULL_GROUPS: Final[dict[str, int]] = {"GangPreemptionBasic": 100}

@@ -8,7 +8,17 @@ from typing import Any
 
 import pytest
 from bench import plan, sp_scene, summary
-from bench.workloads import MEASURED_NAMESPACE, SP_GROUP_LABEL, SP_PLUGINS, sp_gangs, workloads
+from bench.workloads import (
+    CAPACITY_PROFILE,
+    INIT_NAMESPACE,
+    MEASURED_NAMESPACE,
+    POD_MEMORY_MI,
+    POD_MILLI_CPU,
+    SP_GROUP_LABEL,
+    SP_PLUGINS,
+    sp_gangs,
+    workloads,
+)
 
 
 @pytest.mark.parametrize(
@@ -82,3 +92,35 @@ def test_a_solo_workload_is_summarised_as_corrals_own_figures() -> None:
     row = summary.table([s]).splitlines()[-1]
     assert "| - / 45.0 |" in row
     assert "| - / 15.00 |" in row
+
+
+def _cpu(quota: dict[str, Any], bound: str) -> int:
+    """The bound's cpu in millis, checked to be room for as many pods in memory too."""
+    milli = int(quota["spec"][bound]["cpu"].removesuffix("m"))
+    assert int(quota["spec"][bound]["memory"].removesuffix("Mi")) * POD_MILLI_CPU == (
+        milli * POD_MEMORY_MI)  # fmt: skip
+    return milli
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_the_quota_workload_passes_both_rules_only_by_borrowing(full: bool) -> None:
+    """CapacityScheduling (ElasticQuotas): every pod fits the quotas, the measured namespace goes
+    past its min by what the init namespace leaves unused, and the sum of mins is all pods'."""
+    w = workloads(full, named=True)["CapacityScheduling"]
+    measured, init = w.elastic_quotas(INIT_NAMESPACE, MEASURED_NAMESPACE)
+    assert (measured["metadata"]["namespace"], init["metadata"]["namespace"]) == (
+        MEASURED_NAMESPACE, INIT_NAMESPACE)  # fmt: skip
+    assert {q["apiVersion"] for q in (measured, init)} == {sp_scene.SP_SCHEDULING}
+    pods = w.measured_pods * POD_MILLI_CPU
+    assert _cpu(measured, "max") == pods  # the last measured pod still fits its max
+    assert _cpu(measured, "min") < pods  # past its min: borrowing
+    assert _cpu(init, "min") > w.init_pods * POD_MILLI_CPU  # what the init namespace leaves
+    assert _cpu(measured, "min") + _cpu(init, "min") == pods + w.init_pods * POD_MILLI_CPU
+    assert w.profile_extra == CAPACITY_PROFILE
+    assert w.corral_only
+    assert w.nodes == (5000 if full else 1000)
+    assert w.params()["sp_quotas"] is True
+
+
+def test_a_plain_workload_has_no_quotas() -> None:
+    assert workloads()["SchedulingBasic"].elastic_quotas(INIT_NAMESPACE, MEASURED_NAMESPACE) == []
