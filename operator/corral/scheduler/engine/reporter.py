@@ -7,6 +7,11 @@ the event loop through a :class:`~.handoff.LoopHandoff` (the log lines too: many
 contending for the log handler's lock cost more than the logging itself). It also posts the
 engine's other Events: a preemption victim's, and upstream skipPodSchedule's for a pod being
 deleted.
+
+A pod's status patches are written one at a time, the latest outcome last: two failures of one
+pod a few milliseconds apart (a gang member refused, then refused again once a sibling arrived)
+would otherwise race on the wire, and the API server could keep the earlier message. While one
+patch is in flight, a newer outcome replaces any waiting one (only the latest is worth writing).
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ class OutcomeReporter:
         self.handoff = handoff
         self._spawn = spawn  # on the loop: start a status patch
         self._client = client
+        # pod UID -> the latest failure whose status patch is not yet written (event loop only)
+        self._unwritten: dict[str, Failure] = {}
 
     # --- the loop's Reporter (scheduling and binding threads) -------------------------------
 
@@ -100,7 +107,20 @@ class OutcomeReporter:
         log.info("Unable to schedule pod", extra=fields(
             pod=pod.key, reason=outcome.reason, err=outcome.message))  # fmt: skip
         self.recorders[outcome.profile].failed_scheduling(_ref(pod), outcome.message)
-        self._spawn(self._patch_status(outcome))
+        writing = pod.uid in self._unwritten  # its writer is running: it takes this one next
+        self._unwritten[pod.uid] = outcome
+        if not writing:
+            self._spawn(self._write_statuses(pod.uid))
+
+    async def _write_statuses(self, uid: str) -> None:
+        """The pod's status patches in order, until no newer outcome waits."""
+        try:
+            while (outcome := self._unwritten.get(uid)) is not None:
+                await self._patch_status(outcome)
+                if self._unwritten.get(uid) is outcome:
+                    del self._unwritten[uid]
+        finally:  # cancelled (the engine stopping): a later failure starts a new writer
+            self._unwritten.pop(uid, None)
 
     async def _patch_status(self, outcome: Failure) -> None:
         try:

@@ -119,3 +119,54 @@ def test_victim_and_deleting_pod_events() -> None:
         ("event", "victim", ("Normal", "Preempted", "Preempting", "by x")),
         ("failed_scheduling", "gone", ("skip schedule deleting pod: default/gone",)),
     ]
+
+
+class _SlowClient:
+    """An AsyncClient whose first status patch is answered only when ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.written: list[tuple[str, str]] = []  # (pod name, message), in the order sent
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> None:
+        condition = kwargs["body"]["status"]["conditions"][0]
+        self.written.append((path.split("/")[-2], condition["message"]))
+        if len(self.written) == 1:
+            await self.release.wait()
+
+
+@pytest.mark.parametrize(
+    ("failures", "written"),
+    [
+        pytest.param(
+            [("p", "first"), ("p", "second"), ("p", "third")],
+            [("p", "first"), ("p", "third")],
+            id="one pod: in order, the latest last, the one overtaken while waiting never sent",
+        ),
+        pytest.param(
+            [("p", "first"), ("q", "other pod")],
+            [("p", "first"), ("q", "other pod")],
+            id="another pod does not wait for it",
+        ),
+    ],
+)
+def test_a_pods_status_patches_are_written_one_at_a_time_latest_last(
+    failures: list[tuple[str, str]], written: list[tuple[str, str]]
+) -> None:
+    async def main() -> list[tuple[str, str]]:
+        loop = asyncio.get_running_loop()
+        handoff = LoopHandoff()
+        handoff.attach(loop)
+        client = _SlowClient()
+        pods = {name: pod_info(name) for name, _ in failures}
+        recorders: Any = {PROFILE: _Events()}
+        fake: Any = client
+        reporter = OutcomeReporter(m.new_recorder(), recorders, handoff, loop.create_task, fake)
+        for name, message in failures:
+            reporter.failed(Failure(pods[name], PROFILE, REASON_UNSCHEDULABLE, message, None, 0.1))
+            await asyncio.sleep(0.01)
+        client.release.set()
+        await asyncio.sleep(0.05)
+        return client.written
+
+    assert asyncio.run(main()) == written
