@@ -68,3 +68,37 @@ def test_a_run_that_times_out_still_reports_the_operators_figures() -> None:
     )
     assert "3 NOT READY at the timeout" in text
     assert "all applied+status    4.0s (target 30s: met)" in text
+
+
+def _profile(name: str, generation: int, observed: int | None, ready: bool) -> dict[str, object]:
+    status: dict[str, object] = {"conditions": [{"type": "Ready", "status": str(ready)}]}
+    if observed is not None:
+        status["observedGeneration"] = observed
+    return {"metadata": {"name": name, "generation": generation}, "status": status}
+
+
+@pytest.mark.parametrize(
+    ("obj", "applied", "ready"),
+    [
+        pytest.param(_profile("p", 1, None, False), {}, {}, id="created: neither"),
+        pytest.param(_profile("p", 2, 1, False), {}, {}, id="an older generation: not applied"),
+        pytest.param(_profile("p", 1, 1, False), {"p": 5.0}, {}, id="status written: applied"),
+        pytest.param(_profile("p", 1, 1, True), {"p": 5.0}, {"p": 5.0}, id="Ready: both"),
+        pytest.param(_profile("other", 1, 1, True), {}, {}, id="not one of ours: ignored"),
+    ],
+)
+def test_a_watch_event_times_what_it_shows(
+    obj: dict[str, object], applied: dict[str, float], ready: dict[str, float]
+) -> None:
+    got_applied: dict[str, float] = {}
+    got_ready: dict[str, float] = {}
+    operator_apply.note(obj, 5.0, {"p"}, got_applied, got_ready)  # type: ignore[arg-type]
+    assert (got_applied, got_ready) == (applied, ready)
+
+
+def test_the_first_sighting_counts() -> None:
+    applied: dict[str, float] = {}
+    ready: dict[str, float] = {}
+    operator_apply.note(_profile("p", 1, 1, False), 5.0, {"p"}, applied, ready)  # type: ignore[arg-type]
+    operator_apply.note(_profile("p", 1, 1, True), 9.0, {"p"}, applied, ready)  # type: ignore[arg-type]
+    assert (applied, ready) == ({"p": 5.0}, {"p": 9.0})

@@ -113,11 +113,18 @@ WATCHED: Final[Mapping[Resource, tuple[str, str]]] = {
 # kind -> list/watch path, in WATCHED's order.
 WATCHED_KINDS: Final[Mapping[str, str]] = dict(WATCHED.values())
 
-# Kinds older API servers do not serve (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on), and
-# third-party CRDs that may not be installed (scheduler-plugins' PodGroup and ElasticQuota,
-# NodeResourceTopology): their informers count as synced, empty, while the server answers 404.
+# Kinds older API servers do not serve (resource.k8s.io/v1 is served from 1.34 on, and its
+# DeviceTaintRule from 1.37 on: a v1.33 server has at most v1beta1 and v1beta2, off by default,
+# and the engine waited for its DRA informers for ever, scheduling nothing), and third-party
+# CRDs that may not be installed (scheduler-plugins' PodGroup and ElasticQuota,
+# NodeResourceTopology): their informers count as synced, empty, while the server answers 404,
+# and list again after each backoff. DynamicResources then sees no claims, slices or classes:
+# a pod naming a claim stays unschedulable (its claim is not found), none is placed wrongly.
 OPTIONAL_KINDS: Final = frozenset(
     {
+        listers.RESOURCE_CLAIM,
+        listers.RESOURCE_SLICE,
+        listers.DEVICE_CLASS,
         listers.DEVICE_TAINT_RULE,
         listers.SP_POD_GROUP,
         listers.SP_ELASTIC_QUOTA,
