@@ -370,6 +370,32 @@ def test_extenders_verdicts_and_scores_are_explained(tmp_path: Path, corral: Run
     assert explanation["selectedNode"] == "n-yes"
 
 
+def test_a_binder_extender_is_never_asked_to_bind_offline(tmp_path: Path, corral: Run) -> None:
+    """An offline what-if must not bind: the example extender with --bind would have bound a
+    real pod (it answered 404 for this one, and the pod was reported unplaced). The simulated
+    binder binds it, and a note says the extender's bind verb was left out."""
+    example = _load_example_extender()
+    binds: list[tuple[str, ...]] = []
+    nodes = (
+        "---\nkind: Node\nmetadata: {name: n-yes, labels: {example.corral.dev/allowed: 'true'}}\n"
+        'status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}\n'
+    )
+    with serve_in_thread(example.build(binder=lambda *a: binds.append(a))) as url:
+        config = yaml.safe_load(
+            (ROOT / "examples/extender-example/scheduler-config.yaml").read_text()
+        )
+        config["extenders"][0]["urlPrefix"] = url
+        assert config["extenders"][0]["bindVerb"]
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+        (tmp_path / "in.yaml").write_text(nodes + _pod("p", "default", "with-extender"))
+        code, out, err = corral("simulate", "-f", str(tmp_path / "in.yaml"),
+                                "--config", str(tmp_path / "config.yaml"))  # fmt: skip
+    assert (code, binds) == (0, []), out + err
+    assert "default/p" in out
+    assert "n-yes" in out
+    assert "1 binder extender(s) not called to bind, offline" in out + err
+
+
 def test_an_extenders_tls_secret_is_left_out_offline_and_said(tmp_path: Path) -> None:
     """A profile's extender with a tlsSecretRef (mounted only in the scheduler's pods) is
     called over HTTPS without that Secret's files, its server verified by the inline caData:

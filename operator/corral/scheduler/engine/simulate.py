@@ -58,6 +58,7 @@ from corral.scheduler.engine.frameworks import (
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podgroup_cycle import PodGroupCycle
 from corral.scheduler.engine.simulated_admission import (
+    NOTE_EXTENDER_BIND,
     NOTE_TERMINAL,
     TEMPLATE,
     Admission,
@@ -275,6 +276,12 @@ class Simulator:
         cfg = engine.config.config
         generic_workload = engine.config.gates.generic_workload
         extenders = load_extenders(engine.config)
+        for extender in extenders:
+            if extender.is_binder():
+                # Offline, a binder extender's bind would bind a real pod (or fail on one that
+                # does not exist): the simulated binder binds its pods, and the output says so.
+                extender.bind_verb = ""
+                self.notes.add(NOTE_EXTENDER_BIND)
         frameworks = build_frameworks(
             engine.config, engine_registry(), self.binder, objects=self.objects,
             nominator=self.nominator, preemption_executor=_Preemption(self, engine.tenancy),

@@ -94,6 +94,9 @@ NOTE_TEMPLATE_CLAIM: Final = (
 )
 TEMPLATE: Final = "ResourceClaimTemplate"
 POD_CLAIM_NAME: Final = "resource.kubernetes.io/pod-claim-name"
+NOTE_EXTENDER_BIND: Final = (
+    "binder extender(s) not called to bind, offline: the simulation binds their pods itself"
+)
 NOTE_TERMINAL: Final = (
     "Pod(s) in phase Succeeded or Failed left out, as the engine's informer leaves them out"
 )
