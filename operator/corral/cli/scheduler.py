@@ -1,7 +1,8 @@
 """``corral scheduler --config FILE``: run the embedded scheduler engine.
 
 Exit codes: 0 after a graceful stop (SIGTERM/SIGINT), 1 when the configuration is invalid
-(each error ``file:line:col: path: message``) or the leader lost its Lease (the restart policy
+(each error ``file:line:col: path: message``; a SchedulerProfile is one line naming ``corral
+render --scheduler-config``) or the leader lost its Lease (the restart policy
 brings it back as a candidate), 2 for usage errors (a ``--config`` that cannot be read).
 """
 
@@ -18,6 +19,7 @@ import signal
 import ssl
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -219,15 +221,29 @@ def make_client(flag: str | None, from_config: str | None, context: str | None =
 
 
 def config_document(name: str) -> inputs.Document:
-    """The one document of ``--config`` (read as every ``-f`` is: bounded, a regular file)."""
+    """The one document of ``--config`` (read as every ``-f`` is: bounded, a regular file).
+    A SchedulerProfile is refused with one line naming the command that renders its
+    KubeSchedulerConfiguration (not with the schema errors of the wrong kind)."""
     docs = inputs.documents([name])
     if not docs:  # the words of every subcommand's empty input
         raise InvalidInput([Problem(name, "contains no document")])
+    for doc in docs:
+        if _is_profile(doc):
+            raise InvalidInput([doc.problem(
+                "a SchedulerProfile, not a KubeSchedulerConfiguration: `corral render "
+                f"--scheduler-config -f {inputs.shown(name)}` prints the configuration to run"
+            )])  # fmt: skip
     if len(docs) != 1:
         raise InvalidInput([Problem(
             name, f"holds {len(docs)} documents; --config takes one KubeSchedulerConfiguration"
         )])  # fmt: skip
     return docs[0]
+
+
+def _is_profile(doc: inputs.Document) -> bool:
+    """A SchedulerProfile by its kind or by its group (``corral.dev``), as validate tells."""
+    api = doc.data.get("apiVersion") if isinstance(doc.data, Mapping) else None
+    return doc.kind == "SchedulerProfile" or str(api).startswith("corral.dev/")
 
 
 def log_level(args: argparse.Namespace) -> str:

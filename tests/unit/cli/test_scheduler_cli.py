@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.unit.cli.conftest import ROOT, Run
 
 from corral.cli import build_parser
 from corral.cli.problems import UsageError
@@ -68,6 +69,48 @@ def test_bad_config_exits_1_with_field_paths(tmp_path: Path, text: str, expected
     assert expected in result.stderr
     assert result.stderr.startswith(f"{config}:")  # at its line and column
     assert "Traceback" not in result.stderr
+
+
+PROFILE = "kind: SchedulerProfile\nmetadata: {name: a}\nspec: {}\n"
+SAMPLE = ROOT / "config" / "samples" / "tenant.yaml"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "at"),
+    [
+        pytest.param(None, None, ":6:1", id="a shipped sample (after its comment lines)"),
+        pytest.param("p.yaml", "apiVersion: corral.dev/v1alpha1\n" + PROFILE, ":1:1",
+                     id="kind and apiVersion"),
+        pytest.param("p.yaml", PROFILE, ":1:1", id="kind alone"),
+        pytest.param("p.yaml", "apiVersion: corral.dev/v1alpha1\nkind: SchedulerProfil\n",
+                     ":1:1", id="its group, the kind misspelt"),
+        pytest.param("p.json", '{"apiVersion": "corral.dev/v1alpha1", "kind": '
+                     '"SchedulerProfile", "metadata": {"name": "a"}}', ":1:1", id="JSON"),
+        pytest.param("p.yaml", GOOD_HEAD + "---\n" + PROFILE, ":4:1",
+                     id="the second of two documents"),
+    ],
+)  # fmt: skip
+def test_a_scheduler_profile_is_one_line_naming_the_render_command(
+    tmp_path: Path, corral: Run, name: str | None, text: str | None, at: str
+) -> None:
+    """Review finding 19: not the schema errors of the wrong kind; the line's command prints a
+    configuration this command takes (it goes on to the credentials, which are missing)."""
+    config = SAMPLE if name is None else tmp_path / name
+    if text is not None:
+        config.write_text(text)
+    code, out, err = corral("scheduler", "--config", str(config))
+    assert (code, out) == (1, "")  # invalid input, as every subcommand's (docs/cli.md)
+    command = f"corral render --scheduler-config -f {config}"
+    assert err == (f"{config}{at}: a SchedulerProfile, not a KubeSchedulerConfiguration: "
+                   f"`{command}` prints the configuration to run\n")  # fmt: skip
+    if name is None:  # the sample is a valid profile: the command's output runs
+        code, rendered, err = corral(*command.split()[1:])
+        assert code == 0, err
+        (tmp_path / "ksc.yaml").write_text(rendered)
+        code, _, err = corral("scheduler", "--config", str(tmp_path / "ksc.yaml"),
+                              "--kubeconfig", str(tmp_path / "none"))  # fmt: skip
+        assert (code, err) == (2, f"corral: cannot load credentials: cannot read "
+                               f"{tmp_path / 'none'}: No such file or directory\n")  # fmt: skip
 
 
 def test_missing_config_file_is_reported(tmp_path: Path) -> None:
