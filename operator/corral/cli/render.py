@@ -27,7 +27,7 @@ from corral.cli import inputs
 from corral.cli.problems import EXIT_OK, InvalidInput, Problem, UsageError
 from corral.cli.validate import PROFILE, Verdict, duplicates, kind_of
 from corral.render import dump, dump_yaml, file_name, render
-from corral.scheduler.config.errors import quote, shown
+from corral.scheduler.config.errors import a_or_an, quote, shown
 
 FORMATS: Final = ("yaml", "json")
 # What render writes into --output-dir: "<NN>-<kind>-<namespace>-<name>.yaml" (or ".json").
@@ -101,8 +101,8 @@ def profiles(docs: list[inputs.Document], operator: OperatorDefaults) -> list[Sc
     verdicts: list[Verdict] = []
     for doc in docs:
         if kind_of(doc) != PROFILE:
-            print(f"{doc.position}: skipped: a {shown(doc.kind) or '<no kind>'}, not a {PROFILE}",
-                  file=sys.stderr)  # fmt: skip
+            kind = a_or_an(shown(doc.kind) or "<no kind>")
+            print(f"{doc.position}: skipped: {kind}, not a {PROFILE}", file=sys.stderr)
             continue
         profile, errors = check_profile(doc.data, operator=operator, catalog=catalog)
         verdict = Verdict(doc, PROFILE, problems=doc.problems(errors))

@@ -25,7 +25,7 @@ from corral.cli import inputs
 from corral.cli.problems import EXIT_INVALID, EXIT_OK, Problem
 from corral.render import dump_yaml
 from corral.scheduler.config import FieldError
-from corral.scheduler.config.errors import quote, shown, suggest
+from corral.scheduler.config.errors import a_or_an, quote, shown, suggest
 from corral.scheduler.engine.frameworks import load_engine_config
 from corral.scheduler.engine.preflight import check_startable
 
@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INVALID if failed else EXIT_OK
     for v in verdicts:
         if v.skipped:
-            note = f"skipped: a {shown(v.kind)}, not a {PROFILE} or {CONFIG}"
+            note = f"skipped: {a_or_an(shown(v.kind))}, not a {PROFILE} or {CONFIG}"
             print(f"{v.doc.position}: {note}", file=sys.stderr)
         elif v.problems:
             for found in v.problems:

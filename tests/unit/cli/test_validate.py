@@ -229,6 +229,29 @@ def test_other_kinds_are_skipped_with_a_line(corral: Run, monkeypatch: pytest.Mo
     assert all(": skipped: a " in line for line in skipped)
 
 
+@pytest.mark.parametrize("command", ["validate", "render"])
+@pytest.mark.parametrize(
+    ("kind", "named"),
+    [
+        pytest.param("ElasticQuota", "an ElasticQuota", id="ElasticQuota"),
+        pytest.param("Ingress", "an Ingress", id="Ingress"),
+        pytest.param("EndpointSlice", "an EndpointSlice", id="EndpointSlice"),
+        pytest.param("ObjectBucketClaim", "an ObjectBucketClaim", id="ObjectBucketClaim"),
+        pytest.param("Deployment", "a Deployment", id="Deployment"),
+        pytest.param("PodGroup", "a PodGroup", id="PodGroup"),
+        pytest.param("UserNamespaceMapping", "a UserNamespaceMapping", id="a U read as you"),
+    ],
+)
+def test_a_skipped_kind_takes_its_article(
+    tmp_path: Path, corral: Run, command: str, kind: str, named: str
+) -> None:
+    """ "skipped: a ElasticQuota" was printed for examples/batch-tenant/quota.yaml."""
+    f = tmp_path / "other.yaml"
+    f.write_text(f"apiVersion: example.com/v1\nkind: {kind}\nmetadata: {{name: x}}\n")
+    _, _, err = corral(command, "-f", str(f))
+    assert err.splitlines()[0].startswith(f"{f}:1:1: skipped: {named}, not a SchedulerProfile")
+
+
 def test_a_kube_scheduler_configuration_is_validated(corral: Run) -> None:
     config = ROOT / "examples" / "extender-example" / "scheduler-config.yaml"
     code, out, _ = corral("validate", "-f", str(config))

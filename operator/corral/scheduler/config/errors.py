@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,18 @@ def shown(text: str) -> str:
     """User text as a message names it (a kind, a map key): printable, long text cut."""
     cut = f"{text[:MAX_QUOTED]}... ({len(text)} characters)" if len(text) > MAX_QUOTED else text
     return printable(cut)
+
+
+# Vowel letters read as a consonant ("a UserNamespace", "a Unicode name", "a one-off").
+_CONSONANT_SOUND: Final = ("uni", "use", "usa", "uti", "ure", "eu", "one", "once")
+
+
+def a_or_an(word: str) -> str:
+    """``word`` after its indefinite article, as messages name a kind: "an ElasticQuota",
+    "an Ingress", "a Deployment" (by its first letter's sound; shown as given)."""
+    lower = word.lower()
+    vowel = lower[:1] in ("a", "e", "i", "o", "u") and not lower.startswith(_CONSONANT_SOUND)
+    return f"{'an' if vowel else 'a'} {word}"
 
 
 def number_text(value: int | float) -> str:
