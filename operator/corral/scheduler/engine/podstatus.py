@@ -69,10 +69,15 @@ async def record_failure(
     reason: str,
     message: str,
     nominated_node: str | None = None,
-) -> None:
+) -> JSON | None:
+    """Patch the pod's status with this failure; the pod as the API server returned it, or None
+    when the pod already said exactly this and nothing was written."""
     patch = condition_patch(pod.get("status") or {}, reason, message, nominated_node)
     if patch is None:
-        return
+        return None
     meta = pod["metadata"]
     path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status"
-    await client.request("PATCH", path, body=patch, content_type=CONTENT_STRATEGIC_MERGE_PATCH)
+    written: JSON = await client.request(
+        "PATCH", path, body=patch, content_type=CONTENT_STRATEGIC_MERGE_PATCH
+    )
+    return written

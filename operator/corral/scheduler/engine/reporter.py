@@ -12,11 +12,19 @@ A pod's status patches are written one at a time, the latest outcome last: two f
 pod a few milliseconds apart (a gang member refused, then refused again once a sibling arrived)
 would otherwise race on the wire, and the API server could keep the earlier message. While one
 patch is in flight, a newer outcome replaces any waiting one (only the latest is worth writing).
+
+The informer's copy of a pod can predate the reporter's own last patch (the watch has not yet
+delivered it, as on a loaded machine): a retry then finds no condition on its copy and would write
+the same one again with a new ``lastTransitionTime``, giving the pod a new resourceVersion and so
+a new key for client-go's Event series. The reporter remembers what it last wrote for each pod and
+the resourceVersion the API server answered, and skips a patch that would say the same to a copy
+no newer than that answer.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
@@ -31,6 +39,18 @@ from corral.scheduler.engine.podstatus import REASON_UNSCHEDULABLE, record_failu
 from corral.scheduler.framework.types import PodInfo
 
 log = logging.getLogger("corral.scheduler")
+
+# How many pods' last written failures the reporter remembers; the oldest are forgotten first
+# (forgetting one costs at most one redundant patch).
+WRITTEN_REMEMBERED = 4096
+
+# A failure's content as written to the pod: reason, message, nominated node.
+_Said = tuple[str, str, str | None]
+
+
+def _version(resource_version: str) -> int | None:
+    """An etcd resourceVersion as a number, None if it is not one (then nothing is skipped)."""
+    return int(resource_version) if resource_version.isdigit() else None
 
 
 def _ref(pod: PodInfo) -> PodRef:
@@ -53,6 +73,8 @@ class OutcomeReporter:
         self._client = client
         # pod UID -> the latest failure whose status patch is not yet written (event loop only)
         self._unwritten: dict[str, Failure] = {}
+        # pod UID -> (what the last patch said, the resourceVersion it produced) (event loop only)
+        self._written: OrderedDict[str, tuple[_Said, int]] = OrderedDict()
 
     # --- the loop's Reporter (scheduling and binding threads) -------------------------------
 
@@ -101,6 +123,7 @@ class OutcomeReporter:
             feasibleNodes=outcome.feasible_nodes,
         ))  # fmt: skip
         self.recorders[outcome.profile].scheduled(_ref(pod), outcome.node)
+        self._written.pop(pod.uid, None)
 
     def _failed_on_loop(self, outcome: Failure) -> None:
         pod = outcome.pod
@@ -122,13 +145,32 @@ class OutcomeReporter:
         finally:  # cancelled (the engine stopping): a later failure starts a new writer
             self._unwritten.pop(uid, None)
 
+    def _already_said(self, outcome: Failure, said: _Said) -> bool:
+        """Whether the reporter's last patch of this pod said this, and the copy in hand is no
+        newer than the version that patch produced (so it only lags behind it)."""
+        written = self._written.get(outcome.pod.uid)
+        if written is None or written[0] != said:
+            return False
+        version = _version(outcome.pod.resource_version)
+        return version is not None and version <= written[1]
+
     async def _patch_status(self, outcome: Failure) -> None:
+        said: _Said = (outcome.reason, outcome.message, outcome.nominated_node)
+        if self._already_said(outcome, said):
+            return
         try:
             pod = outcome.pod.raw  # as the watch gave it
             if outcome.announced:  # the binding cycle wrote it since the informer's copy
                 pod = {**pod, "status": {**(pod.get("status") or {}),
                                          "nominatedNodeName": outcome.announced}}  # fmt: skip
-            await record_failure(self._client, pod, outcome.reason, outcome.message,
-                                 outcome.nominated_node)  # fmt: skip
+            answer = await record_failure(self._client, pod, outcome.reason, outcome.message,
+                                          outcome.nominated_node)  # fmt: skip
         except Exception as exc:  # the pod may be gone; the next attempt writes it again
             log.debug("updating the status of %s: %s", outcome.pod.key, exc)
+            return
+        version = _version(str(((answer or {}).get("metadata") or {}).get("resourceVersion", "")))
+        if version is not None:
+            self._written[outcome.pod.uid] = (said, version)
+            self._written.move_to_end(outcome.pod.uid)
+            while len(self._written) > WRITTEN_REMEMBERED:
+                self._written.popitem(last=False)

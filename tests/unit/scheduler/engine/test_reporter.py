@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from corral.scheduler import metrics as m
+from corral.scheduler.backend.records import pod_from_json
 from corral.scheduler.engine.handoff import LoopHandoff
 from corral.scheduler.engine.loop import Failure, Success
 from corral.scheduler.engine.metrics import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE
 from corral.scheduler.engine.podstatus import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from corral.scheduler.engine.reporter import OutcomeReporter
-from corral.testing.builders import pod_info
+from corral.testing.builders import pod, pod_info
 
 PROFILE = "default-scheduler"
 
@@ -170,3 +171,59 @@ def test_a_pods_status_patches_are_written_one_at_a_time_latest_last(
         return client.written
 
     assert asyncio.run(main()) == written
+
+
+class _AnsweringClient:
+    """An AsyncClient that answers each status patch with the pod at the next resourceVersion,
+    starting at 10, and records each patch's message."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        self.messages.append(kwargs["body"]["status"]["conditions"][0]["message"])
+        return {"metadata": {"resourceVersion": str(9 + len(self.messages))}}
+
+
+def _versioned(version: str) -> Any:
+    raw = pod("p")
+    raw["metadata"]["resourceVersion"] = version
+    return pod_from_json(raw)
+
+
+@pytest.mark.parametrize(
+    ("retry_version", "retry_message", "sent"),
+    [
+        pytest.param("5", "full", ["full"],
+                     id="the same failure on a copy older than the answer: not written again"),
+        pytest.param("10", "full", ["full"],
+                     id="the same failure on the copy the patch produced: nothing to write"),
+        pytest.param("11", "full", ["full", "full"],
+                     id="a copy newer than the answer lacks it: someone changed the pod, written"),
+        pytest.param("5", "fuller", ["full", "fuller"],
+                     id="a different message on the older copy: written"),
+        pytest.param("x", "full", ["full", "full"],
+                     id="a resourceVersion that is no number: nothing is assumed, written"),
+    ],
+)  # fmt: skip
+def test_a_retry_on_a_copy_lagging_behind_the_reporters_own_patch_is_not_written_twice(
+    retry_version: str, retry_message: str, sent: list[str]
+) -> None:
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        handoff = LoopHandoff()
+        handoff.attach(loop)
+        client = _AnsweringClient()
+        recorders: Any = {PROFILE: _Events()}
+        fake: Any = client
+        reporter = OutcomeReporter(m.new_recorder(), recorders, handoff, loop.create_task, fake)
+        first, retry = _versioned("5"), _versioned(retry_version)
+        if retry_version == "10":  # the copy the watch delivers after the patch: it says it
+            retry.raw["status"] = {"conditions": [{"type": "PodScheduled", "status": "False",
+                                   "reason": REASON_UNSCHEDULABLE, "message": "full"}]}  # fmt: skip
+        for info, message in ((first, "full"), (retry, retry_message)):
+            reporter.failed(Failure(info, PROFILE, REASON_UNSCHEDULABLE, message, None, 0.1))
+            await asyncio.sleep(0.02)
+        return client.messages
+
+    assert asyncio.run(main()) == sent
