@@ -21,6 +21,7 @@ from typing import Protocol
 
 from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.queue import SchedulingQueue
+from corral.scheduler.engine.assume import NominationDroppingAssumer
 from corral.scheduler.engine.binding_threads import ElasticThreads
 from corral.scheduler.engine.nominator import Nominator
 from corral.scheduler.engine.podgroup_cycle import PodGroupCycle, PodGroupReporter
@@ -103,29 +104,6 @@ class _Forgets:
             self.forgot = True
 
 
-class _Assumes:
-    """The cache as the scheduling cycle's Assumer, the pod's nomination dropped once it is
-    assumed (upstream ``assume``: DeleteNominatedPodIfExists). Kept, an assumed pod would
-    count twice where nominated pods are added to what is used: a gang member waiting at
-    Permit with the ``status.nominatedNodeName`` of an earlier attempt made CapacityScheduling
-    refuse its last sibling as over max."""
-
-    def __init__(self, cache: Cache, nominator: Nominator | None) -> None:
-        self.cache = cache
-        self.nominator = nominator
-
-    def assume_pod(self, pod: PodInfo, node_name: str) -> None:
-        self.cache.assume_pod(pod, node_name)
-        if self.nominator is not None:
-            self.nominator.forget(pod.uid)
-
-    def forget_pod(self, pod: PodInfo) -> None:
-        self.cache.forget_pod(pod)
-
-    def finish_binding(self, pod: PodInfo) -> None:
-        self.cache.finish_binding(pod)
-
-
 @dataclass(frozen=True, slots=True)
 class _Binding:
     """One binding cycle's inputs, handed from the scheduling thread to a worker."""
@@ -168,7 +146,7 @@ class SchedulingLoop:
             scheduler.mark = self.clock.mark
         self.queue = queue
         self.cache = cache
-        self._assumes = _Assumes(cache, nominator)
+        self._assumes = NominationDroppingAssumer(cache, nominator)
         self.schedulers = schedulers
         self.reporter = reporter
         self.binding_workers = binding_workers  # idle binding threads kept for reuse

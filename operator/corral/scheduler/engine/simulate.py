@@ -48,6 +48,7 @@ from corral.scheduler.backend.objects import ADDED, QUEUEING_KINDS, WATCHED_KIND
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import MalformedObjectError, node_from_json, pod_from_json
 from corral.scheduler.config import FieldError, ValidationError
+from corral.scheduler.engine.assume import NominationDroppingAssumer
 from corral.scheduler.engine.frameworks import (
     EngineConfig,
     build_frameworks,
@@ -251,6 +252,7 @@ class Simulator:
         # One cache for every engine; it tracks PodGroups when any engine has GenericWorkload.
         self.cache = Cache(generic_workload=any(e.config.gates.generic_workload for e in engines))
         self.nominator = Nominator()
+        self._assumes = NominationDroppingAssumer(self.cache, self.nominator)
         self.clock = _Clock()
         self.binder = _Binder()
         self.storage = SimulatedStorage(self.objects, self._object_changed)
@@ -615,7 +617,8 @@ class Simulator:
         state.recorder = rec
         attempt = _Attempt(queue, qpi, queue.scheduling_cycle, self.placements[pod.uid], rec)
         attempt.placement.attempts = qpi.attempts
-        outcome = scheduling_cycle(profile.scheduler, state, pod, self.cache.snapshot(), self.cache)
+        snapshot = self.cache.snapshot()
+        outcome = scheduling_cycle(profile.scheduler, state, pod, snapshot, self._assumes)
         if outcome.ok and outcome.result is not None:
             result = outcome.result
             failed = binding_cycle(profile.scheduler, state, pod, result.suggested_host, self.cache)
