@@ -299,15 +299,57 @@ class MalformedObjectError(ValueError):
     """An API object whose fields do not have the shapes Kubernetes gives them."""
 
 
+_EVERY: Final = shapes.EVERY
+# What plugins read of a container in ``PodInfo.raw`` that the record does not (the record reads
+# ``resources``, ``image`` and ``ports`` itself, and refuses them when they are not well formed).
+_CONTAINER_READS: Final = (
+    "name",  # NodeResourceTopologyMatch, DynamicResources' extended resources
+    "restartPolicy",  # sidecars, in the same readers
+    "restartPolicyRules",  # NodeDeclaredFeatures
+    "volumeMounts",  # NodeDeclaredFeatures
+)
+# The fields read from ``PodInfo.raw`` beyond the record itself (``spec.overhead``,
+# ``spec.resources`` and the containers' resources NodeResourceTopologyMatch reads are the
+# record's own too), shape-checked by the Go types (:func:`shapes.problems_at`) every time a
+# record is built: a pod with one of the wrong type is
+# refused as malformed, and no plugin meets it (``spec.resourceClaims: 5`` reached
+# DynamicResources' PreEnqueue as a TypeError, since the shapes were looked at only when the
+# record failed). A reader of another raw field adds it here
+# (tests/unit/scheduler/backend/test_raw_reads.py has a row per path).
+POD_RAW_READS: Final[tuple[shapes.Path, ...]] = (
+    ("metadata", "ownerReferences"),  # PodTopologySpread's default constraints
+    ("metadata", "finalizers"),  # preemption: is a victim's removal imminent
+    ("metadata", "deletionGracePeriodSeconds"),
+    *(("spec", "containers", _EVERY, f) for f in _CONTAINER_READS),
+    *(("spec", "initContainers", _EVERY, f) for f in _CONTAINER_READS),
+    ("spec", "ephemeralContainers", _EVERY, "volumeMounts"),  # NodeDeclaredFeatures
+    ("spec", "volumes"),  # VolumeBinding, VolumeRestrictions, NodeVolumeLimits, VolumeZone
+    ("spec", "resourceClaims"),  # DynamicResources
+    ("spec", "topologySpreadConstraints"),  # PodTopologySpread
+    ("spec", "priorityClassName"),  # PreemptionToleration
+    ("spec", "hostNetwork"),  # NodeDeclaredFeatures
+    ("spec", "hostUsers"),
+    ("status", "conditions"),  # PreemptionToleration
+    ("status", "resourceClaimStatuses"),  # DynamicResources, its queueing hints
+    ("status", "extendedResourceClaimStatus"),
+)
+# A NodeRecord's raw JSON is only sent on to extenders: nothing reads it.
+_RAW_READS: Final[Mapping[str, tuple[shapes.Path, ...]]] = {"Pod": POD_RAW_READS}
+
+
+def _name(raw: Mapping[str, Any]) -> str:
+    meta = raw.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    return "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k)) or "<unnamed>"
+
+
 def _decoding(kind: str, raw: object, decode: Any) -> Any:
     if not isinstance(raw, Mapping):
         raise MalformedObjectError(f"{kind}: must be an object, got {type(raw).__name__}")
     try:
-        return decode(raw)
+        record = decode(raw)
     except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
-        meta = raw.get("metadata")
-        meta = meta if isinstance(meta, Mapping) else {}
-        name = "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k))
+        name = _name(raw)
         found = shapes.problems(raw, kind=kind)  # where, by the Go types (only on failure)
         beyond = shapes.quantity_problem(raw, kind=kind) if not found else None
         if found:
@@ -319,7 +361,11 @@ def _decoding(kind: str, raw: object, decode: Any) -> Any:
         else:
             what = f"a field has the wrong type ({exc})"
         what = " ".join(what.split())
-        raise MalformedObjectError(f"{kind} {name or '<unnamed>'}: {what}") from None
+        raise MalformedObjectError(f"{kind} {name}: {what}") from None
+    read = shapes.problems_at(raw, _RAW_READS.get(kind, ()), kind=kind)
+    if read:
+        raise MalformedObjectError(f"{kind} {_name(raw)}: {' '.join(read[0].split())}")
+    return record
 
 
 class _FieldTypeError(TypeError):

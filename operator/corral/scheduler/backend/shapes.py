@@ -104,6 +104,105 @@ def problems(obj: Mapping[str, Any], *, kind: str | None = None) -> list[str]:
     return out[:MAX_PROBLEMS]
 
 
+_COMPOSITE: Final = frozenset({"struct", "list", "map"})
+EVERY: Final = "*"  # in a path of :func:`problems_at`: every item of a list or map
+
+
+def problems_at(obj: Mapping[str, Any], paths: tuple[Path, ...], *, kind: str) -> list[str]:
+    """:func:`problems`, limited to the fields at ``paths`` (each a field path from the object's
+    root; :data:`EVERY` steps into every item of a list or map) and the objects on the way
+    there, in the order of the object's fields. For the fields read beyond a record, on every
+    watch event: one walk, of those fields only. No apiVersion check."""
+    root = schema()["kinds"].get(kind)
+    if root is None:
+        return []
+    out: list[str] = []
+    stack: list[tuple[Any, Mapping[str, Any], Path, _Trie | None]] = [
+        (obj, {"kind": "struct", "name": root["type"]}, (), _trie(paths, root["type"]))
+    ]
+    while stack and len(out) < MAX_PROBLEMS:
+        value, shape, where, below = stack.pop()
+        if value is None:
+            continue  # every type's zero value: nothing below it
+        kind_ = shape["kind"]
+        if below is None:  # a field read whole
+            if kind_ in _COMPOSITE:
+                out += (f"{_dotted(w)}: {what}" for w, what in _walk(value, shape, where))
+            elif (what := _scalar(kind_, value)) is not None:
+                out.append(f"{_dotted(where)}: {what}")
+            continue
+        if kind_ == "struct":
+            if not isinstance(value, Mapping):
+                out.append(f"{_dotted(where)}: {_wrong('an object', value)}")
+                continue
+            for name, (field, deeper) in reversed(below.items()):
+                if name in value:
+                    stack.append((value[name], field, (*where, name), deeper))
+        elif kind_ == "list":
+            if not isinstance(value, list):
+                out.append(f"{_dotted(where)}: {_wrong('a list', value)}")
+                continue
+            _field, deeper = below[EVERY]
+            items = reversed(list(enumerate(value)))
+            stack.extend((v, shape["of"], (*where, i), deeper) for i, v in items)
+        else:  # a map
+            if not isinstance(value, Mapping):
+                out.append(f"{_dotted(where)}: {_wrong('an object', value)}")
+                continue
+            _field, deeper = below[EVERY]
+            for key in reversed(list(value)):
+                stack.append((value[key], shape["of"], (*where, f"[{key}]"), deeper))
+    return out[:MAX_PROBLEMS]
+
+
+# A compiled set of paths: per step, the shape there and what is read below it (None: all).
+_Trie = dict[str | int, tuple[Mapping[str, Any], "_Trie | None"]]
+
+
+@functools.cache
+def _trie(paths: tuple[Path, ...], type_name: str) -> _Trie:
+    """``paths`` from a struct of ``type_name``, in the order of its fields; raises KeyError for
+    a step no field or item matches (a path that names no field is a bug)."""
+    top: dict[Any, Any] = {}
+    for path in paths:
+        node = top
+        for step in path:
+            node = node.setdefault(step, {})
+        node[None] = True  # read whole from here
+    return _compile(top, {"kind": "struct", "name": type_name})
+
+
+def _compile(node: Mapping[Any, Any], shape: Mapping[str, Any]) -> _Trie:
+    out: _Trie = {}
+    if shape["kind"] == "struct":
+        fields = _fields(shape["name"])
+        for step in node:
+            if step is not None and step not in fields:
+                raise KeyError(f"{shape['name']} has no field {step!r}")
+        order = _order(shape["name"])
+        for step in sorted((s for s in node if s is not None), key=order.__getitem__):
+            out[step] = _child(node[step], fields[step])
+    elif shape["kind"] in ("list", "map") and set(node) == {EVERY}:
+        out[EVERY] = _child(node[EVERY], shape["of"])
+    else:
+        raise KeyError(f"cannot step into {shape} with {sorted(map(str, node))}")
+    return out
+
+
+def _child(node: Mapping[Any, Any], shape: Mapping[str, Any]) -> tuple[Mapping[str, Any], Any]:
+    return shape, None if None in node else _compile(node, shape)
+
+
+@functools.cache
+def _fields(type_name: str) -> dict[str, Mapping[str, Any]]:
+    return dict(schema()["types"][type_name]["fields"])
+
+
+@functools.cache
+def _order(type_name: str) -> dict[str, int]:
+    return {name: i for i, (name, _field) in enumerate(schema()["types"][type_name]["fields"])}
+
+
 def quantity_problem(obj: Mapping[str, Any], *, kind: str | None = None) -> str | None:
     """``path: what`` of the first quantity in ``obj`` that parses but that the engine cannot
     hold (:func:`corral.scheduler.config.quantity.parse`: int64 of its unit, and of millis
@@ -148,7 +247,6 @@ def _quantities(value: Any, shape: Mapping[str, Any]) -> Iterator[tuple[Path, An
 def _walk(value: Any, shape: Mapping[str, Any], where: Path) -> Iterator[tuple[Path, str]]:
     """The problems of ``value`` against ``shape``; iterative, so no depth is too deep."""
     stack = [(value, shape, where)]
-    types = schema()["types"]
     while stack:
         value, shape, where = stack.pop()
         if value is None:
@@ -158,10 +256,13 @@ def _walk(value: Any, shape: Mapping[str, Any], where: Path) -> Iterator[tuple[P
             if not isinstance(value, Mapping):
                 yield where, _wrong("an object", value)
                 continue
-            fields = types[shape["name"]]["fields"]
-            for name, field_shape in reversed(fields):
-                if name in value:
-                    stack.append((value[name], field_shape, (*where, name)))
+            fields = _fields(shape["name"])
+            # The fields present, in the Go type's order (most of a type's fields are absent).
+            present = [k for k in value if k in fields]
+            if len(present) > 1:
+                present.sort(key=_order(shape["name"]).__getitem__)
+            for name in reversed(present):
+                stack.append((value[name], fields[name], (*where, name)))
         elif kind == "list":
             if not isinstance(value, list):
                 yield where, _wrong("a list", value)
