@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from corral.extender import Extender, ExtenderArgs, ExtenderFilterResult, serve_in_thread
 from corral.k8s import Client
 from corral.testing import LocalCluster
+from corral.testing.nodes import MANAGED_ANNOTATION
 from corral.testing.processes import free_port
 from support.engine_process import (
     EngineProcess,
@@ -136,3 +138,46 @@ def test_a_failed_bind_is_reported_with_upstreams_message(
 
     wait_until("the FailedScheduling event", lambda: bool(noted()), timeout=15)
     assert set(noted()) == {message}
+
+
+@pytest.mark.parametrize(
+    "cache_capable",
+    [pytest.param(False, id="not nodeCacheCapable: the Node as the API server has it"),
+     pytest.param(True, id="nodeCacheCapable: node names only")],
+)  # fmt: skip
+def test_the_extender_receives_the_node_as_served(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    cache_capable: bool,
+) -> None:
+    pool = {"pool": namespace}
+    (target,) = fake_nodes(1, cpu="2", memory="4Gi", labels=pool)
+    seen: list[ExtenderArgs] = []
+    recorder = Extender()
+
+    @recorder.filter
+    def _keep_all(args: ExtenderArgs) -> ExtenderFilterResult:
+        seen.append(args)
+        return ExtenderFilterResult.keep(args, set(args.candidates))
+
+    with serve_in_thread(recorder) as url:
+        name = scheduler_name()
+        extenders = [{"urlPrefix": url, "filterVerb": "filter",
+                      "nodeCacheCapable": cache_capable, "httpTimeout": "5s"}]  # fmt: skip
+        engines(engine_config(cluster.kubeconfig, name, extenders=extenders))
+        kube.create(pod("p", namespace, name, nodeSelector=pool))
+        wait_until("p bound", lambda: bool(kube.get("v1", "Pod", "p", namespace)["spec"]
+                                           .get("nodeName")))  # fmt: skip
+    if cache_capable:
+        assert all(args.nodes is None for args in seen)
+        assert [args.node_names for args in seen][-1] == [target]
+        return
+    (sent,) = seen[-1].nodes or []
+    assert sent["metadata"]["name"] == target
+    # What no NodeRecord column holds arrives: kwok's annotation, the Ready condition.
+    assert sent["metadata"]["annotations"][MANAGED_ANNOTATION] == "fake"
+    ready = [c for c in sent["status"]["conditions"] if c["type"] == "Ready"]
+    assert [c["status"] for c in ready] == ["True"]

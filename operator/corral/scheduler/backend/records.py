@@ -403,9 +403,12 @@ def pod_from_json(raw: Mapping[str, Any]) -> types.PodInfo:
     return pod
 
 
-def node_from_json(raw: Mapping[str, Any]) -> types.NodeRecord:
-    """Raises :class:`MalformedObjectError`."""
-    node: types.NodeRecord = _decoding("Node", raw, _node_from_json)
+def node_from_json(raw: Mapping[str, Any], *, keep_raw: bool = False) -> types.NodeRecord:
+    """Raises :class:`MalformedObjectError`. ``keep_raw``: the record holds ``raw`` itself
+    (``NodeRecord.raw``), for extenders that are sent whole Nodes (``sends_node_objects``);
+    otherwise the JSON is dropped once parsed."""
+    decode = functools.partial(_node_from_json, keep_raw=keep_raw)
+    node: types.NodeRecord = _decoding("Node", raw, decode)
     return node
 
 
@@ -472,7 +475,7 @@ def _scheduling_group(spec: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _node_from_json(raw: Node) -> types.NodeRecord:
+def _node_from_json(raw: Node, *, keep_raw: bool = False) -> types.NodeRecord:
     """``raw`` is a view of the JSON as sent (api_types' contract); the field readers check it."""
     meta = raw.get("metadata") or {}
     spec = raw.get("spec") or {}
@@ -493,4 +496,5 @@ def _node_from_json(raw: Node) -> types.NodeRecord:
             for image in status.get("images") or ()
         ),
         annotations=_labels(meta, "metadata", "annotations"),
+        raw=raw if keep_raw else Node(),
     )

@@ -54,6 +54,7 @@ from corral.scheduler.engine.reporter import OutcomeReporter
 from corral.scheduler.engine.shadow import ShadowEngine
 from corral.scheduler.engine.sizes import StructureSizes
 from corral.scheduler.engine.timing import EngineTiming
+from corral.scheduler.extender import sends_node_objects
 from corral.scheduler.framework.types import PodInfo
 
 log = logging.getLogger("corral.scheduler")
@@ -165,8 +166,9 @@ class Engine:
         self.pod_labels = PodLabelIndex.for_plugins(
             self.declarations, {n for p in engine.profiles for n in p.plugin_names()}
         )
+        extenders = load_extenders(engine)
         self.schedulers = wiring.build_schedulers(
-            engine, engine_registry(self.declarations), writers, load_extenders(engine),
+            engine, engine_registry(self.declarations), writers, extenders,
             objects=self.objects, pod_lister=self.pod_labels, nominator=self.nominator,
             metrics=self.recorder,
             pod_groups=self.cache if generic_workload else None, activator=activator,
@@ -181,6 +183,7 @@ class Engine:
             self.cache, self.queue, set() if shadow else set(self.schedulers),
             self.served.serves, self.nominator, generic_workload=generic_workload,
             labels=self.pod_labels, reject_waiting=self._reject_waiting,
+            keep_node_objects=sends_node_objects(extenders),
         )  # fmt: skip
         self.shadow: ShadowEngine | None = None
         if options.shadow_of is not None:

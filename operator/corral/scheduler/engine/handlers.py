@@ -86,8 +86,11 @@ class ClusterState:
         generic_workload: bool = False,
         labels: PodLabelIndex | None = None,
         reject_waiting: Callable[[PodInfo], bool] | None = None,
+        keep_node_objects: bool = False,
     ) -> None:
         self.cache = cache
+        # Node records keep their JSON: an extender is sent whole Nodes (sends_node_objects).
+        self.keep_node_objects = keep_node_objects
         # Rejects the pod if it waits at Permit in its profile's framework (upstream
         # RejectWaitingPod); None: no pod ever waits.
         self.reject_waiting = reject_waiting
@@ -227,7 +230,8 @@ class ClusterState:
                 self.cache.remove_node(name)
             return
         try:
-            node, extras = node_from_json(raw), node_extras(raw)
+            node = node_from_json(raw, keep_raw=self.keep_node_objects)
+            extras = node_extras(raw)
         except MalformedObjectError as exc:
             log.warning("ignoring a malformed node event: %s", exc)
             return

@@ -67,6 +67,7 @@ from corral.scheduler.engine.simulated_admission import (
     terminal,
 )
 from corral.scheduler.engine.simulated_storage import SimulatedClaims, SimulatedStorage
+from corral.scheduler.extender import sends_node_objects
 from corral.scheduler.framework import cluster_events as events
 from corral.scheduler.framework import explanation as x
 from corral.scheduler.framework import labels, listers
@@ -268,6 +269,8 @@ class Simulator:
         # Cluster changes so far (events, nominations): a round of retries that makes none
         # ends the simulation (see the module doc).
         self._changes = 0
+        # Node records keep their JSON when an engine's extender is sent whole Nodes.
+        self._keep_node_objects = False
         errors: list[FieldError] = []
         for engine in engines:
             errors += self._add_engine(engine)
@@ -284,6 +287,7 @@ class Simulator:
                 # does not exist): the simulated binder binds its pods, and the output says so.
                 extender.bind_verb = ""
                 self.notes.add(NOTE_EXTENDER_BIND)
+        self._keep_node_objects = self._keep_node_objects or sends_node_objects(extenders)
         frameworks = build_frameworks(
             engine.config, engine_registry(), self.binder, objects=self.objects,
             nominator=self.nominator, preemption_executor=_Preemption(self, engine.tenancy),
@@ -366,7 +370,8 @@ class Simulator:
             self.objects.apply(kind, ADDED, obj)
 
     def add_node(self, raw: Mapping[str, Any]) -> None:
-        self.cache.add_node(node_from_json(self.admission.node(raw)))
+        node = self.admission.node(raw)
+        self.cache.add_node(node_from_json(node, keep_raw=self._keep_node_objects))
 
     def add_running_pod(self, raw: Mapping[str, Any]) -> bool:
         """A pod bound to a node; False (left out) for a finished one, as the informer."""

@@ -12,6 +12,7 @@ server library :mod:`corral.extender`). Wiring, once per engine::
 from corral.scheduler.extender.build import (
     build_extenders,
     ignored_resources,
+    sends_node_objects,
     with_ignored_resources,
 )
 from corral.scheduler.extender.client import HTTPExtender
@@ -29,6 +30,7 @@ __all__ = [
     "Transport",
     "build_extenders",
     "ignored_resources",
+    "sends_node_objects",
     "tls_context",
     "with_ignored_resources",
 ]

@@ -31,6 +31,15 @@ def build_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:
     return [e for e in built if not e.is_ignorable()] + [e for e in built if e.is_ignorable()]
 
 
+def sends_node_objects(extenders: Sequence[HTTPExtender]) -> bool:
+    """Whether an extender is sent whole Node objects (not nodeCacheCapable, with a filter or
+    prioritize verb): only then do node records keep their JSON (``node_from_json(keep_raw=)``),
+    which such an extender receives as the API server sent it."""
+    return any(
+        not e.node_cache_capable and (e.is_filter() or e.is_prioritizer()) for e in extenders
+    )
+
+
 def ignored_resources(configs: Sequence[ExtenderConfig]) -> list[str]:
     return [r.name for cfg in configs for r in cfg.managed_resources if r.ignored_by_scheduler]
 

@@ -1,8 +1,10 @@
 """Node objects for extenders that are not nodeCacheCapable (they receive full Nodes).
 
-The record's raw JSON is sent when the cache kept it. Otherwise a Node is rebuilt from the
-record's scheduling fields (name, labels, taints, unschedulable, allocatable): enough for
-extenders that filter on those, not for ones that read annotations or conditions.
+The record's raw JSON is sent, the Node as the API server sent it: the engine and simulate keep
+it on every record once such an extender is configured (``sends_node_objects``). A record built
+without it (in-process tests, a caller of ``node_from_json`` without ``keep_raw``) gets a Node
+rebuilt from its scheduling fields (name, labels, annotations, taints, unschedulable,
+allocatable): no conditions, addresses, capacity or images.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def node_json(record: NodeRecord) -> dict[str, Any]:
     if record.unschedulable:
         spec["unschedulable"] = True
     meta: dict[str, Any] = {"name": record.name, "labels": dict(record.labels)}
+    if record.annotations:
+        meta["annotations"] = dict(record.annotations)
     if record.resource_version:
         meta["resourceVersion"] = record.resource_version
     return {

@@ -19,6 +19,8 @@ from corral.extender import (
     MetaVictims,
     serve_in_thread,
 )
+from corral.scheduler.backend.cache import Cache
+from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.config.types import (
     Extender as ExtenderConfig,
 )
@@ -26,9 +28,11 @@ from corral.scheduler.config.types import (
     ExtenderManagedResource,
     ExtenderTLSConfig,
 )
-from corral.scheduler.extender import HTTPExtender, build_extenders
+from corral.scheduler.engine.handlers import ClusterState
+from corral.scheduler.extender import HTTPExtender, build_extenders, sends_node_objects
 from corral.scheduler.framework.extender import ExtenderError, Victims
 from corral.scheduler.framework.types import NodeRecord, Resources
+from corral.scheduler.plugins.priority_sort import PrioritySort
 from corral.testing.builders import container, node, pod_info
 
 from .conftest import Pki, Script, scripted_extender
@@ -81,6 +85,63 @@ def test_filter_sends_the_raw_node_when_the_record_has_it(scripted: tuple[str, S
     record = NodeRecord(name="r0", raw=raw)
     _ext(url).filter(pod_info("p"), [record])
     assert script.seen[0][1].nodes == [raw]
+
+
+def _api_node(name: str) -> dict[str, Any]:
+    """A Node as the API server serves it: fields no NodeRecord column holds."""
+    raw = node(name, labels={"rack": "7"})
+    raw["metadata"].update(
+        annotations={"node.alpha.kubernetes.io/ttl": "0"},
+        managedFields=[{"manager": "kubelet", "operation": "Update"}],
+        resourceVersion="41",
+    )
+    raw["status"].update(
+        conditions=[{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        addresses=[{"type": "InternalIP", "address": "10.0.0.7"}],
+        capacity={"cpu": "4", "memory": "32Gi", "pods": "110"},
+    )
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("config", "verb", "sent_whole"),
+    [
+        pytest.param({}, "filter", True, id="filter, not nodeCacheCapable: the Node as served"),
+        pytest.param({"filter_verb": None}, "prioritize", True,
+                     id="prioritize only, not nodeCacheCapable: the Node as served"),
+        pytest.param({"node_cache_capable": True}, "filter", False,
+                     id="nodeCacheCapable: names, the record keeps no JSON"),
+        pytest.param({"filter_verb": None, "prioritize_verb": None, "bind_verb": "bind"}, "", False,
+                     id="bind only: no Node sent, the record keeps no JSON"),
+    ],
+)  # fmt: skip
+def test_the_engine_sends_an_informer_node_as_the_api_server_has_it(
+    scripted: tuple[str, Script], config: dict[str, Any], verb: str, sent_whole: bool
+) -> None:
+    # The engine's path: a node event into ClusterState, the record from the cache's snapshot.
+    url, script = scripted
+    ext = _ext(url, **config)
+    queue = SchedulingQueue(less=PrioritySort().less, pre_enqueue=lambda _pod, _gating: None)
+    state = ClusterState(Cache(), queue, {"default-scheduler"}, lambda _: True,
+                         keep_node_objects=sends_node_objects([ext]))  # fmt: skip
+    state.on_node("ADDED", _api_node("r0"))
+    (record,) = [r for r in state.cache.snapshot().records if r is not None]
+    assert bool(record.raw) == sent_whole
+    if verb == "filter":
+        ext.filter(pod_info("p"), [record])
+    elif verb == "prioritize":
+        ext.prioritize(pod_info("p"), [record])
+    assert [v for v, _args in script.seen] == ([verb] if verb else [])
+    if not script.seen:
+        return
+    args = script.seen[0][1]
+    if sent_whole:
+        (sent,) = args.nodes or [None]
+        assert sent == _api_node("r0")
+        assert sent["metadata"]["annotations"] == {"node.alpha.kubernetes.io/ttl": "0"}
+        assert sent["status"]["conditions"][0]["type"] == "Ready"
+    else:
+        assert (args.node_names, args.nodes) == (["r0"], None)
 
 
 @pytest.mark.parametrize(
