@@ -1,6 +1,8 @@
 """Coscheduling's failure modes its users report (issue 40), end to end on the local control
-plane: a member deleted while its group waits at Permit, leader failover with a gang waiting,
-gated members. Each test fails when the behaviour it names is broken (the docstrings say how).
+plane: two gangs that together exceed the node, a gang that never fits ahead of a pod, a member
+deleted while its group waits at Permit, leader failover with a gang waiting, gated members
+(the Permit timeout's release: test_sp_plugins.py). Each test fails when the behaviour it names
+is broken (the docstrings say how).
 """
 
 from __future__ import annotations
@@ -252,3 +254,83 @@ def test_gated_members(
                  body={"spec": {"schedulingGates": None}},
                  content_type=CONTENT_MERGE_PATCH)  # fmt: skip
     wait_until("the whole gang bound", lambda: bound(kube, namespace) == {"g-0", "g-1", "g-2"})
+
+
+TWO_GANGS = [
+    # id, podGroupRejectPercentage (100: PostFilter never rejects, QueueSort alone keeps the
+    # gangs apart)
+    pytest.param(None, id="default args: QueueSort and PostFilter's rejection"),
+    pytest.param(100, id="no optimistic rejection: QueueSort alone"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("reject_percentage", TWO_GANGS)
+def test_two_gangs_that_together_exceed_the_node_do_not_deadlock(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    pod_group_crd: None,
+    reject_percentage: int | None,
+) -> None:
+    """Two gangs of three 1-cpu members on one 4-cpu node, created interleaved, with a Permit
+    timeout far beyond the test: one gang binds whole, the other binds nothing and stays so.
+    QueueSort orders a group's members together (the group's creation time), so one gang is
+    placed before the other starts; PostFilter's rejection frees what a gang that cannot
+    complete holds. Broken (members sorted one by one, and no rejection), each gang holds two
+    cpus at Permit and neither completes for 600 s."""
+    pool = {"pool": namespace}
+    fake_nodes(1, cpu="4", memory="8Gi", labels=pool)
+    name = scheduler_name()
+    args = {} if reject_percentage is None else {"podGroupRejectPercentage": reject_percentage}
+    engines(coscheduling(engine_config(cluster.kubeconfig, name), **args))
+    for g in ("a", "b"):
+        kube.create(pod_group(g, namespace, 3, scheduleTimeoutSeconds=LONG_TIMEOUT))
+    create_all(kube, [member(f"{g}-{i}", namespace, name, g, pool)
+                      for i in range(3) for g in ("a", "b")])  # fmt: skip
+    wait_until("one gang bound whole", lambda: len(bound(kube, namespace)) == 3, timeout=60)
+    placed = bound(kube, namespace)
+    assert len({n.split("-")[0] for n in placed}) == 1, placed
+    time.sleep(4)  # the other keeps retrying: it never takes a part of the room
+    assert bound(kube, namespace) == placed
+    # The other's members may wait at Permit (no rejection in the second row): deleted, they
+    # are released now, not at the engine's stop.
+    (other,) = {"a", "b"} - {n.split("-")[0] for n in placed}
+    for i in range(3):
+        kube.delete("v1", "Pod", f"{other}-{i}", namespace)
+
+
+def test_a_gang_that_never_fits_does_not_block_the_pod_behind_it(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    pod_group_crd: None,
+) -> None:
+    """A gang of three on a 2-cpu node, its third member fitting nowhere, with a Permit timeout
+    far beyond the test: two members wait at Permit holding both cpus until the third fails
+    Filter and PostFilter rejects them (default podGroupRejectPercentage) and backs the group
+    off (podGroupBackoffSeconds, SP's remedy: without it the rejected two are retried at once
+    and wait again, while the third, unschedulable, is not retried to reject them, until the
+    Permit timeout). A 2-cpu pod created after the rejection binds. Broken (no rejection, or no
+    backoff), the waiting members hold the node for 600 s and the pod never binds."""
+    pool = {"pool": namespace}
+    (node,) = fake_nodes(1, cpu="2", memory="8Gi", labels=pool)
+    name = scheduler_name()
+    engines(coscheduling(engine_config(cluster.kubeconfig, name), podGroupBackoffSeconds=60))
+    kube.create(pod_group("g", namespace, 3, scheduleTimeoutSeconds=LONG_TIMEOUT))
+    nowhere = {**pool, "absent": "label"}
+    create_all(kube, [member("g-0", namespace, name, "g", pool),
+                      member("g-1", namespace, name, "g", pool),
+                      member("g-2", namespace, name, "g", nowhere)])  # fmt: skip
+    wait_until(
+        "the gang rejected once",
+        lambda: said(kube, namespace, "g-2", "gets rejected due to Pod g-2"),
+    )
+    kube.create(pod("x", namespace, name, nodeSelector=pool, requests={"cpu": "2"},
+                    terminationGracePeriodSeconds=0))  # fmt: skip
+    wait_until("x bound", lambda: "x" in bound(kube, namespace), timeout=30)
+    assert status_of(kube, namespace)["x"][0] == node
+    assert bound(kube, namespace) == {"x"}

@@ -158,7 +158,8 @@ def test_coscheduling_binds_whole_gangs_or_none(
 ) -> None:
     """A gang that fits binds whole; one that cannot fit binds no member: PostFilter rejects
     its waiting members (default podGroupRejectPercentage), or, where PostFilter never rejects
-    (100), they wait at Permit until scheduleTimeoutSeconds and are released."""
+    (100), they wait at Permit until scheduleTimeoutSeconds and are released, their room free
+    for a pod that needs it."""
     pool_a, pool_b = {"pool": f"{namespace}-a"}, {"pool": f"{namespace}-b"}
     fake_nodes(2, cpu="2", memory="8Gi", labels=pool_a)
     fake_nodes(1, cpu="2", memory="8Gi", labels=pool_b)
@@ -216,6 +217,12 @@ def test_coscheduling_binds_whole_gangs_or_none(
         for group, wanted in texts.items():
             seen[group] = seen[group] or any(said(group, text) for text in wanted)
         time.sleep(0.5)
+    # The timeout released what slow's waiting members held: a pod that needs pool B's whole
+    # node binds (members held at Permit past their timeout, or not forgotten, keep it out).
+    kube.create(pod("whole-b", namespace, patient, nodeSelector=pool_b, requests={"cpu": "2"}))
+    wait_until("whole-b bound on pool B's node", lambda: "whole-b" in [
+        p["metadata"]["name"] for p in pods_in(kube, namespace) if p["spec"].get("nodeName")
+    ], timeout=30)  # fmt: skip
     time.sleep(4)  # past another timeout: still none bound
     assert bound("big") == []
     assert bound("slow") == []

@@ -142,7 +142,7 @@ class ClusterState:
                 # PodScheduled=False patch of an earlier attempt) must not queue it again, or
                 # it would be scheduled twice; upstream's handler skips assumed pods too.
                 return
-            self.nominator.observe(pod)
+            self.nominator.observe(pod, old)
             if old is None:
                 self.cache.add_pod_group_member(pod)
                 self.queue.add(pod)

@@ -3,8 +3,9 @@
 A nomination comes from two places: this scheduler's own PostFilter (preemption made room on a
 node: recorded at once, before the status patch round-trips) and ``status.nominatedNodeName``
 seen on a pending pod. An informer update without a nomination keeps the local one, since the
-patch may not have landed yet. A pod leaves when it is bound, deleted or its nomination is
-cleared. Filters count nominated pods of equal or higher priority as if already on the node.
+patch may not have landed yet, unless the pod's previous version had one (the API cleared it).
+A pod leaves when it is bound, deleted or its nomination is cleared. Filters count nominated
+pods of equal or higher priority as if already on the node.
 """
 
 from __future__ import annotations
@@ -34,10 +35,16 @@ class Nominator:
                 self._node_of[pod.uid] = node_name
                 self._by_node.setdefault(node_name, {})[pod.uid] = pod
 
-    def observe(self, pod: PodInfo) -> None:
-        """A pending pod from the informer: its own nomination wins; none keeps ours."""
+    def observe(self, pod: PodInfo, old: PodInfo | None = None) -> None:
+        """A pending pod from the informer: its own nomination wins; none keeps ours, unless
+        ``old`` (the pod as last seen) had one: then the API cleared it, and it goes (upstream
+        UpdateNominatedPod). Kept, a gang member rejected at Permit whose announced node came
+        back after its forget, and then was cleared, held that node for good."""
         if pod.nominated_node_name:
             self.nominate(pod, pod.nominated_node_name)
+            return
+        if old is not None and old.nominated_node_name:
+            self.forget(pod.uid)
             return
         with self._lock:
             node = self._node_of.get(pod.uid)

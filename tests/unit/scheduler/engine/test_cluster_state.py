@@ -191,3 +191,36 @@ def test_a_new_pending_pod_is_an_unscheduled_pod_add(generic_workload: bool) -> 
     queue.add_unschedulable_if_not_present(qpi, queue.scheduling_cycle)
     state.on_pod("ADDED", pod("sibling", cpu="1"))
     assert queue.where(parked.uid) == "backoff"
+
+
+NOMINATIONS = [
+    # id, status.nominatedNodeName of the informer's previous and new pod, the nomination the
+    # engine holds before the update ("" none), the one it holds after
+    pytest.param("", "", "n1", "n1", id="none on either: ours kept (our patch not landed yet)"),
+    pytest.param("n1", "", "n1", "", id="the API cleared it: gone (upstream UpdateNominatedPod)"),
+    pytest.param("", "n1", "", "n1", id="the API set it: taken"),
+    pytest.param("n1", "n2", "n1", "n2", id="the API moved it: followed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("before", "after", "ours", "held"), NOMINATIONS)
+def test_a_pending_pods_update_carries_its_nomination(
+    before: str, after: str, ours: str, held: str
+) -> None:
+    """A gang member rejected at Permit had its announced node come back after its forget, then
+    cleared by the failure's patch: kept, it held the node against every pod of its priority
+    while its group was backed off."""
+    state = _state()
+    state.cache.add_node(node_record("n2", cpu="4"))
+    raw = pod("p", cpu="1")
+    raw["metadata"]["resourceVersion"] = "1"
+    raw["status"] = {"nominatedNodeName": before} if before else {}
+    state.on_pod("ADDED", raw)
+    if ours:
+        state.nominator.nominate(pod_info("p", cpu="1"), ours)
+    raw = pod("p", cpu="1")
+    raw["metadata"]["resourceVersion"] = "2"
+    raw["status"] = {"nominatedNodeName": after} if after else {}
+    state.on_pod("MODIFIED", raw)
+    nodes = state.nominator.nominated_node_names()
+    assert list(nodes) == ([held] if held else [])
