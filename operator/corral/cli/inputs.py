@@ -2,9 +2,13 @@
 
 Contract: ``-f`` is repeatable; ``-f -`` is stdin (at most once); a directory stands for its
 ``.yaml``, ``.yml`` and ``.json`` files in name order (``-R``: its subdirectories too, depth
-first). Only regular files and stdin are read, and never more than ``max_bytes`` of one (the
-size is checked before reading): a name that cannot be read is a :class:`UsageError` (exit 2),
-YAML that cannot be loaded an :class:`InvalidInput` listing every file's problem (exit 1).
+first; the walk is iterative, so no depth is too deep, and symlinked directories are not
+followed, so no link loops). Only regular files and stdin are read, and never more than
+``max_bytes`` of one (the size is checked before reading) nor ``max_total`` bytes of all the
+inputs of one call, nor more than :data:`MAX_FILES` files or :data:`MAX_ENTRIES` directory
+entries looked at: a name that cannot be read is a :class:`UsageError` (exit 2), input past a
+bound or YAML that cannot be loaded an :class:`InvalidInput` listing every file's problem
+(exit 1), each one line.
 A ``kind: List`` document stands for its items, each a :class:`Document` of its own that
 reports its errors under ``items[i]``.
 """
@@ -12,6 +16,7 @@ reports its errors under ``items[i]``.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +29,12 @@ from corral.yamlload import MAX_BYTES, YamlError, load_all
 
 SUFFIXES: Final = (".yaml", ".yml", ".json")
 STDIN: Final = "-"
+# Bounds over all the -f inputs of one call (one file is bounded by max_bytes): a directory of
+# many large files is refused before it fills memory or takes minutes to load.
+MAX_TOTAL_BYTES: Final = 4 * MAX_BYTES
+MAX_FILES: Final = 10_000  # the files the -f names stand for
+MAX_ENTRIES: Final = 200_000  # directory entries looked at under the -f directories
+_SHOWN_PATH: Final = 160  # a longer path (a deep tree's) is shown cut in the middle
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,15 +109,21 @@ def add_file_arguments(
 
 
 def expand(names: Sequence[str], *, recursive: bool = False) -> list[str]:
-    """The files ``names`` stand for (directories expanded), in order."""
+    """The files ``names`` stand for (directories expanded), in order; :class:`InvalidInput`
+    past :data:`MAX_FILES` files or :data:`MAX_ENTRIES` directory entries."""
     if sum(1 for n in names if n == STDIN) > 1:
         raise UsageError("-f -: stdin can be read only once")
     out: list[str] = []
+    walk = _Walk()
     for name in names:
         if name == STDIN or not _is_dir(Path(name), follow=True):
             out.append(name)
-            continue
-        out += _directory(Path(name), recursive)
+        else:
+            out += walk.directory(name, Path(name), recursive)
+        if len(out) > MAX_FILES:
+            raise InvalidInput(
+                [Problem(_cut(name), f"more than {MAX_FILES} files; at most {MAX_FILES} are read")]
+            )
     return out
 
 
@@ -115,26 +132,69 @@ def _is_dir(path: Path, *, follow: bool) -> bool:
     try:
         return (follow or not path.is_symlink()) and path.is_dir()
     except OSError as exc:  # is_dir() passes on EACCES (a /proc entry's, even for root)
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {_cut(str(path))}: {exc.strerror or exc}") from None
 
 
-def _directory(root: Path, recursive: bool) -> list[str]:
-    """The files of ``root`` with a known suffix; with ``recursive`` those of its directories
-    too, not of symlinked ones (as kubectl's ``-R``: a link to ``..`` would loop)."""
-    found: list[str] = []
+class _Walk:
+    """The directories of one :func:`expand`, and the entries looked at in all of them."""
+
+    def __init__(self) -> None:
+        self.entries = 0
+
+    def directory(self, given: str, root: Path, recursive: bool) -> list[str]:
+        """The files of ``root`` with a known suffix, in name order; with ``recursive`` those
+        of its directories too, depth first, not of symlinked ones (as kubectl's ``-R``: a
+        link to ``..`` would loop). Iterative: a tree 1,000 levels deep is no RecursionError."""
+        found: list[str] = []
+        stack = [iter(self._entries(given, str(root)))]
+        while stack:
+            entry = next(stack[-1], None)
+            if entry is None:
+                stack.pop()
+                continue
+            suffix = os.path.splitext(entry.name)[1]
+            if suffix not in SUFFIXES and not recursive:
+                continue
+            if _entry_is_dir(entry):
+                if recursive:
+                    stack.append(iter(self._entries(given, entry.path)))
+            elif suffix in SUFFIXES:
+                found.append(entry.path)
+                if len(found) > MAX_FILES:
+                    break  # expand() says so
+        return found
+
+    def _entries(self, given: str, path: str) -> list[os.DirEntry[str]]:
+        out: list[os.DirEntry[str]] = []
+        try:
+            with os.scandir(path) as listing:
+                for entry in listing:
+                    self.entries += 1
+                    if self.entries > MAX_ENTRIES:
+                        what = f"more than {MAX_ENTRIES} directory entries; at most"
+                        what += f" {MAX_ENTRIES} are looked at"
+                        raise InvalidInput([Problem(_cut(given), what)])
+                    out.append(entry)
+        except OSError as exc:
+            raise UsageError(f"cannot read {_cut(path)}: {exc.strerror or exc}") from None
+        out.sort(key=lambda e: e.name)
+        return out
+
+
+def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
+    """A directory, not a link to one; one that cannot be looked at is a usage error."""
     try:
-        entries = sorted(root.iterdir(), key=lambda p: p.name)
+        return entry.is_dir(follow_symlinks=False)
     except OSError as exc:
-        raise UsageError(f"cannot read {root}: {exc.strerror or exc}") from None
-    for entry in entries:
-        if entry.suffix not in SUFFIXES and not recursive:
-            continue
-        if _is_dir(entry, follow=False):
-            if recursive:
-                found += _directory(entry, recursive)
-        elif entry.suffix in SUFFIXES:
-            found.append(str(entry))
-    return found
+        raise UsageError(f"cannot read {_cut(entry.path)}: {exc.strerror or exc}") from None
+
+
+def _cut(path: str) -> str:
+    """``path`` as one line of readable length: a deep tree's is cut in the middle."""
+    if len(path) <= _SHOWN_PATH:
+        return path
+    keep = _SHOWN_PATH // 2 - 10
+    return f"{path[:keep]}...{path[-keep:]} ({path.count(os.sep) + 1} levels)"
 
 
 def read(name: str, *, max_bytes: int = MAX_BYTES) -> Source:
@@ -145,20 +205,31 @@ def read(name: str, *, max_bytes: int = MAX_BYTES) -> Source:
         data = read_input(name, max_bytes)
     except InputError as exc:
         if exc.too_large:
-            raise InvalidInput([Problem(shown(name), exc.message)]) from None
-        raise UsageError(str(exc)) from None
+            raise InvalidInput([Problem(_cut(shown(name)), exc.message)]) from None
+        raise UsageError(f"cannot read {_cut(exc.where)}: {exc.message}") from None
     return Source(shown(name), data)
 
 
 def documents(
-    names: Sequence[str], *, recursive: bool = False, max_bytes: int = MAX_BYTES
+    names: Sequence[str],
+    *,
+    recursive: bool = False,
+    max_bytes: int = MAX_BYTES,
+    max_total: int = MAX_TOTAL_BYTES,
 ) -> list[Document]:
     """Every object of the inputs, in order; raises :class:`InvalidInput` with every file's
-    YAML problem (each file is read in full first, so one bad file hides no other's)."""
+    YAML problem (each file is read in full first, so one bad file hides no other's), and
+    once the files read come to more than ``max_total`` bytes (before that file is loaded)."""
     out: list[Document] = []
     problems: list[Problem] = []
-    for name in expand(names, recursive=recursive):
+    files = expand(names, recursive=recursive)
+    _check_total(files, max_total)  # from the sizes, before a byte is read or loaded
+    total = 0
+    for name in files:
         source = read(name, max_bytes=max_bytes)
+        total += len(source.text)  # stdin, or a file that grew since
+        if total > max_total:
+            raise InvalidInput([*problems, Problem(_cut(source.name), _over_total(max_total))])
         try:
             loaded = load_all(source.text, source.name, max_bytes=max_bytes)
         except YamlError as exc:
@@ -174,6 +245,21 @@ def documents(
     if problems:
         raise InvalidInput(problems)
     return out
+
+
+def _check_total(files: Sequence[str], max_total: int) -> None:
+    total = 0
+    for name in files:
+        try:
+            total += os.stat(name).st_size if name != STDIN else 0
+        except OSError:
+            continue  # read() says why
+        if total > max_total:
+            raise InvalidInput([Problem(_cut(name), _over_total(max_total))])
+
+
+def _over_total(max_total: int) -> str:
+    return f"the inputs are more than {max_total} bytes in all; at most {max_total} are read"
 
 
 def shown(name: str) -> str:

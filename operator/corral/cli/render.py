@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInput(empty)
     found = profiles(docs, operator)
     if not found:
-        raise InvalidInput([Problem(", ".join(map(inputs.shown, files)), f"no {PROFILE}")])
+        raise InvalidInput([Problem(", ".join(map(inputs.shown, args.files)), f"no {PROFILE}")])
     if args.scheduler_config:
         configs = [scheduler_config_data(profile) for profile in found]
         if args.output == "json":

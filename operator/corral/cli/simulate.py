@@ -57,6 +57,7 @@ from corral.yamlload import load_all
 
 # A cluster file may describe thousands of nodes and pods, more than a profile ever needs.
 MAX_CLUSTER_BYTES: Final = 32 * 2**20
+MAX_CLUSTER_TOTAL_BYTES: Final = 2 * MAX_CLUSTER_BYTES  # all the -f files of one simulate
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 DEFAULT_CONFIG: Final = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -489,7 +490,12 @@ def report(
 
 def run(args: argparse.Namespace) -> int:
     _check_flags(args)
-    docs = inputs.documents(args.files, recursive=args.recursive, max_bytes=MAX_CLUSTER_BYTES)
+    docs = inputs.documents(
+        args.files,
+        recursive=args.recursive,
+        max_bytes=MAX_CLUSTER_BYTES,
+        max_total=MAX_CLUSTER_TOTAL_BYTES,
+    )
     configs = inputs.documents(args.config) if args.config else []
     files = inputs.expand([*args.files, *args.config], recursive=args.recursive)
     empty = [Problem(name, "contains no document") for name in inputs.empty(files, docs + configs)]

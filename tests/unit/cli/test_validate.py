@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -178,16 +182,23 @@ def test_recursion_does_not_follow_symlinked_directories(tmp_path: Path, corral:
 def test_an_entry_that_cannot_be_looked_at(
     tmp_path: Path, corral: Run, monkeypatch: pytest.MonkeyPatch, recursive: bool
 ) -> None:
-    # As /proc/1/cwd is for root here: is_dir() passes EACCES on. It was a traceback.
+    # As /proc/1/cwd is for root here: its stat fails with EACCES. It was a traceback.
     (tmp_path / "cwd.yaml").write_text("")
-    real = Path.is_dir
+    real = os.scandir
 
-    def refused(self: Path) -> bool:
-        if self.name == "cwd.yaml":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    class Refused:
+        def __init__(self, entry: os.DirEntry[str]) -> None:
+            self.name, self.path = entry.name, entry.path
 
-    monkeypatch.setattr(Path, "is_dir", refused)
+        def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+            raise PermissionError(13, "Permission denied", self.path)
+
+    @contextlib.contextmanager
+    def scandir(path: str) -> Iterator[list[Any]]:
+        with real(path) as listing:
+            yield [Refused(e) if e.name == "cwd.yaml" else e for e in listing]
+
+    monkeypatch.setattr(os, "scandir", scandir)
     code, out, err = corral("validate", *(["-R"] if recursive else []), "-f", str(tmp_path))
     assert (code, out, err) == (
         2,
