@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,16 @@ PROFILE = (
     "apiVersion: corral.dev/v1alpha1\nkind: SchedulerProfile\nmetadata:\n  name: a\nspec: {}\n"
 )
 COMMANDS = ("validate", "render", "simulate")
+
+
+@pytest.fixture(autouse=True)
+def _deep_trees_removed(tmp_path: Path) -> Iterator[None]:
+    """Each test removes the deep tree it made: pytest removes old temporary directories with
+    shutil.rmtree, which recurses once per level and, on a tree 1,000 levels deep, raised
+    RecursionError at the end of a later session (its exit status 1). ``rm -rf`` walks it
+    without recursing."""
+    yield
+    subprocess.run(["rm", "-rf", str(tmp_path / "deep")], check=True)
 
 
 def _deep(root: Path, levels: int, leaf: str) -> Path:
