@@ -4,7 +4,9 @@ Each seed is run for each scenario kind asked (``--kinds``, ``--list-kinds``); s
 to each kind's own.
 
 Exit code 0 when every candidate agreed on every pod, 1 otherwise (the report lists each
-disagreement with upstream's scores), 2 for usage errors.
+disagreement with upstream's scores), 2 for usage errors. A PodGroup condition that differs
+only as upstream's own race allows (``bench.conformance.groups``) agrees, and is counted
+apart: "agree N, agree within upstream's race M, disagree K".
 """
 
 from __future__ import annotations
@@ -141,14 +143,19 @@ def main(argv: list[str] | None = None) -> int:
         harness.save(report, scenario, out / f"seed-{name}-{seed}.json")
         reports.append(report)
         line = ", ".join(
-            f"{c} {a}/{t}" for c in report.candidates for a, t in [report.agreement(c)]
+            f"{c} {a}/{t}" + (f" ({m} within upstream's race)" if m else "")
+            for c in report.candidates
+            for (a, t), m in [(report.agreement(c), report.within_race(c))]
         )
         print(f"{name} seed {seed}: {report.counts()}; agreement: {line}", flush=True)
     summary = harness.summary(reports)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     ok = True
     for candidate, figures in summary.items():
-        print(f"{candidate}: {figures['agree']}/{figures['total']} agree ({figures['rate']:.1%})")
+        exact, race = figures["agree"] - figures["race"], figures["race"]
+        print(f"{candidate}: {figures['total']} judged: agree {exact}, agree within "
+              f"upstream's race {race}, disagree {figures['disagree']} "
+              f"({figures['rate']:.1%} agree)")  # fmt: skip
         for d in figures["disagreements"]:
             ok = False
             verdict = d["verdicts"][candidate]

@@ -25,6 +25,20 @@ Per member the kind's comparison judges upstream's decision against the candidat
 difference in the PodGroup condition fails every member of the group. A member whose node
 differs only after an earlier member of the same group took another node of upstream's top
 set (a score tie) is judged by its group's outcome alone (``after-tie``).
+
+One condition difference is upstream's own race, not a disagreement (``condition-race``,
+counted apart from exact agreement in the report): a group placed in part whose other members
+all failed on the retry that follows at once. Upstream queues that retry only once its
+synchronous PATCH of ``True`` has returned, and the retry's guard
+(schedule_one_podgroup.go:947-952, kube-scheduler v1.37.2) reads the PodGroup from its
+snapshot, which only the informer updates: when the watch event of that PATCH arrives before
+its HTTP response ("watch first") the guard sees ``True`` and nothing is written
+(``True/Scheduled`` with the first cycle's empty message); otherwise ("response first") the
+retry's failure is patched against the record from before the ``True``: a record without the
+condition gets it whole (``False/Unschedulable: <retry's message>``), a record still showing
+the ``False`` of the group's earlier preemption (the group's decisions have victims) gets only
+the message (``True/Scheduled: <retry's message>``). Both sides must show that shape (some
+members bound, every other one Unschedulable) and one outcome each; see ``race_outcome``.
 """
 
 from __future__ import annotations
@@ -167,6 +181,43 @@ def _same(a: Mapping[str, Decision], b: Mapping[str, Decision]) -> bool:
 
 Compare = Callable[[Decision, Trace, Decision], Verdict]
 
+RACE: Final = "condition-race"
+WATCH_FIRST: Final = "watch first"
+RESPONSE_FIRST: Final = "response first"
+_WATCH_FIRST_CONDITION: Final = "True/Scheduled: "
+
+
+def placed_in_part_rest_failed(decisions: Sequence[Decision]) -> bool:
+    """Some members bound, every other one Unschedulable: the group's cycle placed part of it
+    and the retry its rest gets at once (upstream AddAttemptedPodGroupIfNeeded after a
+    success: requeueWithoutBackoff) failed."""
+    placed = sum(1 for d in decisions if d.node)
+    return 0 < placed < len(decisions) and all(
+        d.node or (d.reason == "Unschedulable" and not d.timed_out) for d in decisions
+    )
+
+
+def race_outcome(decisions: Sequence[Decision]) -> str | None:
+    """Which of upstream's two outcomes of the race (see the module doc) the group's condition
+    is, or None when it is neither or the group is not that case. The record the retry's
+    "response first" patch is made against had a ``False`` when the group preempted (its
+    victims), no condition otherwise."""
+    if not decisions or not placed_in_part_rest_failed(decisions):
+        return None
+    text = decisions[0].group or ""
+    if text == _WATCH_FIRST_CONDITION:
+        return WATCH_FIRST
+    head, _, message = text.partition(": ")
+    preempted = any(d.victims for d in decisions)
+    if message and head == ("True/Scheduled" if preempted else "False/Unschedulable"):
+        return RESPONSE_FIRST
+    return None
+
+
+def within_race(references: Sequence[Decision], candidates: Sequence[Decision]) -> bool:
+    """Upstream's and the candidate's conditions are upstream's two outcomes of the race."""
+    return {race_outcome(references), race_outcome(candidates)} == {WATCH_FIRST, RESPONSE_FIRST}
+
 
 def judge(
     references: Sequence[tuple[Decision, Trace]], candidates: Sequence[Decision], compare: Compare
@@ -174,9 +225,10 @@ def judge(
     """The members' verdicts, in the group's order (see the module doc)."""
     verdicts = []
     diverged = False
+    race = within_race([r for r, _ in references], candidates)
     for (reference, trace), got in zip(references, candidates, strict=True):
         verdict = compare(reference, trace, got)
-        if reference.group != got.group:
+        if reference.group != got.group and not race:
             verdict = Verdict(False, "condition-differs",
                               f"PodGroup condition: upstream {reference.group!r}, "
                               f"candidate {got.group!r}")  # fmt: skip
@@ -184,5 +236,10 @@ def judge(
             verdict = Verdict(True, "after-tie", "an earlier member took another top node")
         elif verdict.agree and reference.node and got.node != reference.node:
             diverged = True
+        if race and verdict.agree:
+            verdict = Verdict(True, RACE,
+                              f"PodGroup condition within upstream's race: upstream "
+                              f"{reference.group!r}, candidate {got.group!r}; member: "
+                              f"{verdict.kind}")  # fmt: skip
         verdicts.append(verdict)
     return verdicts

@@ -96,8 +96,14 @@ class Report:
     kind: str = "basic"
 
     def agreement(self, candidate: str) -> tuple[int, int]:
+        """(agreeing, judged); the agreeing include those within upstream's race."""
         judged = [r.verdicts[candidate] for r in self.results if candidate in r.verdicts]
         return sum(v.agree for v in judged), len(judged)
+
+    def within_race(self, candidate: str) -> int:
+        """The agreeing verdicts that agree only within upstream's race (groups.RACE)."""
+        judged = [r.verdicts[candidate] for r in self.results if candidate in r.verdicts]
+        return sum(1 for v in judged if v.kind == groups.RACE)
 
     def disagreements(self, candidate: str) -> list[PodResult]:
         return [r for r in self.results if not r.verdicts[candidate].agree]
@@ -562,8 +568,11 @@ def summary(reports: list[Report]) -> dict[str, Any]:
     for candidate in candidates:
         agree = sum(r.agreement(candidate)[0] for r in reports)
         total = sum(r.agreement(candidate)[1] for r in reports)
+        race = sum(r.within_race(candidate) for r in reports)
         out[candidate] = {
-            "agree": agree,
+            "agree": agree,  # with the race's; exactly: agree - race
+            "race": race,  # agree only within upstream's race (bench.conformance.groups)
+            "disagree": total - agree,
             "total": total,
             "rate": agree / total if total else 0.0,
             "disagreements": [

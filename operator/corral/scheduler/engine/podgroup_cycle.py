@@ -459,12 +459,19 @@ class PodGroupCycle:
 
     def _write_condition(self, group: PodGroupRecord, condition: dict[str, object]) -> None:
         """Upstream's guard (terminal once True) and write, on the record as this engine's own
-        writes leave it: upstream patches synchronously, so the next cycle (a partly placed
-        group's rest, at once) normally reads a record the watch has already updated. Corral's
-        patch is sent later, on the event loop; without this its retry would read the record
-        from before the True it just wrote (upstream reads that only when its watch lags: then
-        the retry's patch, the difference from that record, can leave True with the retry's
-        message: condition_patch). The overlay goes as soon as the watch shows a newer version."""
+        writes leave it. Upstream's guard (schedule_one_podgroup.go:947-952, v1.37.2) reads the
+        cycle's PodGroup, which is the snapshot's (:171), which only the informer updates
+        (eventhandlers.go:484); its PATCH is synchronous and its result discarded
+        (util/utils.go:158). The retry of a partly placed group's rest is queued once that PATCH
+        has returned (:937, requeueWithoutBackoff) and popped at once, so whether it sees the
+        True is a race upstream: the watch event before the HTTP response -> the guard holds,
+        nothing is written (True/Scheduled); the response first -> the retry patches the
+        difference from the record before the True (False/Unschedulable with the retry's
+        message, or True with only that message when the record had an earlier False:
+        condition_patch). Both were seen within 0.3 ms of each other (notes i39). Corral always
+        gives the first outcome: its patch is sent later, on the event loop, and the retry reads
+        its own last write from this overlay, which goes as soon as the watch shows a newer
+        version. bench/conformance/groups.py accepts either outcome and counts it apart."""
         base = self._as_written(group)
         existing = base.condition(CONDITION_INITIALLY_SCHEDULED)
         if (

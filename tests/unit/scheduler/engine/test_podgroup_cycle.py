@@ -211,11 +211,12 @@ EARLIER: Final = {
     ],
 )
 def test_a_retry_before_the_watch_reads_the_record_as_written(earlier: tuple[JSON, ...]) -> None:
-    """A basic group's rest is retried at once. Upstream's patch is synchronous, so its retry
-    normally reads a record the watch already updated with the True and writes nothing; Corral's
-    patch goes later, so its retry reads the record as its own write left it (until the watch
-    shows a newer version): nothing is written after the True (gang conformance kind, seed 2
-    group-12 at load ~4: upstream True/Scheduled with no message)."""
+    """A basic group's rest is retried at once. Whether upstream's retry reads the True it just
+    patched is a race (schedule_one_podgroup.go:947-952: watch event before the PATCH's
+    response or after); Corral's patch goes later, so its retry reads the record as its own
+    write left it (until the watch shows a newer version): nothing is written after the True,
+    upstream's "watch first" outcome (gang conformance kind, seed 2 group-12 at load ~4:
+    upstream True/Scheduled with no message)."""
     h = Harness(_nodes("1", "1"))
     h.add_group(pod_group("b", conditions=earlier))
     for raw in _members("b", 3):
