@@ -28,9 +28,14 @@ and ``scheduleTimeoutSeconds``.
 Corral's differences: the siblings are those the engine's pod lister knows (every bound pod,
 and the pending pods of its own profiles; SP's informer also lists other schedulers' pending
 pods); "assigned" is kept by UID (SP keys it by pod name) and a deleted pod stops counting at
-once; the resource gap is printed as quantities (``resource gap: map[cpu:4]``) rather than Go's
-``Quantity`` structs. Times are monotonic (the queue's clock): PodGroup creation times are
-moved onto it by the wall clock's offset when the plugin starts.
+once, and so does a waiting pod once it is rejected (by any plugin) or its Permit timeout
+passes, though no Unreserve ran for it: SP's set keeps a permitted pod until its Unreserve, which
+runs only with Coscheduling enabled at Reserve (SP's integration test leaves it out), so there a
+member rejected in PostFilter or timed out kept counting, and a later sibling completed a
+"quorum" of pods that were not there and bound alone. The resource gap is printed as
+quantities (``resource gap: map[cpu:4]``) rather than Go's ``Quantity`` structs. Times are
+monotonic (the queue's clock): PodGroup creation times are moved onto it by the wall clock's
+offset when the plugin starts.
 
 A new pending member requeues the members of its group Coscheduling refused, once the group
 has ``minMember`` pods. SP registers Pod/Add, but kube-scheduler queues a pending pod's add as
@@ -272,6 +277,7 @@ class Coscheduling:
         self.wall_offset = time.time() - clock() if wall_offset is None else wall_offset
         self._lock = threading.Lock()
         self._permitted: dict[str, set[str]] = {}  # group -> UIDs assigned at Permit
+        self._allowed: dict[str, set[str]] = {}  # group -> those of them let through
         self._resources_ok = _Expiring()  # SP permittedPG
         self._backed_off = _Expiring()  # SP backedOffPG
         self._failed_at: dict[str, float] = {}  # SP lastFailedSchedulePG
@@ -311,15 +317,32 @@ class Coscheduling:
             return ()
         return lister.labelled(pod.namespace, POD_GROUP_LABEL, group_name(pod))
 
-    def assigned_count(self, full: str, siblings: Sequence[PodInfo] | None) -> int:
-        """Pods of the group permitted here (still known, when a lister is given) or bound."""
+    def assigned_count(
+        self, full: str, siblings: Sequence[PodInfo] | None, current: str = ""
+    ) -> int:
+        """Pods of the group bound, or permitted here and still on their way: the pod being
+        permitted (``current``), one waiting at Permit that no plugin rejected and whose
+        timeout has not passed, one this plugin let through. Without a lister: every pod
+        permitted here. A permitted pod that left Permit otherwise (rejected, timed out), or
+        that the lister no longer knows (deleted), does not count."""
         with self._lock:
             permitted = set(self._permitted.get(full, ()))
+            allowed = set(self._allowed.get(full, ()))
         if siblings is None:
             return len(permitted)
         known = {p.uid for p in siblings}
+        live = {
+            uid
+            for uid in permitted & known
+            if uid == current or uid in allowed or self._waiting(uid)
+        }
         bound = {p.uid for p in siblings if p.node_name}
-        return len((permitted & known) | bound)
+        return len(live | bound)
+
+    def _waiting(self, uid: str) -> bool:
+        """Whether ``uid`` waits at Permit and no plugin rejected it nor let its timeout pass."""
+        waiting = self.handle.get_waiting_pod(uid)
+        return waiting is not None and not waiting.rejected()
 
     def _siblings_or_none(self, pod: PodInfo) -> Sequence[PodInfo] | None:
         return None if self.handle.pod_lister is None else self.siblings(pod)
@@ -442,13 +465,18 @@ class Coscheduling:
             return Status.of(Code.UNSCHEDULABLE, ERR_POD_GROUP_NOT_FOUND), 0.0
         with self._lock:
             self._permitted.setdefault(full, set()).add(pod.uid)
+            self._allowed.get(full, set()).discard(pod.uid)  # back at Permit: not through
         siblings = self._siblings_or_none(pod)
-        assigned = self.assigned_count(full, siblings)
+        assigned = self.assigned_count(full, siblings, pod.uid)
         if assigned >= group.min_member:
             self.clear_failure(full)
+            through = {pod.uid}
             for waiting in self.handle.iterate_waiting_pods():
-                if full_group_name(waiting.pod) == full:
+                if full_group_name(waiting.pod) == full and not waiting.rejected():
                     waiting.allow(NAME)
+                    through.add(waiting.pod.uid)
+            with self._lock:
+                self._allowed.setdefault(full, set()).update(through)
             return None, 0.0
         if assigned == 1:
             # Only the first assigned pod activates its siblings (SP #682).
@@ -473,6 +501,11 @@ class Coscheduling:
                 permitted.discard(pod.uid)
                 if not permitted:
                     del self._permitted[full]
+            allowed = self._allowed.get(full)
+            if allowed is not None:
+                allowed.discard(pod.uid)
+                if not allowed:
+                    del self._allowed[full]
         self._reject_waiting(pod.namespace, group.name, REJECTED_IN_UNRESERVE)
         with self._lock:
             self._resources_ok.delete(full)

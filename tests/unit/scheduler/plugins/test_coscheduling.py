@@ -507,8 +507,10 @@ def test_coscheduling_first_assigned_pod_activates_its_pending_siblings_once() -
     # The bound pod is assigned already, so the first pod permitted here is the second one.
     p.permit(CycleState(), info(a), "n")
     assert handle.activated == []
-    q, handle = plugin([sp_group("pg1", min_member=5)], [a, b, c])
+    clock = Clock()
+    q, handle = plugin([sp_group("pg1", min_member=5)], [a, b, c], clock=clock)
     q.permit(CycleState(), info(a), "n")
+    _wait(handle, a, clock)
     assert sorted(handle.activated) == sorted([info(b).uid, info(c).uid])
     q.permit(CycleState(), info(b), "n")
     assert sorted(handle.activated) == sorted([info(b).uid, info(c).uid])
@@ -543,8 +545,79 @@ def test_coscheduling_unreserve_rejects_the_waiting_siblings() -> None:
     p.unreserve(CycleState(), info(a), "n")
     assert _codes(wb.wait()) == (Code.UNSCHEDULABLE, (cs.REJECTED_IN_UNRESERVE,))
     assert wo.pending_plugins() == [cs.NAME]
-    assert p.assigned_count("ns/pg1", p.siblings(info(a))) == 1  # b is still permitted
+    assert p.assigned_count("ns/pg1", p.siblings(info(a))) == 0  # b was rejected: not counted
     assert p._group_time(QueuedPodInfo(info(c), timestamp=0.0)) == NOW + 1
+
+
+def _rejected_in_post_filter(p: cs.Coscheduling, handle: FakeHandle, clock: Clock) -> None:
+    p.post_filter(CycleState(), info(member("c", "pg1")), NodeToStatus())
+
+
+def _rejected_in_unreserve(p: cs.Coscheduling, handle: FakeHandle, clock: Clock) -> None:
+    p.unreserve(CycleState(), info(member("c", "pg1")), "n")
+
+
+def _timed_out_unseen(p: cs.Coscheduling, handle: FakeHandle, clock: Clock) -> None:
+    clock.now += 3  # its binding cycle has not woken up to the timeout yet
+
+
+def _timed_out_and_gone(p: cs.Coscheduling, handle: FakeHandle, clock: Clock) -> None:
+    clock.now += 3
+    handle.waiting.pop(info(member("a", "pg1")).uid).wait()  # the binding cycle saw it
+
+
+def _rejected_by_another_plugin(p: cs.Coscheduling, handle: FakeHandle, clock: Clock) -> None:
+    handle.waiting[info(member("a", "pg1")).uid].reject("Other", "preempted")  # while waiting
+
+
+def _still_waiting(p: cs.Coscheduling, handle: FakeHandle, clock: Clock) -> None:
+    clock.now += 2.5
+
+
+def _let_through_and_binding(p: cs.Coscheduling, handle: FakeHandle, clock: Clock) -> None:
+    # a and d made a quorum of 2 earlier: both allowed, a out of the waiting map (PreBind/Bind)
+    d = member("d", "pg1")
+    assert p.permit(CycleState(), info(d), "n")[0] is None
+    handle.waiting.pop(info(member("a", "pg1")).uid).wait()
+
+
+STALE_ASSIGNED = [
+    # id, what happens to the waiting member a (of pg1, minMember 2, Coscheduling not at
+    # Reserve: no Unreserve for a) before its sibling b reaches Permit, b's Permit code
+    pytest.param(_rejected_in_post_filter, Code.WAIT,
+                 id="corral: a rejected in PostFilter (sibling c failed Filter) no longer counts"),
+    pytest.param(_rejected_in_unreserve, Code.WAIT,
+                 id="corral: a rejected in a sibling's Unreserve no longer counts"),
+    pytest.param(_timed_out_unseen, Code.WAIT,
+                 id="corral: a past its Permit timeout (binding cycle not woken) no longer counts"),
+    pytest.param(_timed_out_and_gone, Code.WAIT,
+                 id="corral: a timed out at Permit, gone from the waiting pods, no longer counts"),
+    pytest.param(_rejected_by_another_plugin, Code.WAIT,
+                 id="corral: a rejected while waiting by another plugin no longer counts"),
+    pytest.param(_still_waiting, Code.SUCCESS,
+                 id="corral: a still waiting within its timeout counts: b completes the quorum"),
+    pytest.param(_let_through_and_binding, Code.SUCCESS,
+                 id="corral: a let through at quorum and binding counts"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("happens", "want"), STALE_ASSIGNED)
+def test_coscheduling_a_member_that_left_permit_unallowed_stops_counting_as_assigned(
+    happens: Any, want: Code
+) -> None:
+    # corral: SP keeps a permitted pod in its assigned set until its Unreserve, which runs only
+    # with Coscheduling at Reserve (SP's integration test enables it at PreFilter, PostFilter
+    # and Permit only): a member rejected or timed out while waiting kept counting, and a
+    # later sibling completed a quorum of pods that were not there (e2e
+    # test_sp_coscheduling_table: two of pg7-2's four members bound on the one node, so pg7-1
+    # never fit). Whatever unseats a waiting member, it stops counting at once.
+    clock = Clock()
+    a, b, c, d = (member(n, "pg1") for n in "abcd")
+    p, handle = plugin([sp_group("pg1", min_member=2, timeout=3)], [a, b, c, d], clock=clock)
+    assert _codes(p.permit(CycleState(), info(a), "n")[0])[0] == Code.WAIT
+    handle.waiting[info(a).uid] = WaitingPod(info(a), {cs.NAME: 3.0}, clock)
+    happens(p, handle, clock)
+    assert _codes(p.permit(CycleState(), info(b), "n")[0])[0] == want
 
 
 # --- PostFilter -----------------------------------------------------------------------------

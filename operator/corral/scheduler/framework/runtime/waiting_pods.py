@@ -51,6 +51,15 @@ class WaitingPod:
         with self._cond:
             return list(self._deadlines)
 
+    def rejected(self) -> bool:
+        """Whether the wait ended, or will end, in a rejection: a plugin rejected the pod, or a
+        plugin's timeout has passed though the binding cycle has not woken to see it yet."""
+        with self._cond:
+            if self._done:
+                return self._result is not None
+            now = self._clock()
+            return any(deadline <= now for deadline in self._deadlines.values())
+
     def allow(self, plugin: str) -> None:
         with self._cond:
             if self._done:
