@@ -17,7 +17,7 @@ and ``scheduleTimeoutSeconds``.
   assigned; once ``minMember`` pods of the group are assigned (permitted here, or bound) every
   waiting sibling is allowed; until then the pod waits (``scheduleTimeoutSeconds``, else
   ``permitWaitingTimeSeconds`` when non-zero, else 60 s), and the first one assigned activates
-  its siblings.
+  its siblings — and so does the first one permitted after members were lost (Corral's).
 - PostFilter, after a member failed Filter: unless ``minMember`` are assigned already or the
   unassigned share is at most ``podGroupRejectPercentage``, every waiting sibling is rejected,
   the group is backed off (when enabled and ``minMember`` pods exist), its minResources pass is
@@ -325,19 +325,34 @@ class Coscheduling:
         timeout has not passed, one this plugin let through. Without a lister: every pod
         permitted here. A permitted pod that left Permit otherwise (rejected, timed out), or
         that the lister no longer knows (deleted), does not count."""
+        return self._count(full, siblings, current)[0]
+
+    def _count(
+        self, full: str, siblings: Sequence[PodInfo] | None, current: str
+    ) -> tuple[int, set[str]]:
+        """``assigned_count`` and the permitted pods that no longer count."""
         with self._lock:
             permitted = set(self._permitted.get(full, ()))
             allowed = set(self._allowed.get(full, ()))
         if siblings is None:
-            return len(permitted)
+            return len(permitted), set()
         known = {p.uid for p in siblings}
-        live = {
-            uid
-            for uid in permitted & known
-            if uid == current or uid in allowed or self._waiting(uid)
-        }
         bound = {p.uid for p in siblings if p.node_name}
-        return len(live | bound)
+        gone = {
+            uid
+            for uid in permitted
+            if uid != current
+            and uid not in bound
+            and (uid not in known or not (uid in allowed or self._waiting(uid)))
+        }
+        return len(((permitted & known) - gone) | bound), gone
+
+    def _drop(self, full: str, gone: set[str]) -> None:
+        """Forget permitted pods that no longer count (the scheduling thread's Permit only:
+        the pod it permits is not waiting yet)."""
+        with self._lock:
+            self._permitted.get(full, set()).difference_update(gone)
+            self._allowed.get(full, set()).difference_update(gone)
 
     def _waiting(self, uid: str) -> bool:
         """Whether ``uid`` waits at Permit and no plugin rejected it nor let its timeout pass."""
@@ -467,7 +482,9 @@ class Coscheduling:
             self._permitted.setdefault(full, set()).add(pod.uid)
             self._allowed.get(full, set()).discard(pod.uid)  # back at Permit: not through
         siblings = self._siblings_or_none(pod)
-        assigned = self.assigned_count(full, siblings, pod.uid)
+        assigned, lost = self._count(full, siblings, pod.uid)
+        if lost:
+            self._drop(full, lost)
         if assigned >= group.min_member:
             self.clear_failure(full)
             through = {pod.uid}
@@ -478,8 +495,10 @@ class Coscheduling:
             with self._lock:
                 self._allowed.setdefault(full, set()).update(through)
             return None, 0.0
-        if assigned == 1:
-            # Only the first assigned pod activates its siblings (SP #682).
+        if assigned == 1 or lost:
+            # Only the first assigned pod activates its siblings (SP #682); and the first
+            # after members were lost: rejected or timed out at Permit, they wait in
+            # unschedulablePods for an event their group will not send.
             self.handle.activate(
                 [p.uid for p in siblings or () if p.uid != pod.uid and not p.node_name]
             )

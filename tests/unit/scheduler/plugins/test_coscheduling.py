@@ -620,6 +620,58 @@ def test_coscheduling_a_member_that_left_permit_unallowed_stops_counting_as_assi
     assert _codes(p.permit(CycleState(), info(b), "n")[0])[0] == want
 
 
+def _a_times_out(handle: FakeHandle, clock: Clock, a: PodInfo) -> None:
+    clock.now += 3
+    handle.waiting.pop(a.uid).wait()  # its binding cycle saw the timeout: a is requeued
+
+
+def _a_preempted(handle: FakeHandle, clock: Clock, a: PodInfo) -> None:
+    handle.waiting[a.uid].reject("DefaultPreemption", "preempted")
+
+
+def _a_keeps_waiting(handle: FakeHandle, clock: Clock, a: PodInfo) -> None:
+    clock.now += 2
+
+
+LOST_MEMBER = [
+    # id, what happens to waiting a (b waits too, c and d pending) before c's Permit, the pods
+    # c's Permit activates, then the pods d's Permit activates
+    pytest.param(_a_times_out, ["a", "b", "d"], [],
+                 id="corral: a timed out at Permit: c's Permit activates the siblings, once"),
+    pytest.param(_a_preempted, ["a", "b", "d"], [],
+                 id="corral: a rejected while waiting: c's Permit activates the siblings, once"),
+    pytest.param(_a_keeps_waiting, [], [],
+                 id="corral: no member lost: only the first assigned activates (SP #682)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("happens", "by_c", "by_d"), LOST_MEMBER)
+def test_coscheduling_the_first_permit_after_a_member_was_lost_activates_the_siblings(
+    happens: Any, by_c: list[str], by_d: list[str]
+) -> None:
+    # corral: a member rejected or timed out at Permit waits in unschedulablePods for an event
+    # (Coscheduling: a pod added, a PodGroup changed) that its group, all created, will not
+    # send; SP's stale count let a sibling bind without it and that bind (an AssignedPod add)
+    # woke it. Counted right, the group's next permitted member wakes it (e2e
+    # test_sp_coscheduling_table row 7: pg7-1's three timed out in turn and waited 5 min).
+    clock = Clock()
+    a, b, c, d = (member(n, "pg1") for n in "abcd")
+    p, handle = plugin([sp_group("pg1", min_member=4)], [a, b, c, d], clock=clock)
+    for raw, timeout in ((a, 3.0), (b, 4.0)):
+        p.permit(CycleState(), info(raw), "n")
+        handle.waiting[info(raw).uid] = WaitingPod(info(raw), {cs.NAME: timeout}, clock)
+    handle.activated.clear()  # a was the first assigned: it activated b, c, d
+    happens(handle, clock, info(a))
+    assert _codes(p.permit(CycleState(), info(c), "n")[0])[0] == Code.WAIT
+    handle.waiting[info(c).uid] = WaitingPod(info(c), {cs.NAME: 3.0}, clock)
+    assert sorted(handle.activated) == sorted(info(x).uid for x in (a, b, c, d)
+                                              if x["metadata"]["name"] in by_c)  # fmt: skip
+    handle.activated.clear()
+    p.permit(CycleState(), info(d), "n")
+    assert sorted(handle.activated) == sorted(info(x).uid for x in (a, b, c, d)
+                                              if x["metadata"]["name"] in by_d)  # fmt: skip
+
+
 # --- PostFilter -----------------------------------------------------------------------------
 
 _REJECT = (
