@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= $(CURDIR)/.dev-cluster
 PYTEST_ARGS ?=
 
-.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode upgrade conformance-tests browser test fuzz faults compat demo demo-down clean
+.PHONY: help venv lock control-plane node storage image lint unit slow e2e realnode upgrade conformance-tests browser test fuzz faults mutate compat demo demo-down clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -54,7 +54,7 @@ lint: venv  ## ruff, ruff format, mypy --strict, import-linter contracts, vultur
 	@$(BIN)/python -m pytest tests --collect-only -q >/dev/null || { \
 	  $(BIN)/python -m pytest tests --collect-only -q 2>&1 | tail -20; exit 1; }
 	@# Dead code in the product, the harness and bench (tests/ read as users of it, not checked).
-	@dead=$$($(BIN)/vulture operator/corral hack/corral_dev hack/demo.py bench tests hack/vulture_whitelist.py --min-confidence 60 | grep -v '^tests/' || true); \
+	@dead=$$($(BIN)/vulture operator/corral hack/corral_dev hack/demo.py hack/mutate.py bench tests hack/vulture_whitelist.py --min-confidence 60 | grep -v '^tests/' || true); \
 	  if [[ -n $$dead ]]; then echo "$$dead"; echo 'vulture: delete it, or list it in hack/vulture_whitelist.py with the reason' >&2; exit 1; fi
 
 # The tiers (markers given by tests/conftest.py); `make test` runs every one of them but `upgrade` and `browser`.
@@ -96,6 +96,13 @@ faults: venv control-plane  ## every fault e2e test (tests/e2e/faults), the long
 		echo "== fault run $$run of $(FAULT_RUNS)"; \
 		$(BIN)/python -m pytest tests/e2e/faults --faults -p no:cacheprovider $(PYTEST_ARGS) || exit 1; \
 	done
+
+# Issue 40's mutation table (hack/corral_dev/mutations.py): each row's break applied to a scratch
+# copy, its e2e ids run on one local control plane; exit 1 when a break survives. Results:
+# docs/plugins/mutations.md. MUTATE_ARGS="--only ID ... --baseline --cluster-dir DIR".
+MUTATE_ARGS ?=
+mutate: venv control-plane  ## break each e2e failure mode of Coscheduling and CapacityScheduling and check its tests fail (~1 h; not in `make test`)
+	$(BIN)/python hack/mutate.py $(MUTATE_ARGS)
 
 # Without KUBE_VERSION: every minor of COMPAT_VERSIONS (versions.env) back to 1.33, one at a time;
 # `make compat KUBE_VERSION=v1.x.y ETCD_VERSION=v3.x.y` for one release.
