@@ -190,8 +190,7 @@ MUTATIONS: Final = (
                 COSCHEDULING,
                 "        if self.backoff_seconds > 0 and len(siblings or ()) >= "
                 "group.min_member:\n",
-                "        if self.backoff_seconds > 0 and len(siblings or ()) > "
-                "group.min_member:\n",
+                "        if self.backoff_seconds > 0 and len(siblings or ()) > group.min_member:\n",
             ),
         ),
         (NEVER_FITS,),
