@@ -154,9 +154,9 @@ def test_a_new_leader_schedules_a_gang_the_old_one_left_waiting(
     (the third waits for a node that is not there yet) and is killed (-9: no release, its
     waiting pods die with it). The new leader starts from the API's state: the two members are
     pending again, nominated to the node the old leader announced; it schedules them, and once
-    the third's node arrives the whole gang binds, each member once. Broken (a member bound by
-    the dying leader, the stale nominations holding the node against the members themselves, or
-    the gang state not rebuilt), a member binds alone, twice, or never."""
+    the third's node arrives (room for it alone) the whole gang binds, each member once. Broken
+    (a member bound by the dying leader, the stale nominations holding the node against the
+    members themselves, or the gang state not rebuilt), a member binds alone, twice, or never."""
     pool = {"pool": namespace}
     fake_nodes(1, cpu="2", memory="8Gi", labels=pool)
     name = scheduler_name()
@@ -191,7 +191,8 @@ def test_a_new_leader_schedules_a_gang_the_old_one_left_waiting(
     time.sleep(3.0)  # the new leader has scheduled what it could: still no member bound
     assert bound(kube, namespace) == set()
 
-    fake_nodes(1, cpu="2", memory="8Gi", labels=late)
+    # Room for the third alone: the other two must bind where the old leader placed them.
+    fake_nodes(1, cpu="1", memory="8Gi", labels=late)
     wait_until("the gang bound", lambda: bound(kube, namespace) == {"g-0", "g-1", "g-2"},
                timeout=60)  # fmt: skip
     scheduled = kube.list_items("v1", "Event", namespace, field_selector="reason=Scheduled")
