@@ -8,6 +8,10 @@ Contract:
   change.
 - The status subresource is patched only when it differs; an Event announces every change of
   the outcome and every reverted drift.
+- A profile enabling a plugin whose CRD the cluster does not serve (API discovery,
+  :mod:`corral.controller.plugin_crds`) is stalled the same way (``PluginCRDMissing``), and is
+  due again after the discovery cache's TTL rather than the resync period, so installing the
+  CRD clears it within seconds.
 - It raises :class:`~corral.controller.apply.TransientError` for transient failures (the work
   queue backs off); it never raises for a user's mistake.
 - A profile is rendered again only when its validated, defaulted form changed: rendering is a
@@ -34,12 +38,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from corral.api import API_VERSION, KIND, Catalog, SchedulerProfile
-from corral.controller import apply, guards, podhealth, refusals, status
+from corral.controller import apply, guards, plugin_crds, podhealth, refusals, status
 from corral.controller.events import EventType, Recorder, now_rfc3339
 from corral.controller.settings import Settings
 from corral.controller.state import State, describe, key_of
 from corral.k8s import CONTENT_MERGE_PATCH, ApiError, Client
-from corral.render import Rendered, names, render
+from corral.render import Rendered, enabled_plugins, names, render
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +77,7 @@ class Reconciler:
         engines: EngineRuntime | None = None,
         clock: Callable[[], str] = now_rfc3339,
         monotonic: Callable[[], float] = time.monotonic,
+        discovery: plugin_crds.Discovery | None = None,
     ) -> None:
         self.client = client
         self.state = state
@@ -83,6 +88,9 @@ class Reconciler:
         self.engines = engines
         self.clock = clock
         self.monotonic = monotonic
+        self.discovery = discovery or plugin_crds.Discovery(client, monotonic=monotonic)
+        # Profiles stalled on a plugin's missing CRD: due again once discovery may have news.
+        self._awaiting_crds: set[str] = set()
         # profile name -> (the validated profile rendered, its objects); one worker at a time
         # per name (the work queue), so each entry is read and written by one thread at a time.
         self._renders: dict[str, tuple[SchedulerProfile, Rendered]] = {}
@@ -98,6 +106,7 @@ class Reconciler:
             # Deleted: garbage collection removes the children through their owner references.
             self._renders.pop(name, None)
             self._reconciled.pop(name, None)
+            self._awaiting_crds.discard(name)
             if self.engines is not None:
                 self.engines.forget(name)
             return
@@ -112,14 +121,18 @@ class Reconciler:
 
     def due(self, name: str, generation: int, period: float) -> bool:
         """Whether the resync should queue ``name`` (at ``generation`` now): it was not
-        reconciled within ``period`` seconds, or not at this generation."""
+        reconciled within ``period`` seconds (within the discovery TTL when it is stalled on a
+        plugin's missing CRD), or not at this generation."""
         last = self._reconciled.get(name)
+        if last is not None and name in self._awaiting_crds:
+            period = min(period, self.discovery.ttl)
         return last is None or last[1] != generation or self.monotonic() - last[0] >= period
 
     def _converge(
         self, body: Mapping[str, Any]
     ) -> tuple[status.Outcome, list[status.Extra], dict[str, Any]]:
         name = str(body["metadata"]["name"])
+        self._awaiting_crds.discard(name)
         claims = self.state.rivals([guards.claim_of(body)])
         profile, refusal = refusals.check(
             body, settings=self.settings, catalog=self.catalog, claims=claims
@@ -127,6 +140,10 @@ class Reconciler:
         if refusal is not None or profile is None:
             refusal = refusal or refusals.Refusal("InvalidSpec", "the profile is invalid")
             return status.stalled(refusal.reason, refusal.message), [], {}
+        problems = self._missing_crds(profile)
+        if problems:
+            self._awaiting_crds.add(name)
+            return status.stalled(plugin_crds.REASON, plugin_crds.message(problems)), [], {}
         claim = guards.claim_of(body)
         extras = []
         overlap = guards.overlapping(claim, claims)
@@ -189,6 +206,16 @@ class Reconciler:
             )
         lead = f"; leader {leader}" if leader else ""
         return status.ready(f"{counts}{lead}"), extras, facts
+
+    def _missing_crds(self, profile: SchedulerProfile) -> list[plugin_crds.Problem]:
+        plugins = enabled_plugins(profile)
+        wanted = plugin_crds.groups(plugins, self.catalog)
+        if not wanted:
+            return []
+        served = self.discovery.served(wanted)
+        if served is None:
+            return []  # discovery may not be read: the check cannot be made
+        return plugin_crds.missing(plugins, self.catalog, served)
 
     def _render(self, profile: SchedulerProfile) -> Rendered:
         cached = self._renders.get(profile.name)
