@@ -271,7 +271,9 @@ class ReconcileClient(FakeClient):
 
 
 def coscheduling(name: str) -> dict[str, Any]:
-    spec = {"namespace": "ns", "plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]}}}
+    # As config/samples/coscheduling.yaml: Coscheduling sorts the queue, so PrioritySort is off.
+    enabled = {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}
+    spec = {"namespace": "ns", "plugins": {"multiPoint": enabled}}
     return {
         "apiVersion": "corral.dev/v1alpha1",
         "kind": "SchedulerProfile",
