@@ -72,6 +72,14 @@ def _crd(kube: Client, path: Path) -> Iterator[None]:
         wait_until(f"the {kind} CRD deleted", lambda: _stored_crd(kube, name) is None, 120)
 
 
+def absent(kube: Client, path: Path) -> bool:
+    """Whether the CRD at ``path`` is gone, once an earlier deletion of it has finished (False:
+    something else installed it and holds it)."""
+    name = yaml.safe_load(path.read_text())["metadata"]["name"]
+    wait_until(f"an earlier {name} deleted", lambda: not _terminating(kube, name), 120)
+    return _stored_crd(kube, name) is None
+
+
 def pod_group_crd(kube: Client) -> AbstractContextManager[None]:
     """The PodGroup CRD (Coscheduling's groups), served until the block ends."""
     return _crd(kube, POD_GROUP_CRD)

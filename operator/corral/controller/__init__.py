@@ -3,9 +3,10 @@
 Imports nothing of corral but :mod:`corral.api`, :mod:`corral.render` and :mod:`corral.k8s`.
 One file per concern: ``handlers`` (kopf wiring), ``reconcile`` (one profile, level-based),
 ``apply`` (server-side apply, no churn, pruning), ``status`` (kstatus conditions),
-``events``, ``guards`` (schedulerName conflicts, node-pool overlap), ``pending`` (the
-pending-pod detector), ``engines`` (the local engine runtime), ``peering`` (hot standby),
-``queue``, ``state``, ``metrics`` (and ``metrics_server``, its HTTPS endpoint), ``settings``.
+``events``, ``guards`` (schedulerName conflicts, node-pool overlap), ``plugin_crds`` (plugins
+whose CRD the cluster does not serve), ``pending`` (the pending-pod detector), ``engines`` (the
+local engine runtime), ``peering`` (hot standby), ``queue``, ``state``, ``metrics`` (and
+``metrics_server``, its HTTPS endpoint), ``settings``.
 The public surface::
 
     settings = from_sources(flags)            # flags over CORRAL_* environment over defaults
