@@ -4,7 +4,10 @@
 for every kind the engine reads (Pods, Nodes and the kinds of :data:`.objects.WATCHED_KINDS`)
 its ``apiVersion`` and, per Go struct, the JSON type of each field with its width (``int32``,
 ``int64``, ``float64``, ...) and the types with a JSON form of their own (quantities, times,
-int-or-string).
+int-or-string). ``crd_shapes.json`` has the same for the third-party CRD kinds it watches
+(scheduler-plugins' PodGroup and ElasticQuota, NodeResourceTopology), generated from their CRDs'
+openAPIV3Schema (``python -m corral_dev.crd_shapes``), with what those schemas add: required
+fields and integer bounds (PodGroup's ``minMember`` at least 1).
 
 Contract: :func:`problems` lists what the API server's decoding and validation would refuse in
 an object, each ``path: what`` (``spec.containers[0].resources.requests.cpu: must be a
@@ -15,6 +18,7 @@ after the object. What is checked:
   claim has other fields than a v1 one and is not read as one);
 - every field the Go type declares has its JSON type (``null`` is every type's zero value, as
   Go's decoder takes it); integers fit their width, numbers are finite; a quantity parses;
+- a CRD kind's required fields are there, and its integers within its schema's bounds;
 - resource requests, limits and overhead are not negative (the API server's validation).
 
 Fields the Go types do not declare are left alone (the API server prunes or warns). Objects
@@ -53,9 +57,12 @@ _QUANTITIES_READ: Final[dict[str, tuple[Path, ...]]] = {
 
 @functools.cache
 def schema() -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(
-        resources.files("corral.scheduler.backend").joinpath("shapes.json").read_text()
-    )
+    """``shapes.json`` (the Go types) with ``crd_shapes.json`` (the CRD kinds) merged in."""
+    here = resources.files("corral.scheduler.backend")
+    loaded: dict[str, Any] = json.loads(here.joinpath("shapes.json").read_text())
+    crds = json.loads(here.joinpath("crd_shapes.json").read_text())
+    loaded["kinds"] = {**loaded["kinds"], **crds["kinds"]}
+    loaded["types"] = {**loaded["types"], **crds["types"]}
     return loaded
 
 
@@ -63,6 +70,14 @@ def api_version(kind: str) -> str | None:
     """The ``apiVersion`` the engine reads ``kind`` at; ``None`` for a kind it does not read."""
     root = schema()["kinds"].get(kind)
     return None if root is None else str(root["apiVersion"])
+
+
+def kind_name(kind: str) -> str:
+    """How objects of ``kind`` name their kind: a CRD kind is filed as
+    ``<plural>.<version>.<group>`` (``podgroups.v1alpha1.scheduling.x-k8s.io``) and named
+    ``PodGroup``; the others as they are filed."""
+    root = schema()["kinds"].get(kind)
+    return kind if root is None else str(root.get("kind", kind))
 
 
 def problem(obj: Mapping[str, Any]) -> str | None:
@@ -128,13 +143,14 @@ def problems_at(obj: Mapping[str, Any], paths: tuple[Path, ...], *, kind: str) -
         if below is None:  # a field read whole
             if kind_ in _COMPOSITE:
                 out += (f"{_dotted(w)}: {what}" for w, what in _walk(value, shape, where))
-            elif (what := _scalar(kind_, value)) is not None:
+            elif (what := _leaf(shape, value)) is not None:
                 out.append(f"{_dotted(where)}: {what}")
             continue
         if kind_ == "struct":
             if not isinstance(value, Mapping):
                 out.append(f"{_dotted(where)}: {_wrong('an object', value)}")
                 continue
+            out += (f"{_dotted(w)}: {what}" for w, what in _missing(value, shape["name"], where))
             for name, (field, deeper) in reversed(below.items()):
                 if name in value:
                     stack.append((value[name], field, (*where, name), deeper))
@@ -256,6 +272,7 @@ def _walk(value: Any, shape: Mapping[str, Any], where: Path) -> Iterator[tuple[P
             if not isinstance(value, Mapping):
                 yield where, _wrong("an object", value)
                 continue
+            yield from _missing(value, shape["name"], where)
             fields = _fields(shape["name"])
             # The fields present, in the Go type's order (most of a type's fields are absent).
             present = [k for k in value if k in fields]
@@ -278,9 +295,34 @@ def _walk(value: Any, shape: Mapping[str, Any], where: Path) -> Iterator[tuple[P
                     break
                 stack.append((value[key], shape["of"], (*where, f"[{key}]")))
         else:
-            problem = _scalar(kind, value)
+            problem = _leaf(shape, value)
             if problem is not None:
                 yield where, problem
+
+
+@functools.cache
+def _required(type_name: str) -> tuple[str, ...]:
+    """The fields a CRD's schema requires (the Go types require none here)."""
+    return tuple(schema()["types"][type_name].get("required", ()))
+
+
+def _missing(value: Mapping[str, Any], type_name: str, where: Path) -> Iterator[tuple[Path, str]]:
+    for name in _required(type_name):
+        if value.get(name) is None:  # the API server prunes a null before it validates
+            yield (*where, name), "a required field, missing"
+
+
+def _leaf(shape: Mapping[str, Any], value: Any) -> str | None:
+    """:func:`_scalar`, then a CRD's ``minimum`` and ``maximum`` of an integer."""
+    problem = _scalar(shape["kind"], value)
+    if problem is not None or value is None:
+        return problem
+    low, high = shape.get("minimum"), shape.get("maximum")
+    if low is not None and value < low:
+        return f"must be greater than or equal to {low}, got {_number(value)}"
+    if high is not None and value > high:
+        return f"must be less than or equal to {high}, got {_number(value)}"
+    return None
 
 
 def _scalar(kind: str, value: Any) -> str | None:

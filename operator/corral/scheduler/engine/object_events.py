@@ -7,8 +7,9 @@ deleted one, as upstream's. A DeviceTaintRule's change is also reported as upstr
 ResourceSlice tracker does: an update of every slice whose devices' taints it changed.
 
 An added or modified object is checked against the Go types first (:func:`shapes.problems`, the
-kinds it knows): one of the wrong shape is ignored with one line naming the field, as a
-malformed pod or node event is, and never reaches a plugin.
+kinds it knows; for the CRD kinds, their CRD's openAPIV3Schema): one of the wrong shape is
+ignored with one line naming the field, as a malformed pod or node event is, and never reaches
+a plugin.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ class ObjectEvents:
                 # Plugins read these objects as they are: one of the wrong shape is refused
                 # here, as a malformed pod or node is, and the one held before stays.
                 name = "/".join(k for k in key if k) or "<unnamed>"
-                log.warning("ignoring a malformed %s event: %s %s: %s", kind, kind, name,
+                shown = shapes.kind_name(kind)  # PodGroup, not podgroups.v1alpha1.scheduling...
+                log.warning("ignoring a malformed %s event: %s %s: %s", shown, shown, name,
                             " ".join(found[0].split()))  # fmt: skip
                 return
             old = obj if event == "DELETED" else self.objects.get(kind, *key)

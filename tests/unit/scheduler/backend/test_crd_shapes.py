@@ -30,6 +30,7 @@ import yaml
 
 from corral.k8s import Client
 from corral.k8s.informer import Informer
+from corral.scheduler.backend import shapes
 from corral.scheduler.backend.objects import WATCHED, WATCHED_KINDS
 from corral.scheduler.engine.app import Engine, EngineOptions
 from corral.scheduler.engine.assume import NominationDroppingAssumer
@@ -38,6 +39,7 @@ from corral.scheduler.framework.cycle_state import CycleState
 from corral.scheduler.framework.runtime.schedule_one import CycleOutcome, scheduling_cycle
 from corral.scheduler.framework.status import Code
 from corral.testing.builders import node, pod
+from corral_dev import crd_shapes
 from support import sp_chart
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -83,9 +85,10 @@ CRD_FILES = {
     "NodeResourceTopology": "noderesourcetopologies.topology.node.k8s.io.yaml",
 }
 # A Guaranteed pod of group pg in namespace d (its quota there), to be placed on n1.
-POD = pod("p", namespace="d", labels={"scheduling.x-k8s.io/pod-group": "pg"},
-          containers=[{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"},
-                                                  "limits": {"cpu": "1", "memory": "1Gi"}}}])  # fmt: skip
+_AMOUNTS = {"cpu": "1", "memory": "1Gi"}
+_CONTAINER = {"name": "c", "resources": {"requests": _AMOUNTS, "limits": _AMOUNTS}}
+_GROUP = {"scheduling.x-k8s.io/pod-group": "pg"}
+POD = pod("p", namespace="d", labels=_GROUP, containers=[_CONTAINER])
 POD["spec"]["schedulerName"] = SCHEDULER
 
 OFFLINE = Client.from_token("https://127.0.0.1:1", "offline", None)
@@ -130,12 +133,13 @@ def _variants(schema: dict[str, Any]) -> Iterator[tuple[str, Any, str, str]]:
         yield "string", "x", REFUSED, "must be an integer"
         yield "float", 1.5, REFUSED, "must be an integer"
         yield "boolean", True, REFUSED, "must be an integer"
-        yield f"past {fmt}", _WIDTHS[fmt], REFUSED, f"does not fit in {fmt}"
+        yield f"past {fmt}", _WIDTHS[fmt], REFUSED, f"{_WIDTHS[fmt]} does not fit in {fmt}"
         yield f"huge {fmt}", _WIDTHS[fmt] - 1, KEPT, ""
         if "minimum" in schema:
             low = schema["minimum"]
-            yield f"below minimum {low}", low - 1, REFUSED, f"must be greater than or equal to {low}"
-            yield "negative", -5, REFUSED, f"must be greater than or equal to {low}"
+            under = f"must be greater than or equal to {low}"
+            yield f"below minimum {low}", low - 1, REFUSED, under
+            yield "negative", -5, REFUSED, under
         else:
             yield "negative", -5, KEPT, ""
     else:
@@ -241,7 +245,8 @@ def test_the_well_formed_objects_are_kept_and_read() -> None:
         assert engine.objects.get(_lister_kind(kind), meta.get("namespace", ""), meta["name"])
     outcome = _cycle(engine)
     assert outcome.ok, outcome.status
-    assert outcome.result is not None and outcome.result.suggested_host == "n1"
+    assert outcome.result is not None
+    assert outcome.result.suggested_host == "n1"
 
 
 def test_the_table_attacks_every_field_of_every_kind() -> None:
@@ -280,3 +285,15 @@ def test_a_malformed_crd_object_is_ignored_with_one_line(
         f"ignoring a malformed {kind} event: {kind} {name}: {_dotted(path)}: {what}"
     ), line
     assert "\n" not in line
+
+
+def test_the_crd_shapes_are_derived_from_the_crds() -> None:
+    """``crd_shapes.json`` is what ``python -m corral_dev.crd_shapes`` makes of the CRDs now."""
+    assert crd_shapes.OUT.read_text() == crd_shapes.render(), "run python -m corral_dev.crd_shapes"
+    assert [crd_shapes.CRDS / f for f in crd_shapes.FILES] == [CRDS / CRD_FILES[k] for k in BASES]
+
+
+def test_every_watched_kind_has_a_shape() -> None:
+    """A kind the engine watches without a shape would reach plugins unchecked."""
+    assert [k for k in WATCHED_KINDS if shapes.api_version(k) is None] == []
+    assert [shapes.kind_name(_lister_kind(k)) for k in BASES] == list(BASES)
