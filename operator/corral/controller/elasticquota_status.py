@@ -90,9 +90,23 @@ def pod_request(pod: JSON) -> Amounts:
     return total
 
 
+class MalformedQuotaError(ValueError):
+    """``spec`` or ``status`` is not an object (the CRD's schema refuses it)."""
+
+
+def _section(quota: JSON, key: str) -> Mapping[str, Any]:
+    value = quota.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise MalformedQuotaError(f"{key}: must be an object")
+    return value
+
+
 def used(quota: JSON, requests: Iterable[Mapping[str, Fraction]]) -> Amounts:
-    """``status.used`` of ``quota`` given the requests of its namespace's running pods."""
-    spec = quota.get("spec") or {}
+    """``status.used`` of ``quota`` given the requests of its namespace's running pods.
+    Raises :class:`MalformedQuotaError` when its ``spec`` is not an object."""
+    spec = _section(quota, "spec")
     out: Amounts = {}
     for bound in ("min", "max"):
         raw = spec.get(bound)
@@ -132,7 +146,7 @@ def canonical(name: str, amount: Fraction) -> str:
 def status_patch(quota: JSON, amounts: Amounts) -> dict[str, Any] | None:
     """The merge patch's ``status`` writing ``amounts``; None when the quota's status already
     says them (by value). A resource no longer used nor named is removed (null)."""
-    current = _amounts((quota.get("status") or {}).get("used"))
+    current = _amounts(_section(quota, "status").get("used"))
     if current == amounts:
         return None
     text: dict[str, str | None] = {n: canonical(n, a) for n, a in sorted(amounts.items())}
@@ -205,7 +219,12 @@ class ElasticQuotas:
         quota = self.quota_of(namespace)
         if quota is None:
             return None
-        status = status_patch(quota, used(quota, self.requests.get(namespace, {}).values()))
+        try:
+            status = status_patch(quota, used(quota, self.requests.get(namespace, {}).values()))
+        except MalformedQuotaError as exc:  # left alone, as the engine's informer leaves it
+            log.warning("ignoring a malformed ElasticQuota %s/%s: %s", namespace,
+                        _meta(quota).get("name"), exc)  # fmt: skip
+            return None
         return None if status is None else (str(_meta(quota)["name"]), status)
 
 

@@ -93,10 +93,25 @@ def pod_counts(pods: Sequence[JSON]) -> tuple[int, int, int]:
     return phases.count("Running"), phases.count("Succeeded"), phases.count("Failed")
 
 
+class MalformedGroupError(ValueError):
+    """A field the reconcile reads has the wrong JSON type (the CRD's schema refuses it)."""
+
+
+def _section(group: JSON, key: str) -> Mapping[str, Any]:
+    value = group.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise MalformedGroupError(f"{key}: must be an object")
+    return value
+
+
 def next_status(group: JSON, pods: Sequence[JSON], now: float) -> Outcome:
-    """One reconcile of ``group`` given the pods of its namespace that carry its label."""
-    meta, spec = group.get("metadata") or {}, group.get("spec") or {}
-    status: dict[str, Any] = dict(group.get("status") or {})
+    """One reconcile of ``group`` given the pods of its namespace that carry its label.
+    Raises :class:`MalformedGroupError` for a group whose ``metadata``, ``spec``, ``status``
+    or ``spec.minMember`` has the wrong JSON type."""
+    meta, spec = _section(group, "metadata"), _section(group, "spec")
+    status: dict[str, Any] = dict(_section(group, "status"))
     phase = str(status.get("phase") or "")
     if phase in (FINISHED, FAILED):
         return Outcome()
@@ -109,7 +124,9 @@ def next_status(group: JSON, pods: Sequence[JSON], now: float) -> Outcome:
         and started - created > TIMEOUT_SECONDS
     ):
         return Outcome(event=(TIMEOUT_REASON, TIMEOUT_MESSAGE))
-    min_member = int(spec.get("minMember") or 0)
+    min_member = spec.get("minMember") or 0
+    if isinstance(min_member, bool) or not isinstance(min_member, int):
+        raise MalformedGroupError("spec.minMember: must be an integer")
     new = dict(status)
     if phase == "":
         new["phase"] = PENDING
@@ -192,7 +209,11 @@ class PodGroups:
         group = self.groups.get(key)
         if group is None:
             return None
-        return next_status(group, list(self.pods.get(key, {}).values()), now)
+        try:
+            return next_status(group, list(self.pods.get(key, {}).values()), now)
+        except MalformedGroupError as exc:  # left alone, as the engine's informer leaves it
+            log.warning("ignoring a malformed PodGroup %s/%s: %s", *key, exc)
+            return None
 
 
 class PodGroupStatusController:

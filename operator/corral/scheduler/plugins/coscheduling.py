@@ -137,9 +137,9 @@ class PodGroup:
 
 
 def pod_group_from_json(obj: Mapping[str, Any]) -> PodGroup:
-    """Raises ValueError on a field the CRD's schema would have refused."""
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
+    """Raises ValueError (or TypeError) on a field the CRD's schema would have refused (the
+    engine's informer refuses such objects first; others may reach here)."""
+    meta, spec = _section(obj, "metadata"), _section(obj, "spec")
     raw_resources = spec.get("minResources")
     resources = (
         {str(k): quantity.parse(v) for k, v in raw_resources.items()}
@@ -155,6 +155,15 @@ def pod_group_from_json(obj: Mapping[str, Any]) -> PodGroup:
         schedule_timeout_seconds=None if timeout is None else int(timeout),
         created=_timestamp(meta.get("creationTimestamp")),
     )
+
+
+def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{key}: must be an object")
+    return value
 
 
 def _timestamp(value: object) -> float | None:

@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 import yaml
 
+from corral.controller.elasticquota_status import ElasticQuotas
+from corral.controller.podgroup_status import PodGroups
 from corral.k8s import Client
 from corral.k8s.informer import Informer
 from corral.scheduler.backend import shapes
@@ -194,6 +196,21 @@ def _params() -> list[Any]:
 
 
 ROWS = _params()
+# Strings the schema allows that the readers turn into numbers (noderesourcetopology-api's
+# NameToID, the kubelet's topologyManagerMaxNUMANodes): past int64 and past CPython's
+# 4,300-digit limit for int(), they must be kept and read as Go's Atoi failing.
+_DIGITS = "9" * 5000
+_MAX_NUMA = [{"name": "topologyManagerMaxNUMANodes", "value": _DIGITS}]
+READ_AS_NUMBERS = [
+    pytest.param("NodeResourceTopology", ("zones", 0, "name"), f"node-{_DIGITS}", KEPT, "",
+                 id="NodeResourceTopology zones[0].name node-<5000 digits>"),
+    pytest.param("NodeResourceTopology", ("zones", 0, "name"), "node-9223372036854775808", KEPT,
+                 "", id="NodeResourceTopology zones[0].name node-<past int64>"),
+    pytest.param("NodeResourceTopology", ("zones", 0, "costs", 0, "name"), f"node-{_DIGITS}",
+                 KEPT, "", id="NodeResourceTopology zones[0].costs[0].name node-<5000 digits>"),
+    pytest.param("NodeResourceTopology", ("attributes",), _MAX_NUMA, KEPT, "",
+                 id="NodeResourceTopology attributes topologyManagerMaxNUMANodes <5000 digits>"),
+]  # fmt: skip
 
 
 def _with(base: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
@@ -258,7 +275,7 @@ def test_the_table_attacks_every_field_of_every_kind() -> None:
     assert len(ROWS) > 150
 
 
-@pytest.mark.parametrize(("kind", "path", "value", "verdict", "what"), ROWS)
+@pytest.mark.parametrize(("kind", "path", "value", "verdict", "what"), ROWS + READ_AS_NUMBERS)
 def test_a_malformed_crd_object_is_ignored_with_one_line(
     kind: str, path: tuple[Any, ...], value: Any, verdict: str, what: str,
     caplog: pytest.LogCaptureFixture,
@@ -297,3 +314,27 @@ def test_every_watched_kind_has_a_shape() -> None:
     """A kind the engine watches without a shape would reach plugins unchecked."""
     assert [k for k in WATCHED_KINDS if shapes.api_version(k) is None] == []
     assert [shapes.kind_name(_lister_kind(k)) for k in BASES] == list(BASES)
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "value"),
+    [pytest.param(*r.values[:3], id=r.id) for r in ROWS if r.values[0] != "NodeResourceTopology"],
+)
+def test_the_operators_status_controllers_take_every_row(
+    kind: str, path: tuple[Any, ...], value: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The operator's PodGroup and ElasticQuota status controllers watch these kinds on their
+    own (no engine in front): a malformed one is left alone with at most one line, never
+    raises (a raise ended the controller's loop, for every group or quota)."""
+    obj = _with(BASES[kind], path, value)
+    with caplog.at_level(logging.WARNING):
+        if kind == "PodGroup":
+            groups = PodGroups()
+            groups.on_group("ADDED", obj)
+            groups.outcome(("d", "pg"), now=1.8e9)
+        else:
+            quotas = ElasticQuotas()
+            quotas.on_quota("ADDED", obj)
+            quotas.patch("d")
+    assert len(caplog.records) <= 1, [r.getMessage() for r in caplog.records]
+    assert all(r.getMessage().startswith(f"ignoring a malformed {kind} d/") for r in caplog.records)

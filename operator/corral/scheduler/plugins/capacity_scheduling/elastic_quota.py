@@ -191,9 +191,12 @@ class ElasticQuota:
 
 
 def elastic_quota_from_json(obj: Mapping[str, Any]) -> ElasticQuota:
-    """Raises ValueError (or TypeError) on a field the CRD's schema would have refused."""
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
+    """Raises ValueError (or TypeError) on a field the CRD's schema would have refused (the
+    engine's informer refuses such objects first; others may reach here)."""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    for key, value in (("metadata", meta), ("spec", spec)):
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{key}: must be an object")
 
     def bounds(key: str) -> Resources | None:
         raw = spec.get(key)

@@ -75,12 +75,8 @@ def numa_id(name: object) -> int | None:
     """``node-<id>`` → id (noderesourcetopology-api ``numanode.NameToID``), else None."""
     if not isinstance(name, str) or not name.startswith(NUMA_NAME_PREFIX):
         return None
-    digits = name[len(NUMA_NAME_PREFIX) :]
-    sign = digits[:1] in ("+", "-")
-    if not (digits[sign:].isdigit() and digits.isascii()):
-        return None
-    value = int(digits)
-    return value if value >= 0 else None
+    value = _atoi(name[len(NUMA_NAME_PREFIX) :])
+    return value if value is not None and value >= 0 else None
 
 
 def numa_nodes(nrt: Mapping[str, Any]) -> list[NUMANode]:
@@ -144,9 +140,17 @@ def topology_manager(nrt: Mapping[str, Any]) -> TopologyManager:
     return TopologyManager(scope, policy, max_nodes)
 
 
+_INT64: Final = 2**63
+
+
 def _atoi(value: object) -> int | None:
-    """Go's ``strconv.Atoi``: an optional sign and decimal digits."""
+    """Go's ``strconv.Atoi``: an optional sign and decimal digits, within int64 (a longer
+    string is out of range there, and past CPython's digit limit for int())."""
     if not isinstance(value, str):
         return None
     sign = value[:1] in ("+", "-")
-    return int(value) if value[sign:].isdigit() and value[sign:].isascii() else None
+    digits = value[sign:]
+    if not (digits.isdigit() and digits.isascii()) or len(digits) > 19:
+        return None
+    number = int(value)
+    return number if -_INT64 <= number < _INT64 else None
