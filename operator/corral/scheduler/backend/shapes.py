@@ -98,7 +98,7 @@ def problems(obj: Mapping[str, Any], *, kind: str | None = None) -> list[str]:
     """What the API server would refuse in ``obj`` (a kind the engine reads), in order.
     ``kind``: what the object is known to be (a list's items carry no kind). A missing
     ``apiVersion`` is taken as the engine's (hand-written ``simulate`` files omit it)."""
-    kind = kind if kind is not None else obj.get("kind")
+    kind = kind if kind is not None else _filed_as(obj)
     root = schema()["kinds"].get(kind) if isinstance(kind, str) else None
     if root is None:
         return []
@@ -117,6 +117,24 @@ def problems(obj: Mapping[str, Any], *, kind: str | None = None) -> list[str]:
     if not out and kind == "Pod":
         out += _negative_amounts(obj)
     return out[:MAX_PROBLEMS]
+
+
+def _filed_as(obj: Mapping[str, Any]) -> Any:
+    """The kind an object names, as the shapes file it: a CRD kind's by its apiVersion and kind
+    (a ``corral simulate`` file's ``scheduling.x-k8s.io/v1alpha1`` PodGroup)."""
+    kind, version = obj.get("kind"), obj.get("apiVersion")
+    if not isinstance(kind, str) or not isinstance(version, str) or kind in schema()["kinds"]:
+        return kind
+    return _crd_kinds().get((version, kind), kind)
+
+
+@functools.cache
+def _crd_kinds() -> dict[tuple[str, str], str]:
+    return {
+        (root["apiVersion"], root["kind"]): filed
+        for filed, root in schema()["kinds"].items()
+        if "kind" in root
+    }
 
 
 _COMPOSITE: Final = frozenset({"struct", "list", "map"})
@@ -150,7 +168,8 @@ def problems_at(obj: Mapping[str, Any], paths: tuple[Path, ...], *, kind: str) -
             if not isinstance(value, Mapping):
                 out.append(f"{_dotted(where)}: {_wrong('an object', value)}")
                 continue
-            out += (f"{_dotted(w)}: {what}" for w, what in _missing(value, shape["name"], where))
+            if _required(shape["name"]):
+                out += (f"{_dotted(w)}: {what}" for w, what in _missing(value, shape, where))
             for name, (field, deeper) in reversed(below.items()):
                 if name in value:
                     stack.append((value[name], field, (*where, name), deeper))
@@ -272,7 +291,8 @@ def _walk(value: Any, shape: Mapping[str, Any], where: Path) -> Iterator[tuple[P
             if not isinstance(value, Mapping):
                 yield where, _wrong("an object", value)
                 continue
-            yield from _missing(value, shape["name"], where)
+            if _required(shape["name"]):
+                yield from _missing(value, shape, where)
             fields = _fields(shape["name"])
             # The fields present, in the Go type's order (most of a type's fields are absent).
             present = [k for k in value if k in fields]
@@ -306,8 +326,10 @@ def _required(type_name: str) -> tuple[str, ...]:
     return tuple(schema()["types"][type_name].get("required", ()))
 
 
-def _missing(value: Mapping[str, Any], type_name: str, where: Path) -> Iterator[tuple[Path, str]]:
-    for name in _required(type_name):
+def _missing(
+    value: Mapping[str, Any], shape: Mapping[str, Any], where: Path
+) -> Iterator[tuple[Path, str]]:
+    for name in _required(shape["name"]):
         if value.get(name) is None:  # the API server prunes a null before it validates
             yield (*where, name), "a required field, missing"
 

@@ -338,3 +338,15 @@ def test_the_operators_status_controllers_take_every_row(
             quotas.patch("d")
     assert len(caplog.records) <= 1, [r.getMessage() for r in caplog.records]
     assert all(r.getMessage().startswith(f"ignoring a malformed {kind} d/") for r in caplog.records)
+
+
+@pytest.mark.parametrize("kind", list(BASES))
+def test_an_object_naming_its_crd_kind_is_checked_by_it(kind: str) -> None:
+    """What ``corral simulate`` reads names its kind (PodGroup, at scheduling.x-k8s.io/v1alpha1),
+    not the kind the engine files it as: checked all the same; another group's kind of the same
+    name (upstream's PodGroup) is not taken for it."""
+    base = BASES[kind]
+    assert shapes.problems(base) == []
+    assert shapes.problems({**base, "metadata": 5}) == ["metadata: must be an object, got number"]
+    other = {**base, "apiVersion": "scheduling.k8s.io/v1alpha2", "metadata": 5}
+    assert shapes.problems(other) == []
