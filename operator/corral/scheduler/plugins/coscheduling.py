@@ -142,7 +142,7 @@ def pod_group_from_json(obj: Mapping[str, Any]) -> PodGroup:
     meta, spec = _section(obj, "metadata"), _section(obj, "spec")
     raw_resources = spec.get("minResources")
     resources = (
-        {str(k): quantity.parse(v) for k, v in raw_resources.items()}
+        {str(k): quantity.exact(v) for k, v in raw_resources.items()}  # compared exactly
         if isinstance(raw_resources, Mapping)
         else None
     )

@@ -350,3 +350,15 @@ def test_an_object_naming_its_crd_kind_is_checked_by_it(kind: str) -> None:
     assert shapes.problems({**base, "metadata": 5}) == ["metadata: must be an object, got number"]
     other = {**base, "apiVersion": "scheduling.k8s.io/v1alpha2", "metadata": 5}
     assert shapes.problems(other) == []
+
+
+def test_a_group_needing_more_than_int64_of_a_resource_is_short_of_it() -> None:
+    """minResources past int64 is a quantity the CRD allows: the group needs more than any
+    cluster has (SP's CheckClusterResource gap), not "PodGroup not found" (it was: the amount
+    failed the int64 parse and the group was taken for missing)."""
+    engine, informers = _engine(leave_out="PodGroup")
+    huge = _with(POD_GROUP, ("spec", "minResources", "[cpu]"), "9" * 30)
+    informers["PodGroup"]._emit("ADDED", huge)
+    outcome = _cycle(engine)
+    assert not outcome.ok
+    assert "resource gap: map[cpu:" in str(outcome.status)
