@@ -18,6 +18,14 @@ CHART = ROOT / "charts" / "corral"
 COPIES = {
     "files/crds/schedulerprofiles.corral.dev.yaml": "crds/schedulerprofiles.corral.dev.yaml",
     "files/crds/clusterkopfpeerings.kopf.dev.yaml": "crds/clusterkopfpeerings.kopf.dev.yaml",
+    **{
+        f"files/crds-scheduler-plugins/{name}": f"crds/scheduler-plugins/{name}"
+        for name in (
+            "podgroups.scheduling.x-k8s.io.yaml",
+            "elasticquotas.scheduling.x-k8s.io.yaml",
+            "noderesourcetopologies.topology.node.k8s.io.yaml",
+        )
+    },
     "files/cluster_role.yaml": "config/rbac/cluster_role.yaml",
     "files/schedulerprofile_viewer_role.yaml": "config/rbac/schedulerprofile_viewer_role.yaml",
     "files/schedulerprofile_editor_role.yaml": "config/rbac/schedulerprofile_editor_role.yaml",
@@ -43,9 +51,19 @@ def test_chart_files_are_copies_of_the_kustomize_sources(copy: str, source: str)
     )
 
 
-def test_every_crd_is_in_the_chart() -> None:
-    sources = {p.name for p in (ROOT / "crds").glob("*.yaml") if p.name != "kustomization.yaml"}
-    assert {p.name for p in (CHART / "files" / "crds").glob("*.yaml")} == sources
+@pytest.mark.parametrize(
+    ("source", "copies"),
+    [
+        pytest.param("crds", "crds", id="corral"),
+        pytest.param("crds/scheduler-plugins", "crds-scheduler-plugins", id="scheduler-plugins"),
+    ],
+)
+def test_every_crd_is_in_the_chart(source: str, copies: str) -> None:
+    sources = {p.name for p in (ROOT / source).glob("*.yaml") if p.name != "kustomization.yaml"}
+    assert {p.name for p in (CHART / "files" / copies).glob("*.yaml")} == sources
+    assert {c for c in COPIES if c.startswith(f"files/{copies}/")} == {
+        f"files/{copies}/{name}" for name in sources
+    }
 
 
 def test_every_prometheus_object_is_in_the_chart() -> None:
