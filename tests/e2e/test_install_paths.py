@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,10 @@ import pytest
 import yaml
 
 from corral import __version__
+from corral.k8s import Client
 from corral.testing.binaries import ensure_binaries
 from corral_dev.builds import ensure_helm
+from support import sp_crds
 
 # Waiting for the machine's real node (the lock) and cold builds take minutes on two cores.
 pytestmark = pytest.mark.timeout(1800)
@@ -165,6 +168,114 @@ def test_the_crds_are_kept_the_gitops_way_and_helms() -> None:
     assert not [
         k for k in helm_template("crds.install=false") if k[0] == "CustomResourceDefinition"
     ]
+
+
+SP_CRDS = {
+    "podgroups.scheduling.x-k8s.io",
+    "elasticquotas.scheduling.x-k8s.io",
+    "noderesourcetopologies.topology.node.k8s.io",
+}
+CORRAL_CRDS = {"schedulerprofiles.corral.dev", "clusterkopfpeerings.kopf.dev"}
+
+
+def crds(objs: dict[Key, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {n: o for (kind, _, n), o in objs.items() if kind == "CustomResourceDefinition"}
+
+
+@pytest.mark.parametrize(
+    ("values", "names", "kept"),
+    [
+        pytest.param([], CORRAL_CRDS, True, id="default renders no scheduler-plugins CRD"),
+        pytest.param(
+            ["crds.schedulerPlugins=true"],
+            CORRAL_CRDS | SP_CRDS,
+            True,
+            id="true renders the three, labelled and kept",
+        ),
+        pytest.param(
+            ["crds.schedulerPlugins=true", "crds.keep=false"],
+            CORRAL_CRDS | SP_CRDS,
+            False,
+            id="true with keep=false renders them unkept",
+        ),
+        # crds.install is the one switch of the chart's CRDs: off, the release renders none (the
+        # CRDs are installed some other way) and NOTES.txt says the value was ignored.
+        pytest.param(
+            ["crds.install=false", "crds.schedulerPlugins=true"],
+            set(),
+            True,
+            id="install=false renders none, schedulerPlugins or not",
+        ),
+    ],
+)
+def test_scheduler_plugins_crds_value(values: list[str], names: set[str], kept: bool) -> None:
+    rendered = crds(helm_template(*values))
+    assert set(rendered) == names
+    # Helm's labels, as the chart's own CRDs have them (the rest of theirs are in their sources).
+    own = crds(helm_template())["schedulerprofiles.corral.dev"]["metadata"]["labels"]
+    helm_labels = {k: v for k, v in own.items() if k in HELM_LABELS}
+    assert sorted(helm_labels) == sorted(HELM_LABELS)
+    for name, obj in rendered.items():
+        labels = obj["metadata"]["labels"]
+        assert {k: v for k, v in labels.items() if k in HELM_LABELS} == helm_labels, name
+        annotations = obj["metadata"].get("annotations") or {}
+        assert (annotations.get("helm.sh/resource-policy") == "keep") is kept, name
+    for name in names & SP_CRDS:
+        # The chart's copy as crds/scheduler-plugins has it, only Helm's labels and keep added.
+        source = yaml.safe_load((ROOT / "crds" / "scheduler-plugins" / f"{name}.yaml").read_text())
+        got = copy.deepcopy(rendered[name])
+        assert got["metadata"].pop("labels") == helm_labels, name
+        got["metadata"]["annotations"].pop("helm.sh/resource-policy", None)
+        assert got == source, name
+
+
+def test_scheduler_plugins_crds_are_the_kustomize_components(tmp_path: Path) -> None:
+    """``crds/scheduler-plugins`` as a Component over config/crd and the Helm value install the
+    same CRDs."""
+    base = tmp_path / "crds"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(ROOT / "config" / "crd", base)],
+        "components": [os.path.relpath(ROOT / "crds" / "scheduler-plugins", base)],
+    }))  # fmt: skip
+    from_kustomize = kustomize(base)
+    from_helm = {k: o for k, o in helm_template("crds.schedulerPlugins=true").items()
+                 if k[0] == "CustomResourceDefinition"}  # fmt: skip
+    assert {n for _, _, n in from_kustomize} == CORRAL_CRDS | SP_CRDS
+    assert_same(from_kustomize, from_helm)
+
+
+def test_the_scheduler_plugins_crds_the_chart_renders_are_established(kube: Client) -> None:
+    """The three as ``crds.schedulerPlugins=true`` renders them (Helm's labels, the keep policy)
+    are accepted by the API server and become Established. (Created directly, not by
+    ``helm install``: the chart's other objects would collide with this control plane's.)"""
+    rendered = crds(helm_template("crds.schedulerPlugins=true"))
+    with ExitStack() as stack:
+        for name in sorted(SP_CRDS):
+            stack.enter_context(sp_crds.served_crd(kube, rendered[name]))
+        for name in sorted(SP_CRDS):
+            stored = kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+            conditions = {c["type"]: c["status"] for c in stored["status"]["conditions"]}
+            assert conditions["Established"] == "True", (name, conditions)
+            assert conditions["NamesAccepted"] == "True", (name, conditions)
+            assert stored["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+            assert stored["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+
+
+def test_the_notes_say_what_became_of_the_scheduler_plugins_crds() -> None:
+    def notes(*values: str) -> str:
+        args = [arg for value in values for arg in ("--set", value)]
+        result = helm("install", "corral", str(CHART), "-n", "corral-system", "--dry-run=client",
+                      *args)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stdout.partition("NOTES:")[2]
+
+    assert "scheduler-plugins" not in notes()
+    assert "scheduler-plugins' CRDs: installed" in notes("crds.schedulerPlugins=true")
+    ignored = notes("crds.install=false", "crds.schedulerPlugins=true")
+    assert "WARNING: crds.schedulerPlugins=true is ignored with crds.install=false" in ignored
 
 
 def test_neither_install_owns_a_namespace() -> None:
@@ -328,6 +439,11 @@ def test_helm_values_reach_the_operator() -> None:
             "extraEnv[0].name=X,extraEnv[0].value=60",
             "/extraEnv/0/value': got number, want string",
             id="an environment value the API server would refuse",
+        ),
+        pytest.param(
+            "crds.schedulerPlugins=yes",
+            "/crds/schedulerPlugins': got string, want boolean",
+            id="scheduler-plugins CRDs not a boolean",
         ),
     ],
 )

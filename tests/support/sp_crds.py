@@ -42,11 +42,14 @@ def _terminating(kube: Client, name: str) -> bool:
     return crd is not None and bool(crd["metadata"].get("deletionTimestamp"))
 
 
+def _crd(kube: Client, path: Path) -> AbstractContextManager[None]:
+    return served_crd(kube, yaml.safe_load(path.read_text()))
+
+
 @contextmanager
-def _crd(kube: Client, path: Path) -> Iterator[None]:
-    """The CRD at ``path``, served (a cluster-wide list of its objects answers) until the block
-    ends; its objects go with it."""
-    crd = yaml.safe_load(path.read_text())
+def served_crd(kube: Client, crd: JSON) -> Iterator[None]:
+    """The CRD ``crd`` (an object, e.g. as the chart renders it), served (a cluster-wide list of
+    its objects answers) until the block ends; its objects go with it."""
     name, kind = crd["metadata"]["name"], crd["spec"]["names"]["kind"]
     version = next(v["name"] for v in crd["spec"]["versions"] if v.get("served"))
     listing = f"/apis/{crd['spec']['group']}/{version}/{crd['spec']['names']['plural']}"
