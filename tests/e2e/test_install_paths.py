@@ -20,6 +20,7 @@ import yaml
 
 from corral import __version__
 from corral.k8s import Client
+from corral.testing import LocalCluster
 from corral.testing.binaries import ensure_binaries
 from corral_dev.builds import ensure_helm
 from support import sp_crds
@@ -264,11 +265,12 @@ def test_the_scheduler_plugins_crds_the_chart_renders_are_established(kube: Clie
             assert stored["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
 
 
-def test_the_notes_say_what_became_of_the_scheduler_plugins_crds() -> None:
+def test_the_notes_say_what_became_of_the_scheduler_plugins_crds(cluster: LocalCluster) -> None:
+    # `helm install --dry-run=client` still asks a cluster for its version: the local one.
     def notes(*values: str) -> str:
         args = [arg for value in values for arg in ("--set", value)]
         result = helm("install", "corral", str(CHART), "-n", "corral-system", "--dry-run=client",
-                      *args)  # fmt: skip
+                      f"--kubeconfig={cluster.kubeconfig}", *args)  # fmt: skip
         assert result.returncode == 0, result.stderr
         return result.stdout.partition("NOTES:")[2]
 
@@ -276,6 +278,11 @@ def test_the_notes_say_what_became_of_the_scheduler_plugins_crds() -> None:
     assert "scheduler-plugins' CRDs: installed" in notes("crds.schedulerPlugins=true")
     ignored = notes("crds.install=false", "crds.schedulerPlugins=true")
     assert "WARNING: crds.schedulerPlugins=true is ignored with crds.install=false" in ignored
+    unkept = notes("crds.keep=false", "crds.schedulerPlugins=true")
+    assert (
+        "scheduler-plugins' CRDs with every PodGroup, ElasticQuota and NodeResourceTopology"
+        in unkept
+    )
 
 
 def test_neither_install_owns_a_namespace() -> None:
