@@ -470,7 +470,11 @@ def test_the_namespace_value_moves_every_part() -> None:
 
 
 def test_helm_lint_passes() -> None:
-    for values in ([], ["--set", "webhook.enabled=true,webhook.certManager.enabled=true"]):
+    for values in (
+        [],
+        ["--set", "webhook.enabled=true,webhook.certManager.enabled=true"],
+        ["--set", "crds.schedulerPlugins=true"],
+    ):
         result = helm("lint", "--strict", str(CHART), *values)
         assert result.returncode == 0, result.stdout + result.stderr
 
