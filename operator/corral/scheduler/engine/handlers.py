@@ -4,7 +4,9 @@
   Their add, update and delete are queueing events (AssignedPod*), with the pods as objects.
 - Pending pods this engine is responsible for live in the queue: a pod is ours when its
   ``schedulerName`` is one of our profiles' and its namespace is served (tenancy). A pending pod
-  that becomes bound (by us or anyone else) or is deleted leaves the queue.
+  that becomes bound (by us or anyone else) or is deleted leaves the queue. A pending pod's
+  update that drops or moves its nominatedNodeName is an AssignedPodDelete event for the pods
+  of lower or equal priority (they counted it on that node), as upstream.
 - Node changes go to the cache and are queueing events with the old and new node: one event
   per kind of change (label, taint, allocatable, condition...), as upstream.
 
@@ -154,6 +156,16 @@ class ClusterState:
             else:
                 self.cache.update_pod_group_member(old, pod)
                 self.queue.update(old, pod)
+                if old.nominated_node_name and old.nominated_node_name != pod.nominated_node_name:
+                    # Its nomination dropped or moved: the node it held is free for the pods of
+                    # lower or equal priority that counted it (upstream updatePodInSchedulingQueue,
+                    # hasNominatedNodeNameChanged). Without it a pod refused for the nominated
+                    # pod's room waited for the unschedulable flush.
+                    priority = old.priority
+                    self.queue.move_all_to_active_or_backoff(
+                        events.ASSIGNED_POD_DELETE, old, None,
+                        pre_check=lambda p: p.priority <= priority,
+                    )  # fmt: skip
         elif uid in self._pending:  # e.g. its schedulerName or namespace no longer ours
             gone = self._pending.pop(uid)
             self.labels.remove(uid)
