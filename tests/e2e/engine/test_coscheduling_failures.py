@@ -1,7 +1,7 @@
 """Coscheduling's failure modes its users report (issue 40), end to end on the local control
-plane: two gangs that together exceed the node, a member deleted while its group waits at
-Permit, leader failover with a gang waiting, gated members (the Permit timeout's release:
-test_sp_plugins.py). Each test fails when the behaviour it names
+plane: two gangs that together exceed the node, a gang that never fits ahead of a pod, a member
+deleted while its group waits at Permit, leader failover with a gang waiting, gated members
+(the Permit timeout's release: test_sp_plugins.py). Each test fails when the behaviour it names
 is broken (the docstrings say how).
 """
 
@@ -300,3 +300,38 @@ def test_two_gangs_that_together_exceed_the_node_do_not_deadlock(
     (other,) = {"a", "b"} - {n.split("-")[0] for n in placed}
     for i in range(3):
         kube.delete("v1", "Pod", f"{other}-{i}", namespace)
+
+
+def test_a_gang_that_never_fits_does_not_block_the_pod_behind_it(
+    kube: Client,
+    cluster: LocalCluster,
+    namespace: str,
+    fake_nodes: Callable[..., list[str]],
+    engines: Callable[..., EngineProcess],
+    pod_group_crd: None,
+) -> None:
+    """A gang of three on a 2-cpu node, its third member fitting nowhere, with a Permit timeout
+    far beyond the test: two members wait at Permit holding both cpus until the third fails
+    Filter and PostFilter rejects them (default podGroupRejectPercentage) and backs the group
+    off (podGroupBackoffSeconds, SP's remedy: without it the rejected two are retried at once
+    and wait again, while the third, unschedulable, is not retried to reject them, until the
+    Permit timeout). A 2-cpu pod created after the rejection binds. Broken (no rejection, or no
+    backoff), the waiting members hold the node for 600 s and the pod never binds."""
+    pool = {"pool": namespace}
+    (node,) = fake_nodes(1, cpu="2", memory="8Gi", labels=pool)
+    name = scheduler_name()
+    engines(coscheduling(engine_config(cluster.kubeconfig, name), podGroupBackoffSeconds=60))
+    kube.create(pod_group("g", namespace, 3, scheduleTimeoutSeconds=LONG_TIMEOUT))
+    nowhere = {**pool, "absent": "label"}
+    create_all(kube, [member("g-0", namespace, name, "g", pool),
+                      member("g-1", namespace, name, "g", pool),
+                      member("g-2", namespace, name, "g", nowhere)])  # fmt: skip
+    wait_until(
+        "the gang rejected once",
+        lambda: said(kube, namespace, "g-2", "gets rejected due to Pod g-2"),
+    )
+    kube.create(pod("x", namespace, name, nodeSelector=pool, requests={"cpu": "2"},
+                    terminationGracePeriodSeconds=0))  # fmt: skip
+    wait_until("x bound", lambda: "x" in bound(kube, namespace), timeout=30)
+    assert status_of(kube, namespace)["x"][0] == node
+    assert bound(kube, namespace) == {"x"}
