@@ -195,8 +195,14 @@ def test_a_new_leader_schedules_a_gang_the_old_one_left_waiting(
     fake_nodes(1, cpu="1", memory="8Gi", labels=late)
     wait_until("the gang bound", lambda: bound(kube, namespace) == {"g-0", "g-1", "g-2"},
                timeout=60)  # fmt: skip
-    scheduled = kube.list_items("v1", "Event", namespace, field_selector="reason=Scheduled")
-    assert Counter(e["involvedObject"]["name"] for e in scheduled) == {"g-0": 1, "g-1": 1, "g-2": 1}
+
+    def scheduled() -> Counter[str]:
+        events = kube.list_items("v1", "Event", namespace, field_selector="reason=Scheduled")
+        return Counter(e["involvedObject"]["name"] for e in events)
+
+    # The recorder writes Events after the bind returns: wait for the last, then count repeats.
+    wait_until("a Scheduled Event per member", lambda: set(scheduled()) == {"g-0", "g-1", "g-2"})
+    assert scheduled() == {"g-0": 1, "g-1": 1, "g-2": 1}
     # Only the new leader bound them.
     (engine,) = running.values()
 
