@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from corral.boundedio import InputError, read_input
-from corral.cli.problems import InvalidInput, Problem, UsageError, from_yaml, located
+from corral.cli.problems import (
+    InvalidInput,
+    Problem,
+    UsageError,
+    from_yaml,
+    located,
+    shown_source,
+)
 from corral.scheduler.config import FieldError
 from corral.yamlload import MAX_BYTES, YamlError, load_all
 
@@ -34,7 +41,6 @@ STDIN: Final = "-"
 MAX_TOTAL_BYTES: Final = 4 * MAX_BYTES
 MAX_FILES: Final = 10_000  # the files the -f names stand for
 MAX_ENTRIES: Final = 200_000  # directory entries looked at under the -f directories
-_SHOWN_PATH: Final = 160  # a longer path (a deep tree's) is shown cut in the middle
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +63,8 @@ class Document:
     @property
     def label(self) -> str:
         """``file``, ``file#2`` (the second document) or ``file#2 items[3]``."""
-        where = self.source.name if self.count == 1 else f"{self.source.name}#{self.index + 1}"
+        name = shown_source(self.source.name)
+        where = name if self.count == 1 else f"{name}#{self.index + 1}"
         return where if self.item is None else f"{where} items[{self.item}]"
 
     @property
@@ -82,7 +89,8 @@ class Document:
     def position(self) -> str:
         """``source:line:col`` of the document's first line (of its item, in a List)."""
         p = self.problem("")
-        return p.source if p.line is None else f"{p.source}:{p.line}:{p.column}"
+        where = shown_source(p.source)
+        return where if p.line is None else f"{where}:{p.line}:{p.column}"
 
 
 def add_file_arguments(
@@ -122,7 +130,7 @@ def expand(names: Sequence[str], *, recursive: bool = False) -> list[str]:
             out += walk.directory(name, Path(name), recursive)
         if len(out) > MAX_FILES:
             raise InvalidInput(
-                [Problem(_cut(name), f"more than {MAX_FILES} files; at most {MAX_FILES} are read")]
+                [Problem(name, f"more than {MAX_FILES} files; at most {MAX_FILES} are read")]
             )
     return out
 
@@ -132,7 +140,7 @@ def _is_dir(path: Path, *, follow: bool) -> bool:
     try:
         return (follow or not path.is_symlink()) and path.is_dir()
     except OSError as exc:  # is_dir() passes on EACCES (a /proc entry's, even for root)
-        raise UsageError(f"cannot read {_cut(str(path))}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {shown_source(str(path))}: {exc.strerror or exc}") from None
 
 
 class _Walk:
@@ -173,10 +181,10 @@ class _Walk:
                     if self.entries > MAX_ENTRIES:
                         what = f"more than {MAX_ENTRIES} directory entries; at most"
                         what += f" {MAX_ENTRIES} are looked at"
-                        raise InvalidInput([Problem(_cut(given), what)])
+                        raise InvalidInput([Problem(given, what)])
                     out.append(entry)
         except OSError as exc:
-            raise UsageError(f"cannot read {_cut(path)}: {exc.strerror or exc}") from None
+            raise UsageError(f"cannot read {shown_source(path)}: {exc.strerror or exc}") from None
         out.sort(key=lambda e: e.name)
         return out
 
@@ -186,15 +194,7 @@ def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
     except OSError as exc:
-        raise UsageError(f"cannot read {_cut(entry.path)}: {exc.strerror or exc}") from None
-
-
-def _cut(path: str) -> str:
-    """``path`` as one line of readable length: a deep tree's is cut in the middle."""
-    if len(path) <= _SHOWN_PATH:
-        return path
-    keep = _SHOWN_PATH // 2 - 10
-    return f"{path[:keep]}...{path[-keep:]} ({path.count(os.sep) + 1} levels)"
+        raise UsageError(f"cannot read {shown_source(entry.path)}: {exc.strerror or exc}") from None
 
 
 def read(name: str, *, max_bytes: int = MAX_BYTES) -> Source:
@@ -205,8 +205,8 @@ def read(name: str, *, max_bytes: int = MAX_BYTES) -> Source:
         data = read_input(name, max_bytes)
     except InputError as exc:
         if exc.too_large:
-            raise InvalidInput([Problem(_cut(shown(name)), exc.message)]) from None
-        raise UsageError(f"cannot read {_cut(exc.where)}: {exc.message}") from None
+            raise InvalidInput([Problem(shown(name), exc.message)]) from None
+        raise UsageError(f"cannot read {shown_source(exc.where)}: {exc.message}") from None
     return Source(shown(name), data)
 
 
@@ -229,7 +229,7 @@ def documents(
         source = read(name, max_bytes=max_bytes)
         total += len(source.text)  # stdin, or a file that grew since
         if total > max_total:
-            raise InvalidInput([*problems, Problem(_cut(source.name), _over_total(max_total))])
+            raise InvalidInput([*problems, Problem(source.name, _over_total(max_total))])
         try:
             loaded = load_all(source.text, source.name, max_bytes=max_bytes)
         except YamlError as exc:
@@ -255,7 +255,7 @@ def _check_total(files: Sequence[str], max_total: int) -> None:
         except OSError:
             continue  # read() says why
         if total > max_total:
-            raise InvalidInput([Problem(_cut(name), _over_total(max_total))])
+            raise InvalidInput([Problem(name, _over_total(max_total))])
 
 
 def _over_total(max_total: int) -> str:

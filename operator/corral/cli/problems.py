@@ -20,6 +20,7 @@ Exit codes (documented in ``docs/cli.md``):
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ EXIT_USAGE: Final = 2
 EXIT_UNSCHEDULABLE: Final = 3
 EXIT_BROKEN_PIPE: Final = 141  # 128 + SIGPIPE, as a tool the signal ends (`yes | head`)
 
+SHOWN_SOURCE: Final = 160  # a longer source (a deep tree's path) is shown cut in the middle
+
 # A FieldError path: dotted names, ``[n]`` indexes and ``[key]`` map keys.
 _PART: Final = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
 
@@ -48,9 +51,19 @@ class Problem:
     column: int | None = None
 
     def __str__(self) -> str:
-        where = self.source if self.line is None else f"{self.source}:{self.line}:{self.column}"
+        source = shown_source(self.source)
+        where = source if self.line is None else f"{source}:{self.line}:{self.column}"
         what = printable(self.message)
         return f"{where}: {printable(self.path)}: {what}" if self.path else f"{where}: {what}"
+
+
+def shown_source(name: str) -> str:
+    """``name`` as one line of readable length: a deep tree's path is cut in the middle, with
+    its depth, so that every message about it stays one line (machine output keeps it whole)."""
+    if len(name) <= SHOWN_SOURCE:
+        return name
+    keep = SHOWN_SOURCE // 2 - 10
+    return f"{name[:keep]}...({name.count(os.sep) + 1} levels)...{name[-keep:]}"
 
 
 class UsageError(Exception):

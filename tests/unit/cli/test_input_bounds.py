@@ -19,6 +19,7 @@ import pytest
 from tests.unit.cli.conftest import Run
 
 from corral.cli import inputs
+from corral.cli.problems import SHOWN_SOURCE
 from corral.cli.simulate import MAX_CLUSTER_TOTAL_BYTES
 
 PROFILE = (
@@ -121,8 +122,8 @@ ROWS = [
                  " {total} are read", id="files each under the cap, over the total"),
     pytest.param(link_loops, 2, "corral: cannot read {root}/a.yaml: Too many levels of symbolic"
                  " links", id="symlink loops (directories not followed, a file loop refused)"),
-    pytest.param(too_deep_to_name, 2, r"corral: cannot read (?P<head>.{70})\.\.\.(/d){35}"
-                 r" \((?P<levels>\d+) levels\): File name too long",
+    pytest.param(too_deep_to_name, 2, r"corral: cannot read (?P<head>.{70})\.\.\."
+                 r"\((?P<levels>\d+) levels\)\.\.\.(/d){35}: File name too long",
                  id="3,000 levels: past PATH_MAX, the path cut in its line"),
 ]  # fmt: skip
 
@@ -168,3 +169,41 @@ def test_a_tree_1000_levels_deep_is_read(
     code, out, err = corral(command, "-R", "-f", str(root))
     assert code == 0, err
     assert expected in out
+
+
+NOT_A_PROFILE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+BAD_PROFILE = PROFILE.replace("spec: {}", "spec: {replicas: many}")
+
+
+@pytest.mark.parametrize(
+    ("command", "leaf", "code", "said"),
+    [
+        pytest.param("validate", PROFILE, 0, "valid (a)", id="validate: the valid line"),
+        pytest.param("validate", NOT_A_PROFILE, 1, "skipped: a ConfigMap",
+                     id="validate: the skipped document's note"),
+        pytest.param("validate", BAD_PROFILE, 1, "spec.replicas",
+                     id="validate: a field's problem"),
+        pytest.param("render", NOT_A_PROFILE, 1, "skipped: a ConfigMap",
+                     id="render: the skipped document's note"),
+        pytest.param("render", BAD_PROFILE, 1, "spec.replicas", id="render: a field's problem"),
+        pytest.param("simulate", BAD_PROFILE, 1, "spec.replicas",
+                     id="simulate: a field's problem"),
+    ],
+)  # fmt: skip
+def test_a_message_about_a_deep_file_names_it_cut(
+    tmp_path: Path, corral: Run, command: str, leaf: str, code: int, said: str
+) -> None:
+    """Per-document messages printed the whole path: one 2,083-character line for a file 1,000
+    levels deep. Every line now names it cut in the middle, with its depth and file name."""
+    root = _deep(tmp_path / "deep", 1000, leaf)
+    got, out, err = corral(command, "-R", "-f", str(root))
+    lines = [x for x in (out if command == "validate" and code == 0 else err).splitlines() if x]
+    assert got == code, err[:2000]
+    about = [x for x in lines if said in x]
+    assert about, lines
+    levels = str(root).count(os.sep) + 1002  # root's parts, 1,000 d's and p.yaml
+    for line in about:
+        where = line[: line.index(said)]
+        assert len(where) <= SHOWN_SOURCE + len(":1:1: "), line
+        assert where.startswith(str(root)[:40]), line
+        assert re.search(rf"\.\.\.\({levels} levels\)\.\.\.(d/)+p\.yaml:", where), line
