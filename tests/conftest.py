@@ -11,6 +11,8 @@ test tiers (markers, given by where a test lives; docs/architecture.md#tests):
   takes tests/e2e;
 - ``upgrade``: the previous release upgraded on the real node (:data:`UPGRADE`: it builds that
   release's image and takes about 10 minutes, so ``make upgrade`` runs it, not ``make test``);
+- ``since_kube``: needs a feature of that Kubernetes minor (marked in their files); against an
+  older control plane (``hack/compat``) a strict xfail (:mod:`support.kube_versions`);
 - ``browser``: renders the --html pages in headless Chromium (marked in their files; ``make
   browser``, so a fresh CI machine never installs Chromium).
 
@@ -19,6 +21,7 @@ all but the long fault tests, ``upgrade`` and ``browser``.
 """
 
 import pytest
+from support.kube_versions import expected_failure
 
 pytest_plugins = ["corral.testing.pytest_plugin", "corral_dev.pytest_plugin", "support.http_peer"]
 
@@ -60,6 +63,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if any(u in path for u in UPGRADE):
             item.add_marker(pytest.mark.upgrade)
+        # A feature newer than the control plane (hack/compat): expected to fail there.
+        if (xfail := expected_failure(item)) is not None:
+            item.add_marker(xfail)
     # The long fault tests run with --faults only: `make test` keeps within CI's budget.
     if not config.getoption("--faults"):
         long = [item for item in items if item.get_closest_marker("faults")]
