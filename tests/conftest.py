@@ -21,6 +21,7 @@ all but the long fault tests, ``upgrade`` and ``browser``.
 """
 
 import pytest
+
 from support.kube_versions import expected_failure
 
 pytest_plugins = ["corral.testing.pytest_plugin", "corral_dev.pytest_plugin", "support.http_peer"]
