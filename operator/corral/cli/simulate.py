@@ -50,6 +50,7 @@ from corral.scheduler.engine.simulate import (
     SimulatedEngine,
     Simulator,
     Tenancy,
+    sp_kind,
 )
 from corral.scheduler.framework import explanation as x
 from corral.scheduler.framework import labels
@@ -269,7 +270,8 @@ class Input:
                 (self.running if bound else self.pending).append(doc)
                 if not bound and not snapshot:
                     self.templates.append(doc)
-            elif kind in WATCHED_KINDS or kind in ("ResourceClaimTemplate", POD_GROUP):
+            elif (kind in WATCHED_KINDS or kind in ("ResourceClaimTemplate", POD_GROUP)
+                  or sp_kind(doc.data) is not None):
                 self.objects.append(doc)
                 if kind in WORKLOADS and not snapshot:
                     self.workloads[kind] += 1

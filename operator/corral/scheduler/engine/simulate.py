@@ -45,6 +45,7 @@ from typing import Any, Final
 
 from corral.scheduler.backend.cache import Cache, CacheError
 from corral.scheduler.backend.objects import ADDED, QUEUEING_KINDS, WATCHED_KINDS, ObjectStore
+from corral.scheduler.backend.pod_labels import PodLabelIndex
 from corral.scheduler.backend.queue import SchedulingQueue
 from corral.scheduler.backend.records import MalformedObjectError, node_from_json, pod_from_json
 from corral.scheduler.config import FieldError, ValidationError
@@ -53,6 +54,7 @@ from corral.scheduler.engine.frameworks import (
     EngineConfig,
     build_frameworks,
     defaulted,
+    engine_declarations,
     engine_registry,
     load_extenders,
 )
@@ -105,6 +107,14 @@ MAX_ATTEMPTS: Final = 50
 POD_GROUP: Final = "PodGroup"  # scheduling.k8s.io's (GenericWorkload)
 SP_GROUP_API: Final = "scheduling.x-k8s.io/"  # scheduler-plugins' PodGroup of the same kind name
 SP_ELASTIC_QUOTA: Final = "ElasticQuota"  # scheduler-plugins' (CapacityScheduling reads it)
+NRT: Final = "NodeResourceTopology"  # NodeResourceTopologyMatch reads it (cluster-scoped)
+NRT_API: Final = "topology.node.k8s.io/"
+# scheduler-plugins' kinds: (kind, apiVersion prefix) -> the ObjectStore's kind.
+SP_KINDS: Final = {
+    (POD_GROUP, SP_GROUP_API): listers.SP_POD_GROUP,
+    (SP_ELASTIC_QUOTA, SP_GROUP_API): listers.SP_ELASTIC_QUOTA,
+    (NRT, NRT_API): listers.NODE_RESOURCE_TOPOLOGY,
+}
 _ACTIONS: Final = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE,
                    "DELETED": ActionType.DELETE}  # fmt: skip
 
@@ -178,6 +188,22 @@ class _Profile:
     queue: SchedulingQueue
     # GenericWorkload: the engine's pod-group cycle (one per engine, as its loop's).
     cycle: PodGroupCycle | None = None
+    # The pods its plugins list by label (Handle.pod_lister): every bound pod, and the pending
+    # pods of its engine's profiles, as the engine's handlers keep them.
+    labels: PodLabelIndex | None = None
+
+
+@dataclass
+class _Parked:
+    """A pod waiting at Permit (its binding cycle waits, in the engine, on a thread of its
+    own): bound once a plugin allows it, failed once one rejects it or its timeout passes."""
+
+    profile: _Profile
+    state: CycleState
+    attempt: _Attempt
+    host: str
+    evaluated: int
+    feasible: int
 
 
 class _Clock:
@@ -262,6 +288,8 @@ class Simulator:
         self.profiles: dict[str, _Profile] = {}
         self.placements: dict[str, Placement] = {}
         self._waiting: dict[str, PodInfo] = {}  # uid -> pending pod, while queued
+        self._parked: dict[str, _Parked] = {}  # uid -> pod waiting at Permit, in that order
+        self._labels: list[PodLabelIndex] = []  # each engine's pod lister
         self._explain = False
         self._recordings: dict[str, CycleRecording] = {}  # uid -> this group cycle's, explained
         self._unadmitted_groups: list[Mapping[str, Any]] = []  # PodGroups given, not yet in
@@ -288,8 +316,12 @@ class Simulator:
                 extender.bind_verb = ""
                 self.notes.add(NOTE_EXTENDER_BIND)
         self._keep_node_objects = self._keep_node_objects or sends_node_objects(extenders)
+        enabled = {n for p in engine.config.profiles for n in p.plugin_names()}
+        pod_labels = PodLabelIndex.for_plugins(engine_declarations(), enabled)
+        self._labels.append(pod_labels)
         frameworks = build_frameworks(
             engine.config, engine_registry(), self.binder, objects=self.objects,
+            pod_lister=pod_labels,
             nominator=self.nominator, preemption_executor=_Preemption(self, engine.tenancy),
             claim_writer=self.claims, object_updater=self.storage, extenders=extenders,
             pod_groups=self.cache if generic_workload else None, activator=self._activate,
@@ -323,7 +355,7 @@ class Simulator:
                 ))  # fmt: skip
                 continue
             scheduler = PodScheduler(fwk, percentage_of_nodes_to_score=pct, rng=self.rng)
-            self.profiles[name] = _Profile(scheduler, engine, queue, cycle)
+            self.profiles[name] = _Profile(scheduler, engine, queue, cycle, pod_labels)
             if loop is not None:
                 loop.schedulers[name] = scheduler
         return errors
@@ -341,14 +373,10 @@ class Simulator:
         if kind == TEMPLATE:
             self.admission.template(raw)
             return True
-        if kind == POD_GROUP and str(raw.get("apiVersion") or "").startswith(SP_GROUP_API):
-            # scheduler-plugins' PodGroup CRD (Coscheduling reads it), not upstream's
-            self.objects.apply(listers.SP_POD_GROUP, ADDED,
-                               self.admission.object(listers.SP_POD_GROUP, raw))  # fmt: skip
-            return True
-        if kind == SP_ELASTIC_QUOTA and str(raw.get("apiVersion") or "").startswith(SP_GROUP_API):
-            self.objects.apply(listers.SP_ELASTIC_QUOTA, ADDED,
-                               self.admission.object(listers.SP_ELASTIC_QUOTA, raw))  # fmt: skip
+        stored = sp_kind(raw)
+        if stored is not None:
+            # scheduler-plugins' CRDs (a PodGroup of theirs is Coscheduling's, not upstream's)
+            self.objects.apply(stored, ADDED, self.admission.object(stored, raw))
             return True
         if kind == POD_GROUP:  # admitted once every PriorityClass is in (see run)
             self._unadmitted_groups.append(raw)
@@ -378,7 +406,10 @@ class Simulator:
         if terminal(raw):
             self.notes.add(NOTE_TERMINAL)
             return False
-        self.cache.add_pod(pod_from_json(self.admission.pod(raw)))
+        pod = pod_from_json(self.admission.pod(raw))
+        self.cache.add_pod(pod)
+        for index in self._labels:
+            index.put(pod)
         return True
 
     def serves(self, tenancy: Tenancy, namespace: str) -> bool:
@@ -406,6 +437,8 @@ class Simulator:
             self.cache.remove_pod(victim)
         except CacheError:
             return
+        for index in self._labels:
+            index.remove(victim.uid)
         by = self.placements.get(by_uid)
         if by is not None:
             by.victims.append(victim.key)
@@ -570,6 +603,8 @@ class Simulator:
                 f"{engine.tenancy.description}, not namespace {pod.namespace!r}; this pod will "
                 "not be scheduled"))  # fmt: skip
         self._waiting[pod.uid] = pod
+        if profile.labels is not None:
+            profile.labels.put(pod)
         self.nominator.observe(pod)
         # As the engine's pod handler: a member counts in its group's state before it queues.
         self.cache.add_pod_group_member(pod)
@@ -602,7 +637,11 @@ class Simulator:
                         f"Pod {qpi.pod.key}: a field plugins read has the wrong shape ({what})",
                         index.get(qpi.pod.uid, 0),
                     ) from None
+            if self._release_parked():
+                progressed = True
             if progressed:
+                continue
+            if self._time_out_parked():
                 continue
             if round_started == self._changes:
                 return  # the last round of retries changed nothing: the next would not either
@@ -612,6 +651,51 @@ class Simulator:
             self.clock.now += longest * math.sqrt(max(1, len(self._waiting))) + 1.0
             if not any(q.flush_backoff_completed() for q in self.queues):
                 return
+
+    def _release_parked(self) -> bool:
+        """The binding cycles of the parked pods whose wait is over (allowed, or rejected by
+        a plugin); whether there were any."""
+        done = []
+        for uid, parked in self._parked.items():
+            fwk = parked.profile.scheduler.fwk
+            waiting = fwk.get_waiting_pod(uid)
+            if waiting is None or waiting.decided():
+                done.append(uid)
+        for uid in done:
+            self._bind_parked(self._parked.pop(uid))
+        return bool(done)
+
+    def _time_out_parked(self) -> bool:
+        """Nothing else can happen: the first parked pod's timeout passes (the virtual clock
+        moves by what is left of it), and what its Unreserve decided is bound or failed."""
+        first: tuple[float, str] | None = None
+        for uid, parked in self._parked.items():
+            waiting = parked.profile.scheduler.fwk.get_waiting_pod(uid)
+            left = waiting.remaining() if waiting is not None else 0.0
+            if first is None or left < first[0]:
+                first = (left, uid)
+        if first is None:
+            return False
+        left, uid = first
+        self.clock.now += left
+        parked = self._parked.pop(uid)
+        waiting = parked.profile.scheduler.fwk.get_waiting_pod(uid)
+        if waiting is not None:
+            waiting.time_out()
+        self._bind_parked(parked)
+        self._release_parked()
+        return True
+
+    def _bind_parked(self, parked: _Parked) -> None:
+        attempt = parked.attempt
+        pod = self._waiting.get(attempt.qpi.pod.uid, attempt.qpi.pod)
+        attempt.qpi.pod = pod
+        failed = binding_cycle(parked.profile.scheduler, parked.state, pod, parked.host,
+                               self.cache)  # fmt: skip
+        if failed is None:
+            self._bound(attempt, parked.host, parked.evaluated, parked.feasible)
+        else:
+            self._failed(attempt, failed, None, "")
 
     def _one(self, queue: SchedulingQueue, qpi: QueuedPodInfo) -> None:
         pod = self._waiting.get(qpi.pod.uid, qpi.pod)
@@ -626,6 +710,11 @@ class Simulator:
         outcome = scheduling_cycle(profile.scheduler, state, pod, snapshot, self._assumes)
         if outcome.ok and outcome.result is not None:
             result = outcome.result
+            if outcome.waiting:  # Permit: wait, off the loop, for the plugin's verdict
+                attempt.placement.message = "waiting at Permit"
+                self._parked[pod.uid] = _Parked(profile, state, attempt, result.suggested_host,
+                                                result.evaluated_nodes, result.feasible_nodes)
+                return
             failed = binding_cycle(profile.scheduler, state, pod, result.suggested_host, self.cache)
             if failed is None:
                 self._bound(attempt, result.suggested_host, result.evaluated_nodes,
@@ -662,6 +751,8 @@ class Simulator:
         self.nominator.forget(pod.uid)
         bound = replace(pod, node_name=host, nominated_node_name="")
         self.cache.add_pod(bound)  # confirms the assumed pod, as the informer's event would
+        for index in self._labels:
+            index.put(bound)
         placement.verdict, placement.node, placement.message = SCHEDULED, host, ""
         placement.evaluated, placement.feasible = evaluated, feasible
         if rec is not None:
@@ -775,3 +866,13 @@ class _GroupReports:
 def _timestamp(seconds: float) -> str:
     """A virtual time as an RFC 3339 timestamp (the simulation starts at the epoch)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(seconds)))
+
+
+def sp_kind(raw: Mapping[str, Any]) -> str | None:
+    """The ObjectStore kind of a scheduler-plugins CRD object (PodGroup, ElasticQuota,
+    NodeResourceTopology), or None for any other object."""
+    kind, api = str(raw.get("kind") or ""), str(raw.get("apiVersion") or "")
+    for (name, prefix), stored in SP_KINDS.items():
+        if kind == name and api.startswith(prefix):
+            return stored
+    return None

@@ -49,6 +49,7 @@ CLUSTER_SCOPED: Final = frozenset({
     listers.NAMESPACE, listers.PERSISTENT_VOLUME, listers.STORAGE_CLASS, listers.CSI_NODE,
     listers.CSI_DRIVER, listers.VOLUME_ATTACHMENT, listers.PRIORITY_CLASS,
     listers.RESOURCE_SLICE, listers.DEVICE_CLASS, listers.DEVICE_TAINT_RULE,
+    listers.NODE_RESOURCE_TOPOLOGY,
 })  # fmt: skip
 HOSTNAME: Final = "kubernetes.io/hostname"
 UNSCHEDULABLE_TAINT: Final = "node.kubernetes.io/unschedulable"

@@ -85,12 +85,35 @@ class WaitingPod:
                 plugin, deadline = min(self._deadlines.items(), key=lambda kv: kv[1])
                 remaining = deadline - self._clock()
                 if remaining <= 0:
-                    waited = go_duration(self._timeouts[plugin])
-                    msg = f"rejected due to timeout after waiting {waited} at plugin {plugin}"
-                    self._finish(Status(Code.UNSCHEDULABLE, (msg,), plugin))
+                    self._time_out(plugin)
                     break
                 self._cond.wait(timeout=remaining)
             return self._result
+
+    def decided(self) -> bool:
+        """Whether the wait is over: allowed, or rejected by a plugin (a timeout that passed
+        unseen counts once :meth:`wait` or :meth:`time_out` sees it)."""
+        with self._cond:
+            return self._done
+
+    def remaining(self) -> float:
+        """Seconds until the first plugin's timeout (0 when decided or already past)."""
+        with self._cond:
+            if self._done or not self._deadlines:
+                return 0.0
+            return max(0.0, min(self._deadlines.values()) - self._clock())
+
+    def time_out(self) -> None:
+        """End the wait as its first timeout would (the simulator's clock, not this one's,
+        has passed it): rejected with the timeout's message."""
+        with self._cond:
+            if not self._done and self._deadlines:
+                self._time_out(min(self._deadlines.items(), key=lambda kv: kv[1])[0])
+
+    def _time_out(self, plugin: str) -> None:
+        waited = go_duration(self._timeouts[plugin])
+        msg = f"rejected due to timeout after waiting {waited} at plugin {plugin}"
+        self._finish(Status(Code.UNSCHEDULABLE, (msg,), plugin))
 
 
 class WaitingPods:
