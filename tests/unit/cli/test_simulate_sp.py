@@ -81,6 +81,21 @@ metadata: {name: g, namespace: ml}
 spec: {minMember: 3}
 """ + _node("n1") + "".join(_pod(f"g-{i}", "ml", "gang", "1", group="g") for i in range(2))
 
+# podGroupRejectPercentage 100: a member failing Filter leaves the waiting one waiting, until
+# its Permit timeout passes (the simulation's clock moves past it once nothing else can happen).
+ALONE_AT_PERMIT = GANG + """\
+  pluginConfig:
+    - name: Coscheduling
+      args: {podGroupRejectPercentage: 100}
+---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: g, namespace: ml}
+spec: {minMember: 2, scheduleTimeoutSeconds: 30}
+""" + _node("n1") + _pod("g-0", "ml", "gang", "1", group="g") + _pod(
+    "g-1", "ml", "gang", "100", group="g"
+)
+
 QUOTAS = _profile("quota", ["team-a", "team-b"], ["CapacityScheduling"], ["DefaultPreemption"])
 BORROW = (QUOTAS + _quota("team-a", "2", "3") + _quota("team-b", "2", "2") + _node("n1", cpu="8")
           + "".join(_pod(f"a-{i}", "team-a", "quota", "1") for i in range(4)))  # fmt: skip
@@ -134,6 +149,12 @@ CASES = [
         SHORT_GANG,
         [_refused(f"ml/g-{i}", not_enough_siblings(f"g-{i}", 2, 3)) for i in range(2)],
         id="a gang below minMember: refused, counting its two pending pods",
+    ),
+    pytest.param(
+        ALONE_AT_PERMIT,
+        [_refused("ml/g-0", "rejected due to timeout after waiting 30s at plugin Coscheduling"),
+         _refused("ml/g-1", "Insufficient cpu")],
+        id="a member waiting at Permit for a sibling that never fits times out",
     ),
     pytest.param(
         BORROW,
