@@ -14,6 +14,13 @@ cluster. As the engine:
   given), retries them on the cluster events their rejectors registered, with backoff on a
   virtual clock; a cycle is the engine's ``scheduling_cycle`` and ``binding_cycle``; Bind
   records the node, and the pod is then confirmed in the cache as the informer would;
+- a pod a Permit plugin makes wait (Coscheduling's gang members) is parked with its node
+  assumed, as its binding thread would wait: bound once a plugin allows it, failed (Unreserve,
+  requeue) once one rejects it; when nothing else can happen, the first timeout passes on the
+  virtual clock. Plugins listing pods by label (Coscheduling's siblings) see every bound pod and
+  the pending pods of their own engine, as the engine's handlers keep them;
+- scheduler-plugins' PodGroups, ElasticQuotas and NodeResourceTopology objects go into the
+  store as their informers bring them (:func:`sp_kind`);
 - preemption evicts its victims from the cache (the executor of a real engine deletes them),
   which requeues the preemptor as their deletion events would;
 - VolumeBinding's and DynamicResources' writes are stored as the API server, the PV controller
