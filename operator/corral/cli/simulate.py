@@ -270,8 +270,11 @@ class Input:
                 (self.running if bound else self.pending).append(doc)
                 if not bound and not snapshot:
                     self.templates.append(doc)
-            elif (kind in WATCHED_KINDS or kind in ("ResourceClaimTemplate", POD_GROUP)
-                  or sp_kind(doc.data) is not None):
+            elif (
+                kind in WATCHED_KINDS
+                or kind in ("ResourceClaimTemplate", POD_GROUP)
+                or sp_kind(doc.data) is not None
+            ):
                 self.objects.append(doc)
                 if kind in WORKLOADS and not snapshot:
                     self.workloads[kind] += 1

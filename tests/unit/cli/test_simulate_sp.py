@@ -73,17 +73,24 @@ spec: {{min: {{cpu: "{min_cpu}"}}, max: {{cpu: "{max_cpu}"}}}}
 
 
 GANG = _profile("gang", ["ml"], ["Coscheduling"], ["PrioritySort"])
-SHORT_GANG = GANG + """\
+SHORT_GANG = (
+    GANG
+    + """\
 ---
 apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
 metadata: {name: g, namespace: ml}
 spec: {minMember: 3}
-""" + _node("n1") + "".join(_pod(f"g-{i}", "ml", "gang", "1", group="g") for i in range(2))
+"""
+    + _node("n1")
+    + "".join(_pod(f"g-{i}", "ml", "gang", "1", group="g") for i in range(2))
+)
 
 # podGroupRejectPercentage 100: a member failing Filter leaves the waiting one waiting, until
 # its Permit timeout passes (the simulation's clock moves past it once nothing else can happen).
-ALONE_AT_PERMIT = GANG + """\
+ALONE_AT_PERMIT = (
+    GANG
+    + """\
   pluginConfig:
     - name: Coscheduling
       args: {podGroupRejectPercentage: 100}
@@ -92,17 +99,20 @@ apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
 metadata: {name: g, namespace: ml}
 spec: {minMember: 2, scheduleTimeoutSeconds: 30}
-""" + _node("n1") + _pod("g-0", "ml", "gang", "1", group="g") + _pod(
-    "g-1", "ml", "gang", "100", group="g"
+"""
+    + _node("n1")
+    + _pod("g-0", "ml", "gang", "1", group="g")
+    + _pod("g-1", "ml", "gang", "100", group="g")
 )
 
 QUOTAS = _profile("quota", ["team-a", "team-b"], ["CapacityScheduling"], ["DefaultPreemption"])
 BORROW = (QUOTAS + _quota("team-a", "2", "3") + _quota("team-b", "2", "2") + _node("n1", cpu="8")
           + "".join(_pod(f"a-{i}", "team-a", "quota", "1") for i in range(4)))  # fmt: skip
 
-NRT = _profile("numa", ["default"], ["NodeResourceTopologyMatch"], []) + _node(
-    "worker-1", cpu="32", memory="128Gi"
-) + """\
+NRT = (
+    _profile("numa", ["default"], ["NodeResourceTopologyMatch"], [])
+    + _node("worker-1", cpu="32", memory="128Gi")
+    + """\
 ---
 apiVersion: topology.node.k8s.io/v1alpha2
 kind: NodeResourceTopology
@@ -123,8 +133,9 @@ zones:
     resources:
       - {name: cpu, capacity: "16", allocatable: "16", available: "12"}
       - {name: memory, capacity: 64Gi, allocatable: 64Gi, available: 40Gi}
-""" + _pod("fits", "default", "numa", "8", memory="1Gi") + _pod(
-    "too-wide", "default", "numa", "14", memory="1Gi"
+"""
+    + _pod("fits", "default", "numa", "8", memory="1Gi")
+    + _pod("too-wide", "default", "numa", "14", memory="1Gi")
 )
 
 

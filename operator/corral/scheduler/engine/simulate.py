@@ -719,8 +719,14 @@ class Simulator:
             result = outcome.result
             if outcome.waiting:  # Permit: wait, off the loop, for the plugin's verdict
                 attempt.placement.message = "waiting at Permit"
-                self._parked[pod.uid] = _Parked(profile, state, attempt, result.suggested_host,
-                                                result.evaluated_nodes, result.feasible_nodes)
+                self._parked[pod.uid] = _Parked(
+                    profile,
+                    state,
+                    attempt,
+                    result.suggested_host,
+                    result.evaluated_nodes,
+                    result.feasible_nodes,
+                )
                 return
             failed = binding_cycle(profile.scheduler, state, pod, result.suggested_host, self.cache)
             if failed is None:
