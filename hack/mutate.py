@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +43,7 @@ class Result:
     failed: int
     seconds: float
     detail: str = ""
+    outcomes: dict[str, str] = field(default_factory=dict)
 
 
 def log(text: str) -> None:
@@ -112,15 +113,23 @@ def run_tests(
     if report.exists():
         for case in ET.parse(report).iter("testcase"):
             name = case.get("name", "")
-            kinds = {child.tag for child in case}
-            outcome = (
-                "failed" if kinds & {"failure", "error"} else "skipped" if "skipped" in kinds
-                else "passed"
-            )  # fmt: skip
             for test in tests:
                 if test.split("::")[-1] == name:
-                    outcomes[test] = outcome
+                    outcomes[test] = _outcome(case)
     return status, outcomes, seconds, tail
+
+
+def _outcome(case: ET.Element) -> str:
+    """passed, skipped, error (setup or teardown only) or "failed: <the assertion's first
+    line>"."""
+    by_tag = {child.tag: child for child in case}
+    failure = by_tag.get("failure")
+    if failure is not None:
+        first = (failure.get("message") or "").strip().splitlines()
+        return "failed: " + (first[0][:160] if first else "?")
+    if "error" in by_tag:
+        return "error"
+    return "skipped" if "skipped" in by_tag else "passed"
 
 
 def apply(scratch: Path, row: Mutation) -> dict[Path, str]:
@@ -146,10 +155,11 @@ def restore(before: dict[Path, str]) -> None:
 
 
 def judge(row: Mutation, status: int | None, outcomes: dict[str, str]) -> tuple[str, int]:
-    failed = sum(outcomes.get(t) == "failed" for t in row.tests)
+    failed = sum(outcomes.get(t, "").startswith("failed") for t in row.tests)
     if status is None:
         return "killed (timeout)", len(row.tests)
-    if len(outcomes) != len(row.tests) or "skipped" in outcomes.values() or status not in (0, 1):
+    unjudged = {"skipped", "error"} & set(outcomes.values())
+    if len(outcomes) != len(row.tests) or unjudged or status not in (0, 1):
         return "error", failed
     if failed == len(row.tests):
         return "killed", failed
@@ -157,15 +167,21 @@ def judge(row: Mutation, status: int | None, outcomes: dict[str, str]) -> tuple[
 
 
 def markdown(results: list[Result]) -> str:
-    lines = ["| mutation | test ids | result | seconds |", "|---|---|---|---|"]
+    """The results as a Markdown table: each row's ids and how each one ended."""
+    lines = [
+        "| mutation | test ids | result | how each test ended | seconds |",
+        "|---|---|---|---|---|",
+    ]
     for r in results:
         ids = "<br>".join(f"`{t.split('/')[-1]}`" for t in r.tests)
-        verdict = (
-            r.verdict
-            if r.verdict != "partly survived"
-            else f"partly survived ({r.failed}/{len(r.tests)} failed)"
+        ended = "<br>".join(
+            r.outcomes.get(t, "not run").removeprefix("failed: ").replace("|", "\\|")
+            for t in r.tests
         )
-        lines.append(f"| `{r.row}` | {ids} | {verdict} | {r.seconds:.0f} |")
+        verdict = r.verdict
+        if verdict == "partly survived":
+            verdict += f" ({r.failed}/{len(r.tests)} failed)"
+        lines.append(f"| `{r.row}` | {ids} | {verdict} | {ended} | {r.seconds:.0f} |")
     return "\n".join(lines)
 
 
@@ -209,7 +225,8 @@ def run_row(scratch: Path, env: dict[str, str], row: Mutation, timeout: float) -
     finally:
         restore(before)
     verdict, failed = judge(row, status, outcomes)
-    return Result(row.id, row.tests, verdict, failed, seconds, "" if verdict == "killed" else tail)
+    detail = "" if verdict == "killed" else tail
+    return Result(row.id, row.tests, verdict, failed, seconds, detail, outcomes)
 
 
 def run_all(
