@@ -6,8 +6,10 @@ the break undone. A row is killed when every one of its ids fails, survived when
     make mutate [MUTATE_ARGS="--only cos-sort-by-pod quota-max-message --baseline"]
     hack/mutate.py [--only ID ...] [--baseline] [--timeout S] [--cluster-dir DIR] [--json F]
 
-One control plane serves every row (``hack/dev-cluster up --with-kube-scheduler``, reused by
-the tests through CORRAL_TEST_CLUSTER_DIR; given with --cluster-dir, it is left running). The
+One control plane serves every row, one row at a time (``hack/dev-cluster up
+--with-kube-scheduler``, reused by the tests through CORRAL_TEST_CLUSTER_DIR; given with
+--cluster-dir, it is left running). Never two runs on one cluster: the tests install and
+delete the scheduler-plugins CRDs, and break each other's. The
 engines the tests start import Corral from the scratch copy (PYTHONPATH, checked before the
 first row). ``--baseline`` first runs every selected id unbroken: a row whose ids fail
 unbroken proves nothing and is reported as such. Rows whose ids are not in the checkout yet
@@ -115,7 +117,9 @@ def run_tests(
             name = case.get("name", "")
             for test in tests:
                 if test.split("::")[-1] == name:
-                    outcomes[test] = _outcome(case)
+                    # A teardown error after a failure is a second testcase of the same name.
+                    seen, outcome = outcomes.get(test, ""), _outcome(case)
+                    outcomes[test] = seen if seen.startswith("failed") else outcome
     return status, outcomes, seconds, tail
 
 
