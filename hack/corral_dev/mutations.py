@@ -81,8 +81,6 @@ QUOTA_RECLAIM: Final = (
     f"{_QUOTAS}::test_a_namespace_within_its_min_reclaims_borrowed_capacity_by_preemption"
 )
 
-WAKE: Final = "the test is restored on branch wake (da7a508), not on main yet"
-
 
 @dataclass(frozen=True, slots=True)
 class Edit:
@@ -179,7 +177,6 @@ MUTATIONS: Final = (
             ),
         ),
         (NEVER_FITS,),
-        pending=WAKE,
     ),
     Mutation(
         "cos-backoff-off-by-one",
@@ -194,7 +191,6 @@ MUTATIONS: Final = (
             ),
         ),
         (NEVER_FITS,),
-        pending=WAKE,
     ),
     # --- the Permit timeout ------------------------------------------------------------------
     Mutation(
