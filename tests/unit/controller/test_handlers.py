@@ -140,3 +140,53 @@ def test_pod_events_feed_the_pending_pod_detector(
     held = [f"{p.namespace}/{p.name} {p.scheduler_name}" for p in op.detector.pods()]
     assert held == pending_pods
     assert queued(op) == [], "a pod event queues no profile"
+
+
+def _calls(storage: kopf.DiffBaseStorage, body: dict[str, Any]) -> int:
+    """The Python function calls ``storage`` makes to build ``body``'s essence and clear it of
+    progress fields, as kopf's ``_detect_causes`` does once per watch event: its work."""
+    import sys
+
+    seen = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal seen
+        if event == "call":
+            seen += 1
+
+    progress = kopf.OperatorSettings().persistence.progress_storage
+    sys.setprofile(count)
+    try:
+        essence = storage.build(body=kopf.Body(body))
+        progress.clear(essence=essence)
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def _deployment(containers: int) -> dict[str, Any]:
+    spec = {"template": {"spec": {"containers": [{"name": f"c{i}", "args": ["--v=2"] * 8}
+                                                 for i in range(containers)]}}}  # fmt: skip
+    status = {"conditions": [{"type": f"T{i}", "status": "True"} for i in range(containers)]}
+    meta = {"name": "d", "namespace": "ns", "labels": {"a": "b"},
+            "managedFields": [{"manager": f"m{i}"} for i in range(containers)]}  # fmt: skip
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec,
+            "status": status}  # fmt: skip
+
+
+def test_no_diff_base_is_built_per_event_as_no_handler_reads_one() -> None:
+    """kopf's default diff base deep-copies every watched body on every event, work growing
+    with the body; Corral's handlers never read it (no on.create/update/resume, no daemons),
+    so the configured storage copies nothing, whatever the body's size."""
+    op = operator()
+    registry = op.registry()
+    assert list(registry._changing.get_all_handlers()) == []
+    assert list(registry._spawning.get_all_handlers()) == []
+    settings = kopf.OperatorSettings()
+    default = settings.persistence.diffbase_storage
+    op.configure(settings)
+    ours = settings.persistence.diffbase_storage
+    small, large = _deployment(10), _deployment(20)
+    assert _calls(default, large) > 1.5 * _calls(default, small)  # kopf's: with the body
+    assert _calls(ours, small) == _calls(ours, large)  # ours: constant
+    assert ours.fetch(body=kopf.Body(large)) is None
