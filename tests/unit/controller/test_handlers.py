@@ -10,6 +10,7 @@ accessor kopf's own tests use; there is no public one."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any, cast
 
 import kopf
@@ -145,8 +146,6 @@ def test_pod_events_feed_the_pending_pod_detector(
 def _calls(storage: kopf.DiffBaseStorage, body: dict[str, Any]) -> int:
     """The Python function calls ``storage`` makes to build ``body``'s essence and clear it of
     progress fields, as kopf's ``_detect_causes`` does once per watch event: its work."""
-    import sys
-
     seen = 0
 
     def count(frame: Any, event: str, arg: Any) -> None:
@@ -157,7 +156,7 @@ def _calls(storage: kopf.DiffBaseStorage, body: dict[str, Any]) -> int:
     progress = kopf.OperatorSettings().persistence.progress_storage
     sys.setprofile(count)
     try:
-        essence = storage.build(body=kopf.Body(body))
+        essence = storage.build(body=kopf.Body(cast("kopf.RawBody", body)))
         progress.clear(essence=essence)
     finally:
         sys.setprofile(None)
@@ -189,4 +188,4 @@ def test_no_diff_base_is_built_per_event_as_no_handler_reads_one() -> None:
     small, large = _deployment(10), _deployment(20)
     assert _calls(default, large) > 1.5 * _calls(default, small)  # kopf's: with the body
     assert _calls(ours, small) == _calls(ours, large)  # ours: constant
-    assert ours.fetch(body=kopf.Body(large)) is None
+    assert ours.fetch(body=kopf.Body(cast("kopf.RawBody", large))) is None
