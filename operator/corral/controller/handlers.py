@@ -406,8 +406,18 @@ class Operator:
 
     def detect_once(self) -> set[str]:
         """One detector pass (a worker thread): classify, post new Events, update the metric;
-        return the profiles whose pendingPods count changed."""
-        served = dict(self.state.each_profile(pending.served_by))
+        return the profiles whose pendingPods count changed.
+
+        The profiles are read only when some pod has waited past the threshold (only such
+        pods are classified): reading every profile each pass, pending pods or not, made
+        the pass O(profiles) every few seconds for as long as a fleet's rollout lasts, 3.5% of
+        the operator's busy samples at 1,000 profiles against 0.3% at 250 (py-spy,
+        bench.operator_apply)."""
+        pods = self.detector.pods()
+        now = time.time()
+        threshold = self.settings.pending_threshold
+        waiting = any(now - p.created >= threshold for p in pods)
+        served = dict(self.state.each_profile(pending.served_by)) if waiting else {}
         labels: dict[str, dict[str, str]] = {}
 
         def namespace_labels(ns: str) -> dict[str, str]:
@@ -420,10 +430,10 @@ class Operator:
             return labels[ns]
 
         findings = pending.classify(
-            self.detector.pods(),
+            pods,
             served,
-            now=time.time(),
-            threshold=self.settings.pending_threshold,
+            now=now,
+            threshold=threshold,
             reserved=self.settings.reserved_scheduler_names,
             namespace_labels=namespace_labels,
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from typing import Any, cast
 
 import kopf
@@ -189,3 +190,35 @@ def test_no_diff_base_is_built_per_event_as_no_handler_reads_one() -> None:
     assert _calls(default, large) > 1.5 * _calls(default, small)  # kopf's: with the body
     assert _calls(ours, small) == _calls(ours, large)  # ours: constant
     assert ours.fetch(body=kopf.Body(cast("kopf.RawBody", large))) is None
+
+
+@pytest.mark.parametrize("waiting", [False, True], ids=["no pod past the threshold", "one"])
+def test_a_detector_pass_reads_the_profiles_only_for_a_pod_past_the_threshold(
+    monkeypatch: pytest.MonkeyPatch, waiting: bool
+) -> None:
+    """Every few seconds for as long as the operator runs: with no pod waiting past the
+    threshold, a pass reads no profile, at N profiles as at 2N (it read every one); with one,
+    it reads them."""
+    reads = 0
+    real = pending.served_by
+
+    def counting(body: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        return real(body)
+
+    monkeypatch.setattr(pending, "served_by", counting)
+    created = pod()  # 2026-12-01 12:00: long past the threshold
+    if not waiting:
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        created["metadata"]["creationTimestamp"] = now  # pending for a second at most
+    read = []
+    for n in (100, 200):
+        op = operator()
+        for i in range(n):
+            op.state.put_profile(profile(f"p{i}"))
+        op.detector.put(created)
+        reads = 0
+        op.detect_once()
+        read.append(reads)
+    assert read == ([100, 200] if waiting else [0, 0])
