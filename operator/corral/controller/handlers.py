@@ -76,7 +76,7 @@ class NoDiffBase(kopf.DiffBaseStorage):
     the body; nothing is fetched, and nothing is stored (kopf stores only after changing
     handlers)."""
 
-    def build(self, *, body: Any, extra_fields: Any = None) -> Any:
+    def build(self, *, body: Any, **_: Any) -> Any:  # extra_fields: none to keep
         return kopf.BodyEssence()
 
     def fetch(self, *, body: Any) -> None:
