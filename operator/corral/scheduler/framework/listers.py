@@ -71,9 +71,14 @@ class PodLister(Protocol):
     whose label ``key`` is ``value``: every bound pod, and the pending pods this engine serves
     (a pending pod of another scheduler is not watched as a pending pod). Only the label keys
     some plugin declares (``PluginDeclaration.indexed_pod_labels``) are indexed; any other key
-    lists none. Safe from any thread; the list is a copy."""
+    lists none. ``get`` finds any of those pods by name. Safe from any thread; the list is a copy."""
 
     def labelled(self, namespace: str, key: str, value: str) -> Sequence[PodInfo]: ...
+
+    def get(self, namespace: str, name: str) -> PodInfo | None:
+        """The pod of that name the engine keeps (bound, or pending and served), whatever its
+        labels; None once it is deleted (upstream ``podLister.Pods(ns).Get``)."""
+        ...
 
 
 class PodNominator(Protocol):

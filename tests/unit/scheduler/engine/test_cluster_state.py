@@ -119,6 +119,32 @@ def test_the_pod_label_index_follows_the_pods_the_handlers_keep() -> None:
     assert listed() == []
 
 
+def test_the_pod_lister_finds_every_pod_kept_by_name() -> None:
+    """Handle.pod_lister.get (VolumeBinding's check that the pod it binds still exists):
+    any pod the handlers keep, labelled or not; None once deleted; a pod recreated under the
+    same name stays found when its predecessor's deletion arrives late."""
+    state = _state()
+    state.labels = PodLabelIndex(["scheduling.x-k8s.io/pod-group"])
+    plain, bound = pod("plain"), pod("bound", node_name="n1")
+    for raw in (plain, bound):
+        state.on_pod("ADDED", raw)
+
+    def found(name: str) -> str | None:
+        got = state.labels.get("default", name)
+        return None if got is None else got.uid
+
+    assert (found("plain"), found("bound"), found("nobody")) == (
+        plain["metadata"]["uid"], bound["metadata"]["uid"], None
+    )
+    state.on_pod("DELETED", plain)
+    assert found("plain") is None
+    again = pod("bound", node_name="n1")
+    again["metadata"]["uid"] = "u-again"
+    state.on_pod("ADDED", again)
+    state.on_pod("DELETED", bound)  # the old one's deletion, seen after the new one's add
+    assert found("bound") == "u-again"
+
+
 DELETED_PENDING = [
     # id, the deleted pod is assumed, it waits at Permit, nominated, its priority; the
     # deleted pod still in the cache after the event; the parked pod moved

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from corral.scheduler.backend.objects import ObjectStore
+from corral.scheduler.backend.pod_labels import PodLabelIndex
 from corral.scheduler.backend.records import node_from_json, pod_from_json
 from corral.scheduler.config.args import UtilizationShapePoint, VolumeBindingArgs
 from corral.scheduler.framework import listers
@@ -517,6 +518,50 @@ def test_pre_bind_sets_the_selected_node_for_provisioning() -> None:
 def test_pre_bind_failures(objects: list[dict[str, Any]], refuse: str, want: str) -> None:
     status, _plugin, _ = pre_bind(objects, ["data"], "n1", controller=False, refuse=refuse)
     assert status == Status.error(want)
+
+
+# (id, the pod is deleted after this many polls (None: never), the controller binds, the status,
+# the seconds the wait took)
+GONE = 'binding volumes: pod does not exist any more: pod "p" not found'
+DELETED_WHILE_BINDING = [
+    pytest.param(None, True, None, 1.0, id="kept: bound once the controller has run"),
+    pytest.param(None, False, "binding volumes: context deadline exceeded", 5.0,
+                 id="kept, never bound: the timeout"),
+    pytest.param(0, False, GONE, 0.0, id="deleted before the first check: at once"),
+    pytest.param(2, False, GONE, 2.0, id="deleted after two polls: then, not at the timeout"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("deleted_after", "controller", "want", "waited"), DELETED_WHILE_BINDING)
+def test_a_pod_deleted_while_its_volumes_bind_ends_the_wait(
+    deleted_after: int | None, controller: bool, want: str | None, waited: float
+) -> None:
+    """Upstream checkBindings asks the pod lister first: the wait of a deleted pod held its
+    binding thread (and its place in flight) for bindTimeoutSeconds, 10 minutes by default."""
+    objects = [WFFC, pvc(uid="u1"), pv("pv-1", node="n1")]
+    index = PodLabelIndex()
+    plugin = plugin_for(objects, bind_timeout_seconds=5)
+    handle: FakeHandle = plugin.handle  # type: ignore[assignment]
+    handle.pod_lister = index
+    pod = pod_of("data")
+    index.put(pod)
+    polls = 0
+
+    def tick() -> None:
+        nonlocal polls
+        polls += 1
+        if controller:
+            complete_binding(handle.objects)
+        if polls == deleted_after:
+            index.remove(pod.uid)
+
+    clock = Clock(tick)
+    plugin.sleep, plugin.clock = clock.sleep, lambda: clock.now
+    state = reserve_on(plugin, pod, "n1")
+    if deleted_after == 0:
+        index.remove(pod.uid)
+    status = plugin.pre_bind(state, pod, "n1")
+    assert (status, clock.now) == (None if want is None else Status.error(want), waited)
 
 
 def test_pre_bind_claim_ref_reset() -> None:

@@ -89,6 +89,9 @@ ERR_REASON_PV_NOT_EXIST: Final = (
 ERR_REASON_UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
 DEFAULT_BIND_TIMEOUT_SECONDS: Final = 600
 POLL_SECONDS: Final = 1.0
+# Upstream checkBindings' error for a pod its lister no longer has (``pod "<name>" not found``
+# follows, the lister's NotFound).
+POD_GONE: Final = "pod does not exist any more"
 # Upstream 1.37's default shape with StorageCapacityScoring on: prefer the emptiest node.
 DEFAULT_SHAPE: Final = ((0, 10), (100, 0))
 
@@ -559,6 +562,8 @@ class VolumeBinding:
         # since the informers cannot have seen the writes yet, but a simulation need not wait).
         deadline = self.clock() + self.bind_timeout
         while True:
+            if self._deleted(pod):
+                return Status.error(f'binding volumes: {POD_GONE}: pod "{pod.name}" not found')
             done, failure = volume_binder.check(
                 self.cache, s.bindings, s.provisioned, node_name, s.node_labels
             )
@@ -571,6 +576,12 @@ class VolumeBinding:
             if self._closing.is_set():
                 return Status.error("binding volumes: context canceled")
             self.sleep(POLL_SECONDS)
+
+    def _deleted(self, pod: PodInfo) -> bool:
+        """Upstream checkBindings asks its pod lister first: a pod deleted while its volumes
+        bind ends the wait (it held a binding thread until bindTimeoutSeconds, 10 minutes)."""
+        lister = self.handle.pod_lister if self.handle is not None else None
+        return lister is not None and lister.get(pod.namespace, pod.name) is None
 
     def _updater(self) -> listers.ObjectUpdater | None:
         return self.handle.object_updater if self.handle is not None else None
