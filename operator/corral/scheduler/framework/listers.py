@@ -71,7 +71,8 @@ class PodLister(Protocol):
     whose label ``key`` is ``value``: every bound pod, and the pending pods this engine serves
     (a pending pod of another scheduler is not watched as a pending pod). Only the label keys
     some plugin declares (``PluginDeclaration.indexed_pod_labels``) are indexed; any other key
-    lists none. ``get`` finds any of those pods by name. Safe from any thread; the list is a copy."""
+    lists none. ``get`` finds any of those pods by name. Safe from any thread; the list is a
+    copy."""
 
     def labelled(self, namespace: str, key: str, value: str) -> Sequence[PodInfo]: ...
 

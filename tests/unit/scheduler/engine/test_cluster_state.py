@@ -134,7 +134,9 @@ def test_the_pod_lister_finds_every_pod_kept_by_name() -> None:
         return None if got is None else got.uid
 
     assert (found("plain"), found("bound"), found("nobody")) == (
-        plain["metadata"]["uid"], bound["metadata"]["uid"], None
+        plain["metadata"]["uid"],
+        bound["metadata"]["uid"],
+        None,
     )
     state.on_pod("DELETED", plain)
     assert found("plain") is None
