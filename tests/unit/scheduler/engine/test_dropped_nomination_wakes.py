@@ -14,74 +14,19 @@ nominatedNodeName drops them. Without the event x waited for the 5-minute unsche
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from corral.scheduler.backend.cache import Cache
-from corral.scheduler.backend.objects import ObjectStore
-from corral.scheduler.backend.pod_labels import PodLabelIndex
-from corral.scheduler.backend.queue import SchedulingQueue
-from corral.scheduler.engine.frameworks import (
-    build_frameworks,
-    engine_declarations,
-    engine_registry,
-    load_engine_config,
-)
-from corral.scheduler.engine.handlers import ClusterState
-from corral.scheduler.engine.loop import Failure, SchedulingLoop, Success
-from corral.scheduler.engine.nominator import Nominator
+from corral.scheduler.engine.loop import Failure
 from corral.scheduler.framework import listers
-from corral.scheduler.framework.runtime.schedule_pod import PodScheduler
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.coscheduling import POD_GROUP_LABEL
 from corral.testing.builders import JSON, node, pod
+from support.engine_rig import EngineRig
 
 PROFILE = "gang"
 NS = "team"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Reported:
-    def __init__(self) -> None:
-        self.outcomes: list[Success | Failure] = []
-
-    def scheduled(self, outcome: Success) -> None:
-        self.outcomes.append(outcome)
-
-    def failed(self, outcome: Failure) -> None:
-        self.outcomes.append(outcome)
-
-
-class Binder:
-    def __init__(self) -> None:
-        self.bound: list[str] = []
-
-    def __call__(self, pod: PodInfo, node_name: str) -> None:
-        self.bound.append(pod.name)
-
-
-class Deferred:
-    """The binding pool, run on demand: members wait at Permit while the next is scheduled."""
-
-    def __init__(self) -> None:
-        self.jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        self.jobs.append((fn, args))
-
-    def run(self) -> None:
-        jobs, self.jobs = self.jobs, []
-        for fn, args in jobs:
-            fn(*args)
 
 
 def _config() -> JSON:
@@ -97,33 +42,10 @@ def _config() -> JSON:
     }  # fmt: skip
 
 
-class Engine:
+class Engine(EngineRig):
     def __init__(self) -> None:
-        self.clock, self.reported, self.binder = Clock(), Reported(), Binder()
-        engine = load_engine_config(_config())
-        self.objects, self.nominator = ObjectStore(), Nominator()
-        labels = PodLabelIndex.for_plugins(
-            engine_declarations(), {n for p in engine.profiles for n in p.plugin_names()}
-        )
-        (fwk,) = build_frameworks(
-            engine, engine_registry(), self.binder, objects=self.objects, pod_lister=labels,
-            nominator=self.nominator,
-        ).values()  # fmt: skip
-        self.queue = SchedulingQueue(
-            less=fwk.less,
-            pre_enqueue=fwk.run_pre_enqueue,
-            events_by_profile={PROFILE: dict(fwk.events_by_plugin())},
-            clock=self.clock,
-        )
-        self.cache = Cache()
-        self.state = ClusterState(self.cache, self.queue, {PROFILE}, lambda _: True,
-                                  self.nominator, labels=labels)  # fmt: skip
         self.announced: list[tuple[str, str]] = []  # (pod, node) written, not yet watched
-        self.loop = SchedulingLoop(self.queue, self.cache, {PROFILE: PodScheduler(fwk)},
-                                   self.reported, nominator=self.nominator,
-                                   announcer=self._announce)  # fmt: skip
-        self.pool = Deferred()
-        self.loop._pool = self.pool  # type: ignore[assignment]
+        super().__init__(_config(), PROFILE, announcer=self._announce)
         self.pods: dict[str, JSON] = {}
         self.state.on_node("ADDED", node("n", cpu="2", labels={"pool": "p"}))
         self.objects.apply(listers.SP_POD_GROUP, "ADDED", {
