@@ -54,7 +54,8 @@ class Binder:
 
 
 class Deferred:
-    """The binding pool, run on demand."""
+    """The binding pool, run on demand: each binding cycle is kept until ``run``, so pods
+    scheduled meanwhile see it assumed."""
 
     def __init__(self) -> None:
         self.jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []

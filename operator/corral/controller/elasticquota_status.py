@@ -38,6 +38,7 @@ from corral.k8s import CONTENT_MERGE_PATCH, ApiError
 from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
 from corral.scheduler.config import quantity
+from corral.scheduler.config.object_fields import object_field
 
 log = logging.getLogger(__name__)
 
@@ -94,19 +95,10 @@ class MalformedQuotaError(ValueError):
     """``spec`` or ``status`` is not an object (the CRD's schema refuses it)."""
 
 
-def _section(quota: JSON, key: str) -> Mapping[str, Any]:
-    value = quota.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise MalformedQuotaError(f"{key}: must be an object")
-    return value
-
-
 def used(quota: JSON, requests: Iterable[Mapping[str, Fraction]]) -> Amounts:
     """``status.used`` of ``quota`` given the requests of its namespace's running pods.
     Raises :class:`MalformedQuotaError` when its ``spec`` is not an object."""
-    spec = _section(quota, "spec")
+    spec = object_field(quota, "spec", MalformedQuotaError)
     out: Amounts = {}
     for bound in ("min", "max"):
         raw = spec.get(bound)
@@ -146,7 +138,7 @@ def canonical(name: str, amount: Fraction) -> str:
 def status_patch(quota: JSON, amounts: Amounts) -> dict[str, Any] | None:
     """The merge patch's ``status`` writing ``amounts``; None when the quota's status already
     says them (by value). A resource no longer used nor named is removed (null)."""
-    current = _amounts(_section(quota, "status").get("used"))
+    current = _amounts(object_field(quota, "status", MalformedQuotaError).get("used"))
     if current == amounts:
         return None
     text: dict[str, str | None] = {n: canonical(n, a) for n, a in sorted(amounts.items())}

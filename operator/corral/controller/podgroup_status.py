@@ -40,6 +40,7 @@ from corral.controller.state import explicitly_enabled
 from corral.k8s import CONTENT_MERGE_PATCH, ApiError
 from corral.k8s.aio import AsyncClient
 from corral.k8s.informer import EventType, Informer
+from corral.scheduler.config.object_fields import object_field
 
 log = logging.getLogger(__name__)
 
@@ -97,21 +98,13 @@ class MalformedGroupError(ValueError):
     """A field the reconcile reads has the wrong JSON type (the CRD's schema refuses it)."""
 
 
-def _section(group: JSON, key: str) -> Mapping[str, Any]:
-    value = group.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise MalformedGroupError(f"{key}: must be an object")
-    return value
-
-
 def next_status(group: JSON, pods: Sequence[JSON], now: float) -> Outcome:
     """One reconcile of ``group`` given the pods of its namespace that carry its label.
     Raises :class:`MalformedGroupError` for a group whose ``metadata``, ``spec``, ``status``
     or ``spec.minMember`` has the wrong JSON type."""
-    meta, spec = _section(group, "metadata"), _section(group, "spec")
-    status: dict[str, Any] = dict(_section(group, "status"))
+    meta = object_field(group, "metadata", MalformedGroupError)
+    spec = object_field(group, "spec", MalformedGroupError)
+    status: dict[str, Any] = dict(object_field(group, "status", MalformedGroupError))
     phase = str(status.get("phase") or "")
     if phase in (FINISHED, FAILED):
         return Outcome()

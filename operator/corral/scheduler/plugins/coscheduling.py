@@ -57,6 +57,7 @@ from typing import Any, Final
 
 from corral.scheduler.config import plugin_args, quantity
 from corral.scheduler.config.args import CoschedulingArgs
+from corral.scheduler.config.object_fields import object_field
 from corral.scheduler.framework import listers
 from corral.scheduler.framework.cluster_events import (
     ASSIGNED_POD,
@@ -139,7 +140,7 @@ class PodGroup:
 def pod_group_from_json(obj: Mapping[str, Any]) -> PodGroup:
     """Raises ValueError (or TypeError) on a field the CRD's schema would have refused (the
     engine's informer refuses such objects first; others may reach here)."""
-    meta, spec = _section(obj, "metadata"), _section(obj, "spec")
+    meta, spec = object_field(obj, "metadata"), object_field(obj, "spec")
     raw_resources = spec.get("minResources")
     resources = (
         {str(k): quantity.exact(v) for k, v in raw_resources.items()}  # compared exactly
@@ -155,15 +156,6 @@ def pod_group_from_json(obj: Mapping[str, Any]) -> PodGroup:
         schedule_timeout_seconds=None if timeout is None else int(timeout),
         created=_timestamp(meta.get("creationTimestamp")),
     )
-
-
-def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = obj.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{key}: must be an object")
-    return value
 
 
 def _timestamp(value: object) -> float | None:

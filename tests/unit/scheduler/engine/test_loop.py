@@ -30,6 +30,7 @@ from corral.scheduler.framework.status import Code, Status
 from corral.scheduler.framework.types import PodInfo
 from corral.scheduler.plugins.registry import default_profile, in_tree_registry
 from corral.testing.builders import expr, node, node_record, pod, pod_info, required
+from support.engine_rig import Deferred
 
 PROFILE = "default-scheduler"
 
@@ -92,21 +93,6 @@ class Harness:
         qpi = self.queue.pop(timeout=0)
         assert qpi is not None, "nothing to schedule"
         self.loop.schedule_one(qpi)
-
-
-class DeferredPool:
-    """Keeps each binding cycle until ``run``: pods scheduled meanwhile see it assumed."""
-
-    def __init__(self) -> None:
-        self.jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        self.jobs.append((fn, args))
-
-    def run(self) -> None:
-        jobs, self.jobs = self.jobs, []
-        for fn, args in jobs:
-            fn(*args)
 
 
 def harness(
@@ -207,7 +193,7 @@ def test_a_forgotten_pod_is_an_assigned_pod_delete(
     may let in; a rejected pod is not moved by its own event."""
     permit = FakePermit("W", Status(Code.WAIT), timeout=60.0) if rejected else None
     h = harness({"name": "n", "cpu": "4"}, refuse=refuse, permit=permit)
-    pool = DeferredPool()
+    pool = Deferred()
     h.loop._pool = pool  # type: ignore[assignment]
     a, b = pod_info("a", cpu="3"), pod_info("b", cpu="3")
     h.queue.add(a)

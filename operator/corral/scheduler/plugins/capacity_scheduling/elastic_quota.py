@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from corral.scheduler.config import quantity
+from corral.scheduler.config.object_fields import object_field
 from corral.scheduler.framework import types
 from corral.scheduler.framework.types import PodInfo, Resources
 
@@ -193,10 +194,7 @@ class ElasticQuota:
 def elastic_quota_from_json(obj: Mapping[str, Any]) -> ElasticQuota:
     """Raises ValueError (or TypeError) on a field the CRD's schema would have refused (the
     engine's informer refuses such objects first; others may reach here)."""
-    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-    for key, value in (("metadata", meta), ("spec", spec)):
-        if not isinstance(value, Mapping):
-            raise TypeError(f"{key}: must be an object")
+    meta, spec = object_field(obj, "metadata"), object_field(obj, "spec")
 
     def bounds(key: str) -> Resources | None:
         raw = spec.get(key)
